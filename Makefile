@@ -1,0 +1,34 @@
+# Two commands do all the set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall when the project's metadata changes. torch is optional (comparison tests skip
+# without it): install it only from a wheel already on this machine, never a multi-GB download.
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	-$(PY) -m pip install -q --no-index --no-deps torch==2.13.0 && $(PY) -m pip install -q torch==2.13.0 \
+	  || echo "torch is not available here: the torch comparison tests will skip"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) benchmarks/run_all.py
+
+lint: $(STAMP)
+	$(PY) -m pip install -q ruff && $(PY) -m ruff check minigrad tests examples benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,39 @@
+"""minigrad: a small, readable autodiff tensor library with a differentiable Jacobi SVD."""
+
+from . import autograd
+from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, eye,
+                       from_numpy, full, full_like, linspace, logspace, manual_seed, ones,
+                       ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
+                       zeros, zeros_like)
+from .dtypes import (bool_, double, float16, float32, float64, half, int32, int64, long)
+from .functions import (abs, add, allclose, amax, amin, argmax, argmin, broadcast_shapes,
+                        broadcast_to, cat, chunk, clamp, clone, concat, concatenate, cos, cumsum,
+                        detach, diag, diag_embed, diagonal, div, dot, equal, exp, flatten,
+                        is_tensor, isfinite, isinf, isnan, log, log1p, log_softmax, logsumexp,
+                        matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, numel,
+                        outer, permute, pow, prod, relu, reshape, rsqrt, sigmoid, sign, sin,
+                        softmax, split, sqrt, square, squeeze, stack, std, sub, sum, swapaxes, t,
+                        tanh, trace, transpose, tril, triu, unbind, unsqueeze, var, where)
+from .tensor import Tensor
+
+bool = bool_  # noqa: A001  (torch spells it mg.bool)
+float = float32  # noqa: A001
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "autograd", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
+    "eye", "arange", "linspace", "logspace", "rand", "randn", "randint", "randperm",
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+    "Generator", "manual_seed", "default_generator",
+    "float16", "float32", "float64", "int32", "int64", "bool", "half", "double", "long", "float",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "abs", "add", "allclose", "amax", "amin", "argmax", "argmin", "broadcast_shapes",
+    "broadcast_to", "cat", "chunk", "clamp", "clone", "concat", "concatenate", "cos", "cumsum",
+    "detach", "diag", "diag_embed", "diagonal", "div", "dot", "equal", "exp", "flatten",
+    "is_tensor", "isfinite", "isinf", "isnan", "log", "log1p", "log_softmax", "logsumexp",
+    "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul", "neg", "norm", "numel",
+    "outer", "permute", "pow", "prod", "relu", "reshape", "rsqrt", "sigmoid", "sign", "sin",
+    "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum", "swapaxes",
+    "t", "tanh", "trace", "transpose", "tril", "triu", "unbind", "unsqueeze", "var", "where",
+]

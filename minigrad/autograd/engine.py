@@ -1,0 +1,186 @@
+"""The tape walk: Kahn's algorithm over the recorded nodes, iterative, freeing as it goes.
+
+Broadcasting and dtype promotion are undone here and nowhere else: a gradient arriving at
+an input is summed back to the input's shape and cast to the input's dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .function import _FREED, AccumulateGrad, Node, edge_of
+from .grad_mode import _state
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+
+def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``g`` over the axes that broadcasting added or stretched, giving ``shape``."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+    )
+    if axes:
+        g = g.sum(dim=axes, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+def _fit(g: Tensor, shape: tuple, dtype, node: Node) -> Tensor:
+    if g.shape != shape:
+        try:
+            g = sum_to_shape(g, shape)
+        except Exception:
+            g = None
+        if g is None or g.shape != shape:
+            raise RuntimeError(
+                f"{node.name()} returned a gradient that cannot be summed to its input's "
+                f"shape {shape}"
+            )
+    if g.dtype != dtype:
+        g = g.to(dtype)
+    return g
+
+
+def run_backward(
+    roots: Sequence[Tensor],
+    grad_roots: Sequence[Tensor],
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Tensor] | None = None,
+) -> list[Tensor | None] | None:
+    """Propagate ``grad_roots`` from ``roots``; accumulate into leaves, or return the
+    gradients of ``inputs`` when given (autograd.grad)."""
+    buffers: dict[Node, list] = {}
+    deps: dict[Node, int] = {}
+    starts = []
+    for t, g in zip(roots, grad_roots):
+        node, nr = edge_of(t)[:2]
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * len(node.out_meta)
+            starts.append(node)
+            deps[node] = 0
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+    # Count the edges entering each node of the part of the graph we will walk.
+    stack = list(starts)
+    while stack:
+        for edge in stack.pop().next_edges:
+            if edge is not None:
+                child = edge[0]
+                n = deps.get(child)
+                if n is None:
+                    deps[child] = 1
+                    stack.append(child)
+                else:
+                    deps[child] = n + 1
+
+    captured: dict[tuple[Node, int], int] = {}
+    results: list[Tensor | None] = []
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if not t.requires_grad:
+                raise RuntimeError(f"input {i} of autograd.grad does not require grad")
+            captured[edge_of(t)[:2]] = i
+        results = [None] * len(inputs)
+
+    ready = [n for n in starts if deps[n] == 0]
+    prev = _state.enabled
+    _state.enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            in_grads: tuple = ()
+            if grads is not None:
+                if node.hooks or node.retained:
+                    _run_hooks(node, grads)
+                if captured:
+                    _capture(node, grads, captured, results)
+                if type(node) is AccumulateGrad:
+                    if inputs is None and grads[0] is not None:
+                        _accumulate(node.leaf, grads[0], create_graph)
+                else:
+                    in_grads = _call(node, grads)
+                    if not retain_graph:
+                        node.ctx._saved = _FREED
+            k = 0
+            for edge in node.next_edges:
+                if edge is not None:
+                    child, nr, shape, dtype = edge
+                    g = in_grads[k] if in_grads else None
+                    if g is not None:
+                        if g.data.shape != shape or g.data.dtype != dtype:
+                            g = _fit(g, shape, dtype, node)
+                        buf = buffers.get(child)
+                        if buf is None:
+                            buf = buffers[child] = [None] * len(child.out_meta)
+                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    left = deps[child] - 1
+                    deps[child] = left
+                    if left == 0:
+                        ready.append(child)
+                k += 1
+    finally:
+        _state.enabled = prev
+    return results if inputs is not None else None
+
+
+def _capture(node: Node, grads: list, captured: dict, results: list) -> None:
+    for nr, g in enumerate(grads):
+        slot = captured.get((node, nr))
+        if slot is not None and g is not None:
+            results[slot] = g
+
+
+def _run_hooks(node: Node, grads: list) -> None:
+    if node.hooks:
+        for nr, hooks in node.hooks.items():
+            for hook in hooks:
+                if grads[nr] is not None:
+                    out = hook(grads[nr])
+                    if out is not None:
+                        grads[nr] = out
+    if node.retained:
+        for nr, ref in node.retained.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                g = grads[nr]
+                t.grad = g.detach() if t.grad is None else (t.grad + g).detach()
+
+
+def _call(node: Node, grads: list) -> tuple:
+    ctx = node.ctx
+    if len(grads) > 1 and ctx.materialize_grads and any(g is None for g in grads):
+        grads = [_Tensor._make(np.zeros(*meta)) if g is None else g
+                 for g, meta in zip(grads, node.out_meta)]
+    out = node.fn.backward(ctx, *grads)
+    if type(out) is not tuple:
+        out = (out,)
+    if len(out) != len(node.next_edges):
+        raise RuntimeError(
+            f"{node.name()} returned {len(out)} gradients, expected {len(node.next_edges)}"
+        )
+    for g in out:
+        if g is not None and type(g) is not _Tensor:
+            return tuple(g if g is None or isinstance(g, _Tensor) else _Tensor(g) for g in out)
+    return out
+
+
+def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
+    if create_graph:
+        leaf.grad = g if leaf.grad is None else leaf.grad + g
+    elif leaf.grad is None:
+        # A copy: g may be a read-only broadcast view or shared with another leaf's grad.
+        leaf.grad = _Tensor._make(np.array(g.data))
+    else:
+        np.add(leaf.grad.data, g.data, out=leaf.grad.data)  # in place, as torch does
+
+
+_Tensor: Any = None  # set by tensor.py

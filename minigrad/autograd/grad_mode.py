@@ -1,0 +1,78 @@
+"""Thread-local switch for gradient recording: no_grad, enable_grad, set_grad_enabled."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True  # every thread starts with recording on, as in torch
+
+
+_state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """True when operations on tensors that require grad are recorded on the tape."""
+    return _state.enabled
+
+
+def _set(flag: bool) -> None:
+    _state.enabled = bool(flag)
+
+
+class _GradMode:
+    """Base of the three switches: a context manager that is also a decorator."""
+
+    _flag: bool
+
+    def __enter__(self) -> None:
+        self._prev = is_grad_enabled()
+        _set(self._flag)
+
+    def __exit__(self, *exc: object) -> None:
+        _set(self._prev)
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        flag = self._flag
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(flag):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Disable recording: ``with mg.no_grad(): y = x * 2`` gives ``y.requires_grad == False``."""
+
+    _flag = False
+
+
+class enable_grad(_GradMode):
+    """Re-enable recording inside a ``no_grad`` block."""
+
+    _flag = True
+
+
+class set_grad_enabled(_GradMode):
+    """Set recording on or off; works as a function call, a context manager or a decorator.
+
+    Like torch, calling it as a plain function takes effect immediately.
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self._flag = bool(mode)
+        self._prev = is_grad_enabled()
+        _set(self._flag)
+
+    def __enter__(self) -> None:
+        pass  # already switched in __init__
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        _set(self._prev)  # used as a decorator: undo the immediate switch
+        return super().__call__(fn)

@@ -1,0 +1,176 @@
+"""Creating tensors: from data, filled, ranges and random (with a seedable generator)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .tensor import Tensor, _shape_arg
+
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    return dtypes.DEFAULT_FLOAT if dtype is None else dtypes.to_dtype(dtype)
+
+
+def _new(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._make(arr)
+    return t.requires_grad_() if requires_grad else t
+
+
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data``: Python floats -> float32, ints -> int64,
+    numpy arrays keep their dtype (torch.tensor)."""
+    src = data.data if isinstance(data, Tensor) else data
+    arr = np.array(src, copy=True) if isinstance(src, np.ndarray) else src
+    return Tensor(arr, dtype=dtype, requires_grad=requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None) -> Tensor:
+    """Like ``tensor`` but shares memory with a numpy array of the right dtype."""
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    return Tensor(data, dtype=dtype)
+
+
+def from_numpy(a: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``a`` (changes show through both ways)."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"expected np.ndarray, got {type(a).__name__}")
+    return Tensor(a)
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.zeros(_shape_arg(size), _float_dtype(dtype)), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.ones(_shape_arg(size), _float_dtype(dtype)), requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Any, dtype: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Filled with ``fill_value``; the dtype follows the value (bool, int64 or float32)."""
+    dt = dtypes.scalar_dtype(fill_value) if dtype is None else dtypes.to_dtype(dtype)
+    return _new(np.full(tuple(size), fill_value, dt), requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """[start, end) by ``step``; int64 when all three are integers, else float32 (torch)."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = np.int64 if ints else dtypes.DEFAULT_FLOAT
+    return _new(np.arange(start, end, step).astype(dtypes.to_dtype(dtype)), requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    return _new(np.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    return _new(np.logspace(start, end, steps, base=base).astype(_float_dtype(dtype)),
+                requires_grad)
+
+
+def _like(t: Tensor, dtype: Any) -> np.dtype:
+    return t.dtype if dtype is None else dtypes.to_dtype(dtype)
+
+
+def zeros_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.zeros(t.shape, _like(t, dtype)), requires_grad)
+
+
+def ones_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.ones(t.shape, _like(t, dtype)), requires_grad)
+
+
+def full_like(t: Tensor, fill_value: Any, dtype: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return _new(np.full(t.shape, fill_value, _like(t, dtype)), requires_grad)
+
+
+def empty_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros_like(t, dtype, requires_grad)
+
+
+# ---- random ---------------------------------------------------------------------------------
+class Generator:
+    """A random source; ``manual_seed`` makes draws repeatable (torch.Generator)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+        self._seed = seed
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._rng = np.random.default_rng(seed)
+        self._seed = seed
+        return self
+
+    def initial_seed(self) -> int | None:
+        return self._seed
+
+    @property
+    def rng(self) -> np.random.Generator:
+        return self._rng
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator used by rand, randn, randint, randperm and nn.init."""
+    return default_generator.manual_seed(seed)
+
+
+def _rng(generator: Generator | None) -> np.random.Generator:
+    return (generator or default_generator).rng
+
+
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform on [0, 1)."""
+    dt = _float_dtype(dtype)
+    return _new(_rng(generator).random(_shape_arg(size)).astype(dt), requires_grad)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal."""
+    dt = _float_dtype(dtype)
+    return _new(_rng(generator).standard_normal(_shape_arg(size)).astype(dt), requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: Sequence[int] = (), *,
+            generator: Generator | None = None, dtype: Any = None) -> Tensor:
+    """Integers in [low, high) (int64)."""
+    if high is None:
+        low, high = 0, low
+    dt = np.int64 if dtype is None else dtypes.to_dtype(dtype)
+    return Tensor._make(_rng(generator).integers(low, high, tuple(size)).astype(dt))
+
+
+def randperm(n: int, *, generator: Generator | None = None) -> Tensor:
+    return Tensor._make(_rng(generator).permutation(n).astype(np.int64))
+
+
+def rand_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return rand(*t.shape, dtype=_like(t, dtype), requires_grad=requires_grad)
+
+
+def randn_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return randn(*t.shape, dtype=_like(t, dtype), requires_grad=requires_grad)

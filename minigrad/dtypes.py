@@ -1,0 +1,64 @@
+"""dtypes (numpy's) and torch's type promotion rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+float16 = np.float16
+float32 = np.float32
+float64 = np.float64
+int64 = np.int64
+int32 = np.int32
+bool_ = np.bool_
+half, float_, double, long = float16, float32, float64, int64
+
+DEFAULT_FLOAT = np.dtype(np.float32)
+_INT64 = np.dtype(np.int64)
+_BOOL = np.dtype(np.bool_)
+
+
+def category(dt: np.dtype) -> int:
+    """0 bool, 1 integer, 2 floating."""
+    return {"b": 0, "u": 1, "i": 1, "f": 2}.get(dt.kind, 3)
+
+
+def scalar_dtype(x: Any) -> np.dtype:
+    """The dtype torch gives a Python scalar: bool, int64, or the default float."""
+    if isinstance(x, (bool, np.bool_)):
+        return _BOOL
+    if isinstance(x, (int, np.integer)):
+        return _INT64
+    if isinstance(x, (float, np.floating)):
+        return DEFAULT_FLOAT
+    raise TypeError(f"unsupported operand of type {type(x).__name__}; expected a Tensor or a number")
+
+
+def result_dtype(*operands: Any) -> np.dtype:
+    """torch's promotion: the highest category wins; within it, dimensioned tensors take
+    precedence over zero-dim tensors, which take precedence over Python scalars."""
+    groups: list[list[np.dtype]] = [[], [], []]  # dimensioned, zero-dim, scalar
+    for x in operands:
+        data = getattr(x, "data", None)
+        if isinstance(data, np.ndarray):
+            groups[0 if data.ndim else 1].append(data.dtype)
+        else:
+            groups[2].append(scalar_dtype(x))
+    top = max(category(d) for g in groups for d in g)
+    for g in groups:
+        best = [d for d in g if category(d) == top]
+        if best:
+            out = best[0]
+            for d in best[1:]:
+                out = np.promote_types(out, d)
+            return out
+    raise AssertionError("unreachable")
+
+
+def to_dtype(dtype: Any) -> np.dtype:
+    """Normalise a dtype argument (mg.float32, 'float32', np.dtype) to np.dtype."""
+    dt = np.dtype(dtype)
+    if category(dt) > 2:
+        raise TypeError(f"minigrad supports float16/32/64, integer and bool dtypes, not {dt}")
+    return dt

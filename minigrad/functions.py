@@ -1,0 +1,119 @@
+"""Module-level tensor functions, torch style: ``mg.cat``, ``mg.exp(x)``, ``mg.where`` ..."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .ops import arith, shape
+from .tensor import Tensor, _bool_mask, _tensor_like
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenate along an existing dim."""
+    ts = list(tensors)
+    if not ts:
+        raise RuntimeError("cat expects a non-empty list of tensors")
+    d = dim % ts[0].ndim
+    for t in ts[1:]:
+        if t.ndim != ts[0].ndim or t.shape[:d] + t.shape[d + 1:] != ts[0].shape[:d] + ts[0].shape[d + 1:]:
+            raise RuntimeError(f"cat: sizes of tensors must match except in dimension {d}: "
+                               f"got {tuple(ts[0].shape)} and {tuple(t.shape)}")
+    return shape.Cat.apply(d, *ts)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join along a new dim; all tensors must have the same shape."""
+    ts = list(tensors)
+    if not ts:
+        raise RuntimeError("stack expects a non-empty list of tensors")
+    if any(t.shape != ts[0].shape for t in ts):
+        raise RuntimeError(f"stack expects each tensor to be equal size, got "
+                           f"{[tuple(t.shape) for t in ts]}")
+    d = dim % (ts[0].ndim + 1)
+    return cat([t.unsqueeze(d) for t in ts], d)
+
+
+def where(condition: Any, input: Any, other: Any) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other``; the condition gets no gradient."""
+    return arith.Where.apply(_bool_mask(condition), input, other)
+
+
+def matmul(a: Tensor, b: Any) -> Tensor:
+    return a.matmul(b)
+
+
+def outer(a: Tensor, b: Tensor) -> Tensor:
+    return a.unsqueeze(-1) * b
+
+
+def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    return x.clamp(min, max)
+
+
+def maximum(a: Tensor, b: Any) -> Tensor:
+    return a.maximum(b)
+
+
+def minimum(a: Tensor, b: Any) -> Tensor:
+    return a.minimum(b)
+
+
+def _unary(name: str):
+    def fn(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return getattr(x, name)(*args, **kwargs)
+    fn.__name__ = name
+    fn.__doc__ = f"Function form of ``Tensor.{name}``."
+    return fn
+
+
+_UNARY = ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs",
+          "neg", "sign", "square", "log1p", "sum", "mean", "amax", "amin", "max", "min", "prod",
+          "var", "std", "norm", "argmax", "argmin", "logsumexp", "softmax", "log_softmax",
+          "reshape", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "diagonal",
+          "diag_embed", "diag", "tril", "triu", "trace", "cumsum", "isnan", "isinf",
+          "isfinite", "clone", "detach", "numel", "t", "allclose", "equal", "chunk", "split",
+          "unbind", "dot", "mm", "swapaxes"]
+for _name in _UNARY:
+    globals()[_name] = _unary(_name)
+
+
+def pow(a: Any, b: Any) -> Tensor:
+    return arith.Pow.apply(a, b)
+
+
+def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
+    return arith.Add.apply(a, b if alpha == 1 else b * alpha)
+
+
+def sub(a: Any, b: Any, alpha: Any = 1) -> Tensor:
+    return arith.Sub.apply(a, b if alpha == 1 else b * alpha)
+
+
+def mul(a: Any, b: Any) -> Tensor:
+    return arith.Mul.apply(a, b)
+
+
+def div(a: Any, b: Any) -> Tensor:
+    return arith.Div.apply(a, b)
+
+
+def is_tensor(x: Any) -> bool:
+    return isinstance(x, Tensor)
+
+
+def numel(x: Tensor) -> int:
+    return x.numel()
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+
+
+def broadcast_to(x: Tensor, shape_: Sequence[int]) -> Tensor:
+    return _tensor_like(x, x).expand(tuple(shape_))

@@ -1,0 +1,357 @@
+"""One-sided (Hestenes) Jacobi SVD kernels in numba: ndarrays in, ndarrays out.
+
+The working copy of a matrix is stored transposed, ``X[j] = column j``, so every plane
+rotation and every dot product runs over contiguous memory. Dot products accumulate in
+float64 whatever the storage dtype. Everything compiles lazily on first call and is cached
+on disk (``cache=True``); importing this module compiles nothing.
+
+Status codes written per batch element: ``OK``, ``NOT_FINITE``, ``NOT_CONVERGED``.
+"""
+
+import math
+
+import numpy as np
+from numba import get_num_threads, njit, prange  # noqa: F401 (re-exported)
+
+OK = 0
+NOT_FINITE = 1
+NOT_CONVERGED = 2
+
+# Reassociating a sum lets LLVM vectorise the dot products; nothing else is relaxed
+# (no 'nnan'/'ninf': the finiteness checks must survive).
+_FAST = {"reassoc", "contract"}
+
+# Above this |zeta|, 1 + zeta^2 == zeta^2 in float64, so t = 1 / (2 zeta) is exact to eps
+# and sqrt(1 + zeta^2) can no longer overflow.
+_BIG_ZETA = 1e8
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _dot(x, y):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += np.float64(x[i]) * np.float64(y[i])
+    return acc
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _rotate(x, y, c, s):
+    for i in range(x.shape[0]):
+        xi = x[i]
+        yi = y[i]
+        x[i] = c * xi - s * yi
+        y[i] = s * xi + c * yi
+
+
+@njit(cache=True, inline="always")
+def _swap_rows(X, p, q):
+    for i in range(X.shape[1]):
+        tmp = X[p, i]
+        X[p, i] = X[q, i]
+        X[q, i] = tmp
+
+
+@njit(cache=True, inline="always")
+def _rotation(alpha, beta, gamma):
+    """(c, s, t) of the rotation that makes columns with Gram [[alpha, gamma], [gamma, beta]]
+    orthogonal; the new norms are alpha - t*gamma and beta + t*gamma."""
+    zeta = (beta - alpha) / (2.0 * gamma)
+    if abs(zeta) > _BIG_ZETA:
+        t = 0.5 / zeta
+    else:
+        t = 1.0 / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+        if zeta < 0.0:
+            t = -t
+    c = 1.0 / math.sqrt(1.0 + t * t)
+    return c, c * t, t
+
+
+@njit(cache=True, inline="always")
+def _pair(X, Vt, nrm, p, q, tol, with_v):
+    """Orthogonalise columns p and q if the relative test asks for it; True if rotated."""
+    alpha = nrm[p]
+    beta = nrm[q]
+    gamma = _dot(X[p], X[q])
+    if abs(gamma) <= tol * math.sqrt(alpha) * math.sqrt(beta):
+        return False
+    c, s, t = _rotation(alpha, beta, gamma)
+    _rotate(X[p], X[q], c, s)
+    if with_v:
+        _rotate(Vt[p], Vt[q], c, s)
+    # Updating the norms saves a dot product per rotation; a norm that shrank a lot has
+    # lost digits to cancellation, so recompute that one (as dgesvj does).
+    na = alpha - t * gamma
+    nb = beta + t * gamma
+    nrm[p] = na if na > 0.1 * alpha else _dot(X[p], X[p])
+    nrm[q] = nb if nb > 0.1 * beta else _dot(X[q], X[q])
+    return True
+
+
+@njit(cache=True)
+def jacobi_sweeps(X, Vt, nrm, tol, max_sweeps, with_v):
+    """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of X (the columns of A).
+
+    Rotations are mirrored on the rows of Vt when with_v. Returns the number of sweeps,
+    or -1 if a sweep still rotated after max_sweeps.
+    """
+    n = X.shape[0]
+    for sweep in range(max_sweeps):
+        rotated = False
+        for j in range(n):
+            nrm[j] = _dot(X[j], X[j])
+        for p in range(n - 1):
+            # de Rijk: the largest remaining column goes first; fewer sweeps, nearly sorted.
+            best = p
+            for j in range(p + 1, n):
+                if nrm[j] > nrm[best]:
+                    best = j
+            if best != p:
+                _swap_rows(X, p, best)
+                if with_v:
+                    _swap_rows(Vt, p, best)
+                nrm[p], nrm[best] = nrm[best], nrm[p]
+            for q in range(p + 1, n):
+                if _pair(X, Vt, nrm, p, q, tol, with_v):
+                    rotated = True
+        if not rotated:
+            return sweep + 1
+    return -1
+
+
+@njit(cache=True, parallel=True)
+def jacobi_sweeps_parallel(X, Vt, nrm, tol, max_sweeps, with_v, nthreads):
+    """jacobi_sweeps for one large matrix on nthreads threads.
+
+    The columns are cut into 2 * nthreads blocks; a round-robin tournament over the blocks
+    pairs them disjointly, so each round is nthreads independent block pairs (every column
+    pair of the two blocks, plus the pairs inside each block in the first round). A sweep
+    is 2 * nthreads - 1 parallel rounds, few enough that the fork/join cost is negligible.
+    No de Rijk pivoting here (it would serialise the sweep); the caller sorts.
+    """
+    n = X.shape[0]
+    nb = 2 * nthreads
+    bnd = np.empty(nb + 1, dtype=np.int64)
+    for i in range(nb + 1):
+        bnd[i] = i * n // nb
+    left = np.empty(nthreads, dtype=np.int64)
+    right = np.empty(nthreads, dtype=np.int64)
+    count = np.zeros(nthreads, dtype=np.int64)
+    for sweep in range(max_sweeps):
+        for j in prange(n):
+            nrm[j] = _dot(X[j], X[j])
+        count[:] = 0
+        for rnd in range(nb - 1):
+            # Circle method: block nb - 1 stays put, the others rotate one place per round.
+            left[0] = nb - 1
+            right[0] = rnd
+            for i in range(1, nthreads):
+                left[i] = (rnd + i) % (nb - 1)
+                right[i] = (rnd - i + nb - 1) % (nb - 1)
+            for t in prange(nthreads):
+                bi = left[t]
+                bj = right[t]
+                done = 0  # a local counter: neighbouring count[t] would false-share
+                if rnd == 0:
+                    for blk in (bi, bj):
+                        for p in range(bnd[blk], bnd[blk + 1]):
+                            for q in range(p + 1, bnd[blk + 1]):
+                                done += _pair(X, Vt, nrm, p, q, tol, with_v)
+                for p in range(bnd[bi], bnd[bi + 1]):
+                    for q in range(bnd[bj], bnd[bj + 1]):
+                        done += _pair(X, Vt, nrm, p, q, tol, with_v)
+                count[t] += done
+        if count.sum() == 0:
+            return sweep + 1
+    return -1
+
+
+@njit(cache=True)
+def complete_rows(Ut, filled):
+    """Fill the rows of Ut with filled[i] False so that all rows are orthonormal.
+
+    Candidates are standard basis vectors e_l, taking the l least covered by the rows
+    already there; two Gram-Schmidt passes make the new row orthogonal to working precision.
+    """
+    r, m = Ut.shape
+    mass = np.zeros(m)
+    for i in range(r):
+        if filled[i]:
+            for l in range(m):
+                mass[l] += np.float64(Ut[i, l]) ** 2
+    w = np.empty(m)
+    for i in range(r):
+        if filled[i]:
+            continue
+        best = 0
+        for l in range(1, m):
+            if mass[l] < mass[best]:
+                best = l
+        w[:] = 0.0
+        w[best] = 1.0
+        for _ in range(2):
+            for j in range(r):
+                if filled[j]:
+                    proj = _dot(Ut[j], w)
+                    for l in range(m):
+                        w[l] -= proj * Ut[j, l]
+        inv = 1.0 / math.sqrt(_dot(w, w))
+        for l in range(m):
+            Ut[i, l] = w[l] * inv
+            mass[l] += (w[l] * inv) ** 2
+        filled[i] = True
+
+
+@njit(cache=True, inline="always")
+def _sign_of_largest(x):
+    """-1.0 if the first entry of largest magnitude in x is negative, else 1.0."""
+    best = 0
+    for i in range(1, x.shape[0]):
+        if abs(x[i]) > abs(x[best]):
+            best = i
+    return -1.0 if x[best] < 0 else 1.0
+
+
+@njit(cache=True)
+def _load(src, trans, X):
+    """X = (src, or src.T if trans) transposed and scaled by a power of two so the largest
+    entry lies in [0.5, 1): squares can then neither overflow nor (mostly) underflow.
+    Returns the scale, or -1.0 if src holds a NaN or Inf."""
+    n, m = X.shape
+    amax = 0.0
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            v = np.float64(src[i, j])
+            if not math.isfinite(v):
+                return -1.0
+            amax = max(amax, abs(v))
+    scale = 1.0
+    if amax > 0.0:
+        scale = math.ldexp(1.0, -math.frexp(amax)[1])
+    if trans:
+        for j in range(n):
+            for i in range(m):
+                X[j, i] = src[j, i] * scale
+    else:
+        for i in range(m):
+            for j in range(n):
+                X[j, i] = src[i, j] * scale
+    return scale
+
+
+@njit(cache=True)
+def _svd_one(src, trans, full, compute_uv, tol, max_sweeps, u, s, vh,
+             X, Vt, Ut, nrm, sv, perm, sgn, filled, nthreads):
+    """SVD of one matrix A (= src, or src.T when trans, so that A is m x n with m >= n)
+    written into u, s, vh in the orientation of src. Returns a status code."""
+    n, m = X.shape
+    scale = _load(src, trans, X)
+    if scale < 0.0:
+        return NOT_FINITE
+    if compute_uv:
+        Vt[:, :] = 0.0
+        for j in range(n):
+            Vt[j, j] = 1.0
+    if nthreads > 1:
+        sweeps = jacobi_sweeps_parallel(X, Vt, nrm, tol, max_sweeps, compute_uv, nthreads)
+    else:
+        sweeps = jacobi_sweeps(X, Vt, nrm, tol, max_sweeps, compute_uv)
+    if sweeps < 0:
+        return NOT_CONVERGED
+
+    for j in range(n):
+        sv[j] = math.sqrt(_dot(X[j], X[j]))
+        perm[j] = j
+    # Stable insertion sort, descending: de Rijk pivoting leaves it nearly sorted already.
+    for j in range(1, n):
+        pj = perm[j]
+        i = j - 1
+        while i >= 0 and sv[perm[i]] < sv[pj]:
+            perm[i + 1] = perm[i]
+            i -= 1
+        perm[i + 1] = pj
+    for j in range(n):
+        s[j] = sv[perm[j]] / scale
+    if not compute_uv:
+        return OK
+
+    ucols = Ut.shape[0]
+    for j in range(ucols):
+        filled[j] = False
+    for j in range(n):
+        sj = sv[perm[j]]
+        if sj > 0.0:
+            inv = 1.0 / sj
+            for i in range(m):
+                Ut[j, i] = X[perm[j], i] * inv
+            filled[j] = True
+    complete_rows(Ut, filled)
+
+    # Sign convention: the largest-|.| entry of each column of U (in src's orientation)
+    # is positive; v_j flips with u_j, complement vectors are normalised on their own.
+    for j in range(n):
+        if trans:
+            sgn[j] = _sign_of_largest(Vt[perm[j]])
+        else:
+            sgn[j] = _sign_of_largest(Ut[j])
+    for j in range(n, ucols):
+        sgn[j] = _sign_of_largest(Ut[j])
+
+    if trans:
+        for j in range(n):
+            for i in range(n):
+                u[i, j] = Vt[perm[j], i] * sgn[j]
+        for j in range(ucols):
+            for i in range(m):
+                vh[j, i] = Ut[j, i] * sgn[j]
+    else:
+        for j in range(ucols):
+            for i in range(m):
+                u[i, j] = Ut[j, i] * sgn[j]
+        for j in range(n):
+            for i in range(n):
+                vh[j, i] = Vt[perm[j], i] * sgn[j]
+    return OK
+
+
+@njit(cache=True, parallel=True)
+def svd_batched(a, trans, full, compute_uv, tol, max_sweeps, u, s, vh, status, nchunks):
+    """Batched SVD of a[b] (or a[b].T when trans, whichever has rows >= columns).
+
+    Outputs are written in a's orientation: u (B, M, M|k), s (B, k), vh (B, k|N, N),
+    status (B,). The batch is split into nchunks parallel chunks (a few per thread, for
+    balance); scratch is allocated once per chunk, never inside the per-matrix loop.
+    """
+    nbatch = a.shape[0]
+    m = a.shape[2] if trans else a.shape[1]
+    n = a.shape[1] if trans else a.shape[2]
+    ucols = m if full else n
+    nchunks = max(1, min(nbatch, nchunks))
+    for c in prange(nchunks):
+        lo = c * nbatch // nchunks
+        hi = (c + 1) * nbatch // nchunks
+        X = np.empty((n, m), dtype=a.dtype)
+        Vt = np.empty((n, n), dtype=a.dtype)
+        Ut = np.empty((ucols, m), dtype=a.dtype)
+        nrm = np.empty(n)
+        sv = np.empty(n)
+        perm = np.empty(n, dtype=np.int64)
+        sgn = np.empty(ucols)
+        filled = np.empty(ucols, dtype=np.bool_)
+        for b in range(lo, hi):
+            status[b] = _svd_one(a[b], trans, full, compute_uv, tol, max_sweeps,
+                                 u[b], s[b], vh[b], X, Vt, Ut, nrm, sv, perm, sgn, filled, 1)
+
+
+@njit(cache=True)
+def svd_single(a, trans, full, compute_uv, tol, max_sweeps, u, s, vh, nthreads):
+    """svd_batched for one large matrix (a, u, s, vh without the batch axis): the
+    parallelism goes inside the Jacobi sweep instead of across the batch. Returns status."""
+    m = a.shape[1] if trans else a.shape[0]
+    n = a.shape[0] if trans else a.shape[1]
+    ucols = m if full else n
+    X = np.empty((n, m), dtype=a.dtype)
+    Vt = np.empty((n, n), dtype=a.dtype)
+    Ut = np.empty((ucols, m), dtype=a.dtype)
+    return _svd_one(a, trans, full, compute_uv, tol, max_sweeps, u, s, vh, X, Vt, Ut,
+                    np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(ucols),
+                    np.empty(ucols, dtype=np.bool_), nthreads)

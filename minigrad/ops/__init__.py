@@ -1,0 +1,1 @@
+"""Primitive operations: one Function per primitive, its backward beside its forward."""

@@ -1,0 +1,217 @@
+"""Binary arithmetic and selection: + - * / ** maximum minimum where clamp.
+
+Operands may be Tensors or Python numbers on either side; dtypes follow torch's promotion.
+Backwards return full-shape gradients; the engine sums them back over broadcast dims.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autograd.function import Context, Function
+from ..dtypes import result_dtype
+
+
+def _arr(x: Any) -> Any:
+    return x.data if hasattr(x, "data") and isinstance(x.data, np.ndarray) else x
+
+
+def operands(a: Any, b: Any) -> tuple[Any, Any]:
+    """Both operands as arrays of the promoted dtype (Python scalars stay weak)."""
+    x = a.data if hasattr(a, "grad_fn") else a
+    y = b.data if hasattr(b, "grad_fn") else b
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype:
+        return x, y
+    if type(y) is float and type(x) is np.ndarray and x.dtype.kind == "f":
+        return x, y  # a float scalar never changes a float tensor's dtype (numpy agrees)
+    dt = result_dtype(a, b)
+    return np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
+
+
+def _float_operands(a: Any, b: Any) -> tuple[Any, Any]:
+    """Like ``operands``, but integer results become the default float (true division)."""
+    x, y = operands(a, b)
+    if x.dtype.kind != "f":
+        x, y = x.astype(np.float32), y.astype(np.float32)
+    return x, y
+
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        x, y = operands(a, b)
+        return np.add(x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return g, g
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        x, y = operands(a, b)
+        if x.dtype == np.bool_:
+            raise TypeError("subtraction of bool tensors is not supported; use ~ or ^ instead")
+        return np.subtract(x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return g, (-g if ctx.needs_input_grad[1] else None)
+
+
+def _is_tensor(x: Any) -> bool:
+    return isinstance(getattr(x, "data", None), np.ndarray)
+
+
+def _save(ctx: Context, a: Any, b: Any, keep_a: bool, keep_b: bool) -> None:
+    """Save the tensor operands backward needs (version-checked); keep scalars as they are."""
+    if not (keep_a or keep_b):
+        return
+    ctx.save_for_backward(a if keep_a and _is_tensor(a) else None,
+                          b if keep_b and _is_tensor(b) else None)
+    ctx.consts = (None if _is_tensor(a) else a, None if _is_tensor(b) else b)
+
+
+def _saved(ctx: Context) -> tuple[Any, Any]:
+    sa, sb = ctx.saved_tensors
+    ca, cb = ctx.consts
+    return (ca if sa is None else sa), (cb if sb is None else sb)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        na, nb = ctx.needs_input_grad
+        # Save only what the other side's gradient needs, so `x.mul_(2)` stays differentiable.
+        _save(ctx, a, b, nb, na)
+        x, y = operands(a, b)
+        return np.multiply(x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        a, b = _saved(ctx)
+        na, nb = ctx.needs_input_grad
+        return (g * b if na else None), (g * a if nb else None)
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        na, nb = ctx.needs_input_grad
+        _save(ctx, a, b, nb, na or nb)
+        x, y = _float_operands(a, b)
+        return np.divide(x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        a, b = _saved(ctx)
+        na, nb = ctx.needs_input_grad
+        return (g / b if na else None), (-g * a / (b * b) if nb else None)
+
+
+class Pow(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        x, y = operands(a, b)
+        if x.dtype.kind in "iub" and np.any(np.asarray(y) < 0):
+            raise RuntimeError("Integers to negative integer powers are not allowed")
+        _save(ctx, a, b, any(ctx.needs_input_grad), any(ctx.needs_input_grad))
+        return np.power(x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        a, b = _saved(ctx)
+        na, nb = ctx.needs_input_grad
+        ga = gb = None
+        if na:
+            ga = g * 0 if (not _is_tensor(b) and b == 0) else g * b * a ** (b - 1)
+        if nb:
+            base = np.asarray(_arr(a))
+            # torch's rule: d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0.
+            zero = (base == 0) & (np.asarray(_arr(b)) >= 0)
+            if _is_tensor(a):
+                log_a = a.log()
+            else:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    log_a = float(np.log(a))
+            gb = g * (a ** b) * log_a
+            if np.any(zero):
+                gb = Where.apply(_mask(~zero), gb, 0)
+        return ga, gb
+
+
+def _mask(arr: np.ndarray) -> Any:
+    from ..tensor import Tensor
+
+    return Tensor._make(np.asarray(arr))
+
+
+class Maximum(Function):
+    """max(a, b) elementwise; at ties each side gets half the gradient (torch's rule)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        x, y = operands(a, b)
+        w = (x > y) + 0.5 * (x == y)
+        ctx.w = _mask(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
+        return np.maximum(x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return g * ctx.w, g * (1 - ctx.w)
+
+
+class Minimum(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        x, y = operands(a, b)
+        w = (x < y) + 0.5 * (x == y)
+        ctx.w = _mask(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
+        return np.minimum(x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return g * ctx.w, g * (1 - ctx.w)
+
+
+class Where(Function):
+    """``a`` where ``cond`` holds, else ``b``; cond is a bool Tensor and gets no gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, cond: Any, a: Any, b: Any) -> np.ndarray:
+        ctx.cond = cond
+        x, y = operands(a, b)
+        return np.where(cond.data, x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        _, na, nb = ctx.needs_input_grad
+        return (None,
+                Where.apply(ctx.cond, g, 0) if na else None,
+                Where.apply(ctx.cond, 0, g) if nb else None)
+
+
+class Clamp(Function):
+    """clip(a, lo, hi); the gradient passes where lo <= a <= hi, as in torch."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, lo: Any, hi: Any) -> np.ndarray:
+        x = a.data
+        lo_, hi_ = _arr(lo), _arr(hi)
+        out = x
+        keep = np.ones(x.shape, dtype=bool)
+        if lo_ is not None:
+            out = np.maximum(out, np.asarray(lo_, dtype=x.dtype))
+            keep = keep & (x >= lo_)
+        if hi_ is not None:
+            out = np.minimum(out, np.asarray(hi_, dtype=x.dtype))
+            keep = keep & (x <= hi_)
+        ctx.keep = _mask(keep)
+        return np.array(out, dtype=x.dtype, copy=out is x)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return Where.apply(ctx.keep, g, 0), None, None

@@ -1,0 +1,238 @@
+"""Shape and indexing: reshape, permute, expand, indexing (get and set), cat, diagonals.
+
+Indexing follows numpy (= torch for basic, integer-array and boolean indices); gradients
+through repeated integer indices accumulate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autograd.engine import sum_to_shape
+from ..autograd.function import Context, Function
+
+
+def infer_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
+    """Resolve one -1 in ``shape`` and check the element count, with torch's message."""
+    known = 1
+    for n in shape:
+        if n != -1:
+            known *= n
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred (-1)")
+    if -1 in shape:
+        if known == 0 or size % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    elif known != size:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
+    return shape
+
+
+def normalize_index(index: Any) -> Any:
+    """Turn Tensors and lists inside an index into ndarrays (bool stays a mask)."""
+    def one(i: Any) -> Any:
+        data = getattr(i, "data", None)
+        if isinstance(data, np.ndarray):
+            if data.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int or bool tensors")
+            return data
+        if isinstance(i, list):
+            return np.asarray(i)
+        return i
+    return tuple(one(i) for i in index) if isinstance(index, tuple) else one(index)
+
+
+def is_basic(index: Any) -> bool:
+    """True when numpy returns a view (only ints, slices, None and Ellipsis)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
+               for i in items)
+
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> np.ndarray:
+        ctx.shape = a.data.shape
+        return a.data.reshape(shape)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return g.reshape(ctx.shape), None
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> np.ndarray:
+        ctx.inverse = tuple(np.argsort(dims))
+        return a.data.transpose(dims)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return g.permute(*ctx.inverse), None
+
+
+class Expand(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> np.ndarray:
+        ctx.shape = a.data.shape
+        try:
+            return np.broadcast_to(a.data, shape)
+        except ValueError:
+            raise RuntimeError(f"expand: shape {a.data.shape} cannot be expanded to {shape}") \
+                from None
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return sum_to_shape(g, ctx.shape), None
+
+
+class GetItem(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, index: Any) -> np.ndarray:
+        ctx.shape, ctx.index = a.data.shape, index
+        return np.asarray(a.data[index])
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return IndexAdd.apply(g, ctx.index, ctx.shape), None
+
+
+class IndexAdd(Function):
+    """zeros(shape) with ``g`` added at ``index`` (repeats accumulate): GetItem's adjoint."""
+
+    @staticmethod
+    def forward(ctx: Context, g: Any, index: Any, shape: tuple[int, ...]) -> np.ndarray:
+        ctx.index = index
+        out = np.zeros(shape, dtype=g.data.dtype)
+        if is_basic(index):
+            out[index] = g.data
+        else:
+            np.add.at(out, index, g.data)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return GetItem.apply(g, ctx.index), None, None
+
+
+class SetItem(Function):
+    """A copy of ``a`` with ``value`` written at ``index`` (the out-of-place half of a[i] = v)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, value: Any, index: Any) -> np.ndarray:
+        out = a.data.copy()
+        out[index] = value.data
+        keep = np.ones(a.data.shape, dtype=bool)
+        keep[index] = False
+        ctx.index, ctx.value_shape = index, value.data.shape
+        ctx.keep = _const(keep)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        from .arith import Where
+
+        gv = g[ctx.index] if ctx.needs_input_grad[1] else None
+        return Where.apply(ctx.keep, g, 0), gv, None
+
+
+class CopyInto(Function):
+    """``src`` broadcast to the shape of ``a`` (the out-of-place half of copy_ and fill_)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, src: Any) -> np.ndarray:
+        s = src.data if hasattr(src, "data") else src
+        return np.array(np.broadcast_to(np.asarray(s, dtype=a.data.dtype), a.data.shape))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return None, g
+
+
+class Cat(Function):
+    @staticmethod
+    def forward(ctx: Context, dim: int, *tensors: Any) -> np.ndarray:
+        from ..dtypes import result_dtype
+
+        dt = result_dtype(*tensors)
+        ctx.sizes = [t.data.shape[dim] for t in tensors]
+        ctx.dim = dim
+        return np.concatenate([t.data.astype(dt, copy=False) for t in tensors], axis=dim)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        out, start = [None], 0
+        for n, need in zip(ctx.sizes, ctx.needs_input_grad[1:]):
+            idx = (slice(None),) * ctx.dim + (slice(start, start + n),)
+            out.append(g[idx] if need else None)
+            start += n
+        return tuple(out)
+
+
+def _diag_index(shape: tuple[int, ...], offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of diagonal ``offset`` in the last two dims of ``shape``."""
+    rows, cols = shape[-2], shape[-1]
+    n = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+    i = np.arange(n)
+    return i - min(offset, 0), i + max(offset, 0)
+
+
+class Diagonal(Function):
+    """The diagonal ``offset`` of dims (dim1, dim2), appended as the last dim (torch)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
+        ctx.shape, ctx.args = a.data.shape, (offset, dim1, dim2)
+        return np.diagonal(a.data, offset, dim1, dim2).copy()
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        offset, dim1, dim2 = ctx.args
+        return _DiagScatter.apply(g, ctx.shape, offset, dim1, dim2), None, None, None
+
+
+class _DiagScatter(Function):
+    """zeros(shape) with ``g`` on diagonal ``offset`` of (dim1, dim2): Diagonal's adjoint."""
+
+    @staticmethod
+    def forward(ctx: Context, g: Any, shape: tuple, offset: int, dim1: int, dim2: int):
+        ctx.args = (offset, dim1, dim2)
+        out = np.zeros(shape, dtype=g.data.dtype)
+        moved = np.moveaxis(out, (dim1, dim2), (-2, -1))  # a view: writes land in out
+        r, c = _diag_index(moved.shape, offset)
+        moved[..., r, c] = g.data
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return Diagonal.apply(g, *ctx.args), None, None, None, None
+
+
+class DiagEmbed(Function):
+    """A new pair of dims (dim1, dim2) with the last dim of ``a`` on diagonal ``offset``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
+        x = a.data
+        n = x.shape[-1] + abs(offset)
+        nd = x.ndim + 1
+        d1, d2 = dim1 % nd, dim2 % nd
+        ctx.args = (offset, d1, d2)
+        batch = x.shape[:-1]
+        out = np.zeros(batch + (n, n), dtype=x.dtype)
+        r, c = _diag_index(out.shape, offset)
+        out[..., r, c] = x
+        return np.moveaxis(out, (-2, -1), (d1, d2))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return Diagonal.apply(g, *ctx.args), None, None, None
+
+
+def _const(arr: np.ndarray) -> Any:
+    from ..tensor import Tensor
+
+    return Tensor._make(arr)

@@ -1,0 +1,173 @@
+"""Elementwise functions of one tensor. Integer inputs give float32 results, as in torch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autograd.function import Context, Function
+
+
+def _float(x: np.ndarray) -> np.ndarray:
+    return x if x.dtype.kind == "f" else x.astype(np.float32)
+
+
+def _const(arr: np.ndarray) -> Any:
+    from ..tensor import Tensor
+
+    return Tensor._make(arr)
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        if a.data.dtype == np.bool_:
+            raise TypeError("negation of a bool tensor is not supported; use ~ instead")
+        return np.negative(a.data)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        return -g
+
+
+class Abs(Function):
+    """|a|; the gradient is sign(a), so 0 at a == 0 (torch's choice)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.sign = _const(np.sign(a.data))
+        return np.abs(a.data)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        return g * ctx.sign
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        with np.errstate(over="ignore"):
+            return np.exp(_float(a.data))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return g * a.exp()
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(_float(a.data))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return g / a
+
+
+class Sqrt(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(_float(a.data))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return g / (2 * a.sqrt())
+
+
+class Sin(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return np.sin(_float(a.data))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return g * a.cos()
+
+
+class Cos(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return np.cos(_float(a.data))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return -g * a.sin()
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return np.tanh(_float(a.data))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        t = a.tanh()
+        return g * (1 - t * t)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return _sigmoid(_float(a.data))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        s = a.sigmoid()
+        return g * s * (1 - s)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # exp(-|x|) never overflows; split by sign for both tails.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.mask = _const(a.data > 0)
+        return np.maximum(a.data, 0).astype(a.data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        from .arith import Where
+
+        return Where.apply(ctx.mask, g, 0)
+
+
+class Cast(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any, dtype: np.dtype) -> np.ndarray:
+        ctx.src = a.data.dtype
+        return a.data.astype(dtype)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return (g.to(ctx.src) if ctx.src.kind == "f" else None), None
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        return a.data.copy()
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        return g

@@ -1,0 +1,870 @@
+"""Tensor: an ndarray plus autograd metadata. Operators delegate to the Functions in ops/;
+composite operations (mean, softmax, var, ...) are written here from those primitives."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import autograd as _autograd
+from . import dtypes
+from .autograd import function as _function
+from .autograd import engine as _engine
+from .autograd.function import edge_of
+from .autograd.grad_mode import is_grad_enabled, no_grad
+from .ops import arith, matmul, reduce, shape, unary
+
+Number = int | float | bool
+
+
+def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
+    """torch.tensor's conversion: Python floats become float32, ints int64; arrays keep dtype."""
+    if isinstance(data, Tensor):
+        arr = data.data
+    elif isinstance(data, np.ndarray):
+        arr = data
+    else:
+        arr = np.asarray(data)
+        if dtype is None and arr.dtype.kind == "f":
+            arr = arr.astype(dtypes.DEFAULT_FLOAT)
+        elif dtype is None and arr.dtype.kind in "iu":
+            arr = arr.astype(np.int64)
+    if dtype is not None:
+        arr = arr.astype(dtypes.to_dtype(dtype), copy=False)
+    if dtypes.category(arr.dtype) > 2:
+        raise TypeError(f"minigrad tensors hold float, integer or bool data, not {arr.dtype}")
+    return arr
+
+
+class _HookHandle:
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+class MinMax(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it.
+
+    >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward(); x.grad
+    tensor([2., 4.])
+    """
+
+    __array_priority__ = 1000  # so ndarray (op) Tensor defers to Tensor's reflected operator
+
+    # Class-level defaults keep op outputs cheap to create: _make sets only data and version.
+    requires_grad: bool = False
+    grad: Tensor | None = None
+    grad_fn: Any = None
+    _output_nr: int = 0
+    _accumulator: Any = None
+    _base: Tensor | None = None
+    _retains: bool = False
+
+    def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
+        self.data = _as_array(data, dtype)
+        self._version = [0]
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data: np.ndarray) -> Tensor:
+        """Wrap an ndarray without checks or copies (the fast path for op outputs)."""
+        t = object.__new__(cls)
+        t.data = data
+        t._version = [0]
+        return t
+
+    # ---- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def T(self) -> Tensor:
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> Tensor:
+        return self.transpose(-2, -1)
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return self.data.size
+
+    def is_floating_point(self) -> bool:
+        return self.data.dtype.kind == "f"
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.data, separator=", ", prefix="tensor(")
+        extra = ""
+        if self.data.dtype not in (np.float32, np.int64, np.bool_):
+            extra += f", dtype=minigrad.{self.data.dtype}"
+        if self.grad_fn is not None:
+            extra += f", grad_fn={self.grad_fn!r}"
+        elif self.requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    # ---- conversion -----------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The underlying ndarray (shared memory); like torch, refused while it requires grad."""
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on a Tensor that requires grad. Use tensor.detach().numpy()."
+            )
+        return self.data
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        arr = self.numpy()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def item(self) -> Number:
+        if self.data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.data.size} elements cannot be converted to a Python scalar"
+            )
+        return self.data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError("Boolean value of a Tensor with more than one value is ambiguous")
+        return bool(self.data.reshape(()))
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    def to(self, dtype: Any) -> Tensor:
+        """Cast to ``dtype`` (gradient flows back cast to the source dtype)."""
+        dt = dtypes.to_dtype(dtype)
+        if dt == self.data.dtype:
+            return self
+        return unary.Cast.apply(self, dt)
+
+    def type(self, dtype: Any) -> Tensor:
+        return self.to(dtype)
+
+    def float(self) -> Tensor:
+        return self.to(np.float32)
+
+    def double(self) -> Tensor:
+        return self.to(np.float64)
+
+    def half(self) -> Tensor:
+        return self.to(np.float16)
+
+    def long(self) -> Tensor:
+        return self.to(np.int64)
+
+    def int(self) -> Tensor:
+        return self.to(np.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(np.bool_)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    # ---- autograd -------------------------------------------------------------------------
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Start (or stop) recording operations on this leaf."""
+        if not self.is_leaf:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf tensors; use .detach() first"
+            )
+        if requires_grad and self.data.dtype.kind != "f":
+            raise RuntimeError(
+                f"only floating point tensors can require gradients, got {self.data.dtype}; "
+                "convert with .float() or .double() first"
+            )
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def detach(self) -> Tensor:
+        """A tensor sharing memory with this one, cut from the graph (requires_grad=False)."""
+        out = Tensor._make(self.data)
+        out._version = self._version
+        return out
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def clone(self) -> Tensor:
+        return unary.Clone.apply(self)
+
+    def contiguous(self) -> Tensor:
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (no-op for leaves)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on a Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains:
+            return
+        node = self.grad_fn
+        if node.retained is None:
+            node.retained = {}
+        node.retained[self._output_nr] = weakref.ref(self)
+        self._retains = True
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _HookHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a return replaces it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node, nr = edge_of(self)[:2]
+        if node.hooks is None:
+            node.hooks = {}
+        hooks = node.hooks.setdefault(nr, [])
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Sequence[Tensor] | None = None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (reverse mode)."""
+        if gradient is None and inputs is None and self.requires_grad and self.data.size == 1:
+            # The common case (a scalar loss), without the general argument handling.
+            one = Tensor._make(np.ones_like(self.data))
+            keep = create_graph if retain_graph is None else retain_graph
+            _engine.run_backward((self,), (one,), keep, create_graph)
+            return
+        _autograd.backward([self], None if gradient is None else [gradient], retain_graph,
+                           create_graph, inputs=inputs)
+
+    # ---- in-place -------------------------------------------------------------------------
+    def _inplace(self, compute: Callable[[Tensor], Tensor], tracked_others: Sequence = ()) -> Tensor:
+        """Run ``compute`` out of place, then write its result into this tensor's memory.
+
+        When recorded, this tensor takes the result's place in the graph; its old self lives
+        on as an alias, so a saved copy of it trips the version check instead of lying."""
+        record = is_grad_enabled() and (
+            self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad
+                                      for o in tracked_others)
+        )
+        if not record:
+            with no_grad():
+                res = compute(self)
+            self._write(res.data)
+            return self
+        if self.requires_grad and self.is_leaf:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation; "
+                "wrap it in `with mg.no_grad():` or use an out-of-place op"
+            )
+        if self._base is not None:
+            raise RuntimeError(
+                "in-place operation on a view of another tensor while recording gradients is "
+                "not supported; apply it to a .clone() instead"
+            )
+        old = Tensor._make(self.data)
+        old._version = self._version
+        old.requires_grad, old.grad_fn, old._output_nr = (
+            self.requires_grad, self.grad_fn, self._output_nr)
+        res = compute(old)
+        self._write(res.data)
+        self.grad_fn, self._output_nr, self.requires_grad = (
+            res.grad_fn, res._output_nr, res.requires_grad)
+        return self
+
+    def _write(self, value: np.ndarray) -> None:
+        if not np.can_cast(value.dtype, self.data.dtype, "same_kind"):
+            raise RuntimeError(
+                f"result type {value.dtype} can't be cast to the desired output type "
+                f"{self.data.dtype} of an in-place operation"
+            )
+        np.copyto(self.data, value, casting="same_kind")
+        self._version[0] += 1
+
+    def add_(self, other: Any, alpha: Number = 1) -> Tensor:
+        return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha), (other,))
+
+    def sub_(self, other: Any, alpha: Number = 1) -> Tensor:
+        return self._inplace(lambda s: s - (other if alpha == 1 else other * alpha), (other,))
+
+    def mul_(self, other: Any) -> Tensor:
+        return self._inplace(lambda s: s * other, (other,))
+
+    def div_(self, other: Any) -> Tensor:
+        return self._inplace(lambda s: s / other, (other,))
+
+    def clamp_(self, min: Number | None = None, max: Number | None = None) -> Tensor:
+        return self._inplace(lambda s: s.clamp(min, max))
+
+    def copy_(self, src: Any) -> Tensor:
+        """Copy ``src`` (broadcast, cast to this dtype) into this tensor."""
+        src_t = src if isinstance(src, Tensor) else Tensor(src)
+        return self._inplace(
+            lambda s: shape.CopyInto.apply(s, src_t.to(self.dtype)), (src_t,))
+
+    def fill_(self, value: Number) -> Tensor:
+        return self._inplace(lambda s: shape.CopyInto.apply(s, value))
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        idx = shape.normalize_index(index)
+        if not isinstance(value, Tensor):
+            value = Tensor(np.asarray(value, dtype=self.data.dtype))
+        self._inplace(lambda s: shape.SetItem.apply(s, value.to(self.dtype), idx), (value,))
+
+    # ---- arithmetic -----------------------------------------------------------------------
+    def __add__(self, o: Any) -> Tensor:
+        return arith.Add.apply(self, o)
+
+    def __radd__(self, o: Any) -> Tensor:
+        return arith.Add.apply(o, self)
+
+    def __sub__(self, o: Any) -> Tensor:
+        return arith.Sub.apply(self, o)
+
+    def __rsub__(self, o: Any) -> Tensor:
+        return arith.Sub.apply(o, self)
+
+    def __mul__(self, o: Any) -> Tensor:
+        return arith.Mul.apply(self, o)
+
+    def __rmul__(self, o: Any) -> Tensor:
+        return arith.Mul.apply(o, self)
+
+    def __truediv__(self, o: Any) -> Tensor:
+        return arith.Div.apply(self, o)
+
+    def __rtruediv__(self, o: Any) -> Tensor:
+        return arith.Div.apply(o, self)
+
+    def __pow__(self, o: Any) -> Tensor:
+        return arith.Pow.apply(self, o)
+
+    def __rpow__(self, o: Any) -> Tensor:
+        return arith.Pow.apply(o, self)
+
+    def __neg__(self) -> Tensor:
+        return unary.Neg.apply(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return unary.Abs.apply(self)
+
+    def __matmul__(self, o: Any) -> Tensor:
+        return self.matmul(o)
+
+    def __rmatmul__(self, o: Any) -> Tensor:
+        return _tensor_like(o, self).matmul(self)
+
+    def __iadd__(self, o: Any) -> Tensor:
+        return self.add_(o)
+
+    def __isub__(self, o: Any) -> Tensor:
+        return self.sub_(o)
+
+    def __imul__(self, o: Any) -> Tensor:
+        return self.mul_(o)
+
+    def __itruediv__(self, o: Any) -> Tensor:
+        return self.div_(o)
+
+    add = __add__
+    sub = __sub__
+    mul = __mul__
+    div = __truediv__
+    pow = __pow__
+    neg = __neg__
+    abs = __abs__
+
+    def __floordiv__(self, o: Any) -> Tensor:
+        return _constant(np.floor_divide, self, o)
+
+    def __mod__(self, o: Any) -> Tensor:
+        return _constant(np.remainder, self, o)
+
+    # ---- comparisons and logic (no gradient) ----------------------------------------------
+    def __eq__(self, o: Any) -> Tensor:  # type: ignore[override]
+        return _constant(np.equal, self, o)
+
+    def __ne__(self, o: Any) -> Tensor:  # type: ignore[override]
+        return _constant(np.not_equal, self, o)
+
+    def __lt__(self, o: Any) -> Tensor:
+        return _constant(np.less, self, o)
+
+    def __le__(self, o: Any) -> Tensor:
+        return _constant(np.less_equal, self, o)
+
+    def __gt__(self, o: Any) -> Tensor:
+        return _constant(np.greater, self, o)
+
+    def __ge__(self, o: Any) -> Tensor:
+        return _constant(np.greater_equal, self, o)
+
+    def __and__(self, o: Any) -> Tensor:
+        return _constant(np.bitwise_and, self, o)
+
+    def __or__(self, o: Any) -> Tensor:
+        return _constant(np.bitwise_or, self, o)
+
+    def __xor__(self, o: Any) -> Tensor:
+        return _constant(np.bitwise_xor, self, o)
+
+    def __invert__(self) -> Tensor:
+        return Tensor._make(np.invert(self.data))
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def isnan(self) -> Tensor:
+        return Tensor._make(np.isnan(self.data))
+
+    def isinf(self) -> Tensor:
+        return Tensor._make(np.isinf(self.data))
+
+    def isfinite(self) -> Tensor:
+        return Tensor._make(np.isfinite(self.data))
+
+    def sign(self) -> Tensor:
+        return Tensor._make(np.sign(self.data))
+
+    def all(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return Tensor._make(np.asarray(np.all(self.data, axis=dim, keepdims=keepdim)))
+
+    def any(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return Tensor._make(np.asarray(np.any(self.data, axis=dim, keepdims=keepdim)))
+
+    def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+        return bool(np.allclose(self.data, np.asarray(getattr(other, "data", other)), rtol, atol))
+
+    def equal(self, other: Tensor) -> bool:
+        return self.shape == other.shape and bool(np.array_equal(self.data, other.data))
+
+    # ---- elementwise math -----------------------------------------------------------------
+    def exp(self) -> Tensor:
+        return unary.Exp.apply(self)
+
+    def log(self) -> Tensor:
+        return unary.Log.apply(self)
+
+    def sqrt(self) -> Tensor:
+        return unary.Sqrt.apply(self)
+
+    def rsqrt(self) -> Tensor:
+        return 1 / self.sqrt()
+
+    def sin(self) -> Tensor:
+        return unary.Sin.apply(self)
+
+    def cos(self) -> Tensor:
+        return unary.Cos.apply(self)
+
+    def tanh(self) -> Tensor:
+        return unary.Tanh.apply(self)
+
+    def sigmoid(self) -> Tensor:
+        return unary.Sigmoid.apply(self)
+
+    def relu(self) -> Tensor:
+        return unary.Relu.apply(self)
+
+    def square(self) -> Tensor:
+        return self * self
+
+    def reciprocal(self) -> Tensor:
+        return 1 / self
+
+    def log1p(self) -> Tensor:
+        return (self + 1).log()
+
+    def maximum(self, other: Any) -> Tensor:
+        """Elementwise max; at ties the gradient is split evenly, as in torch."""
+        return arith.Maximum.apply(self, other)
+
+    def minimum(self, other: Any) -> Tensor:
+        return arith.Minimum.apply(self, other)
+
+    def clamp(self, min: Number | Tensor | None = None, max: Number | Tensor | None = None) -> Tensor:
+        """Clip to [min, max]; the gradient passes where min <= x <= max (torch's rule)."""
+        if min is None and max is None:
+            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+        return arith.Clamp.apply(self, min, max)
+
+    clip = clamp
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """``self`` where ``condition`` holds, else ``other`` (torch's method form)."""
+        return arith.Where.apply(_bool_mask(condition), self, other)
+
+    def masked_fill(self, mask: Any, value: Number) -> Tensor:
+        return arith.Where.apply(_bool_mask(mask), value, self)
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        return self + weight * (end - self)
+
+    # ---- reductions -----------------------------------------------------------------------
+    def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
+            dtype: Any = None) -> Tensor:
+        """Sum over ``dim`` (all dims when None); integer and bool sums are int64, as in torch."""
+        x = self if dtype is None else self.to(dtype)
+        return reduce.Sum.apply(x, reduce.norm_dims(dim, x.ndim), keepdim)
+
+    def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
+             dtype: Any = None) -> Tensor:
+        x = self if dtype is None else self.to(dtype)
+        if x.data.dtype.kind != "f":
+            raise RuntimeError(
+                f"mean(): input dtype must be floating point, got {x.dtype}; "
+                "pass dtype=mg.float32 or call .float() first"
+            )
+        dims = reduce.norm_dims(dim, x.ndim)
+        count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+        return reduce.Sum.apply(x, dims, keepdim) / max(count, 1) if count else \
+            reduce.Sum.apply(x, dims, keepdim) * float("nan")
+
+    def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        """Max over ``dim``; ties share the gradient evenly (torch's amax rule)."""
+        return reduce.Amax.apply(self, reduce.norm_dims(dim, self.ndim), keepdim, True)
+
+    def amin(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        return reduce.Amax.apply(self, reduce.norm_dims(dim, self.ndim), keepdim, False)
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
+        """``max()`` is the largest element; ``max(dim)`` is ``(values, indices)``;
+        ``max(other)`` is the elementwise maximum, as in torch."""
+        if isinstance(dim, Tensor):
+            return self.maximum(dim)
+        if dim is None:
+            return self.amax()
+        return MinMax(*reduce.ArgReduce.apply(self, int(dim), keepdim, True))
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
+        if isinstance(dim, Tensor):
+            return self.minimum(dim)
+        if dim is None:
+            return self.amin()
+        return MinMax(*reduce.ArgReduce.apply(self, int(dim), keepdim, False))
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        if dim is None:
+            return Tensor._make(np.asarray(np.argmax(self.data), dtype=np.int64))
+        return self.max(dim, keepdim).indices
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        if dim is None:
+            return Tensor._make(np.asarray(np.argmin(self.data), dtype=np.int64))
+        return self.min(dim, keepdim).indices
+
+    def prod(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return reduce.Prod.apply(self, dim, keepdim)
+
+    def var(self, dim: int | Sequence[int] | None = None, correction: int = 1,
+            keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
+        """Variance with Bessel's correction by default (``correction=1``), as in torch."""
+        if unbiased is not None:
+            correction = int(unbiased)
+        dims = reduce.norm_dims(dim, self.ndim)
+        count = int(np.prod([self.shape[d] for d in dims])) if dims else 1
+        centred = self - self.mean(dims, keepdim=True)
+        return (centred * centred).sum(dims, keepdim=keepdim) / max(count - correction, 0)
+
+    def std(self, dim: int | Sequence[int] | None = None, correction: int = 1,
+            keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
+        return self.var(dim, correction, keepdim, unbiased).sqrt()
+
+    def norm(self, p: Any = "fro", dim: int | Sequence[int] | None = None,
+             keepdim: bool = False) -> Tensor:
+        """Vector 2-norm (Frobenius for matrices) or p-norm over ``dim``."""
+        if p in ("fro", 2, 2.0):
+            return reduce.Norm2.apply(self, reduce.norm_dims(dim, self.ndim), keepdim)
+        if p in (1, 1.0):
+            return self.abs().sum(dim, keepdim)
+        if p == float("inf"):
+            return self.abs().amax(dim, keepdim)
+        return (self.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+
+    def logsumexp(self, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+        """log(sum(exp(x))) over ``dim``, shifted by the max so it never overflows."""
+        dims = reduce.norm_dims(dim, self.ndim)
+        m = self.detach().amax(dims, keepdim=True)
+        m = Tensor._make(np.where(np.isfinite(m.data), m.data, 0).astype(m.data.dtype))
+        out = (self - m).exp().sum(dims, keepdim=True).log() + m
+        return out if keepdim else out.squeeze(dims)
+
+    def softmax(self, dim: int) -> Tensor:
+        return (self - self.logsumexp(dim, keepdim=True)).exp()
+
+    def log_softmax(self, dim: int) -> Tensor:
+        return self - self.logsumexp(dim, keepdim=True)
+
+    def cumsum(self, dim: int) -> Tensor:
+        return reduce.Cumsum.apply(self, dim % max(self.ndim, 1))
+
+    # ---- shape ----------------------------------------------------------------------------
+    def reshape(self, *shape_: Any) -> Tensor:
+        return _view(self, shape.Reshape.apply(self, shape.infer_shape(_shape_arg(shape_),
+                                                                       self.data.size)))
+
+    def view(self, *shape_: Any) -> Tensor:
+        return self.reshape(*shape_)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = start_dim % self.ndim, end_dim % self.ndim
+        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
+        d = dim % self.ndim
+        return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
+
+    def permute(self, *dims: Any) -> Tensor:
+        dims_ = tuple(d % max(self.ndim, 1) for d in _shape_arg(dims))
+        if sorted(dims_) != list(range(self.ndim)):
+            raise RuntimeError(f"permute: {dims_} is not a permutation of {self.ndim} dims")
+        return _view(self, shape.Permute.apply(self, dims_))
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        if self.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+            return self
+        perm = list(range(self.ndim))
+        d0, d1 = dim0 % self.ndim, dim1 % self.ndim
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        return self.permute(*perm)
+
+    def swapaxes(self, dim0: int, dim1: int) -> Tensor:
+        return self.transpose(dim0, dim1)
+
+    def t(self) -> Tensor:
+        if self.ndim > 2:
+            raise RuntimeError("t() expects a tensor with <= 2 dimensions; use .mT or transpose")
+        return self.T
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        d = dim % (self.ndim + 1)
+        return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
+        """Drop size-1 dims (only those in ``dim`` when given; others are kept, as in torch)."""
+        if dim is None:
+            dims = {i for i, n in enumerate(self.shape) if n == 1}
+        else:
+            dims = {d % max(self.ndim, 1) for d in ([dim] if isinstance(dim, int) else dim)}
+            dims = {d for d in dims if self.ndim and self.shape[d] == 1}
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in dims))
+
+    def expand(self, *sizes: Any) -> Tensor:
+        """Broadcast to ``sizes`` without copying; -1 keeps a dim."""
+        sizes_ = _shape_arg(sizes)
+        lead = len(sizes_) - self.ndim
+        if lead < 0:
+            raise RuntimeError(f"expand: cannot expand shape {self.shape} to {sizes_}")
+        target = tuple(self.shape[i - lead] if (n == -1 and i >= lead) else n
+                       for i, n in enumerate(sizes_))
+        if target == self.shape:
+            return self
+        return _view(self, shape.Expand.apply(self, target))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.expand(other.shape)
+
+    def broadcast_to(self, shape_: Sequence[int]) -> Tensor:
+        return self.expand(tuple(shape_))
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        reps = _shape_arg(sizes)
+        x = self.reshape((1,) * (len(reps) - self.ndim) + self.shape)
+        inter = []
+        for r, n in zip(reps, x.shape):
+            inter += [r, n]
+        return x.reshape(tuple(v for n in x.shape for v in (1, n))).expand(inter).reshape(
+            tuple(r * n for r, n in zip(reps, x.shape)))
+
+    def __getitem__(self, index: Any) -> Tensor:
+        idx = shape.normalize_index(index)
+        out = shape.GetItem.apply(self, idx)
+        return _view(self, out) if shape.is_basic(idx) else out
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        return shape.Diagonal.apply(self, offset, dim1 % self.ndim, dim2 % self.ndim)
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+        return shape.DiagEmbed.apply(self, offset, dim1, dim2)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """1-D -> square matrix with it on a diagonal; 2-D -> that diagonal (torch.diag)."""
+        if self.ndim == 1:
+            return self.diag_embed(diagonal)
+        if self.ndim == 2:
+            return self.diagonal(diagonal)
+        raise RuntimeError(f"diag expects a 1-D or 2-D tensor, got {self.ndim}-D")
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        mask = np.tri(*self.shape[-2:], k=diagonal, dtype=bool)
+        return arith.Where.apply(Tensor._make(mask), self, 0)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        mask = ~np.tri(*self.shape[-2:], k=diagonal - 1, dtype=bool)
+        return arith.Where.apply(Tensor._make(mask), self, 0)
+
+    def trace(self) -> Tensor:
+        return self.diagonal().sum()
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        size = -(-self.shape[dim] // chunks)
+        return self.split(size, dim)
+
+    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+        n = self.shape[dim]
+        sizes = ([split_size] * (-(-n // split_size)) if isinstance(split_size, int)
+                 else list(split_size))
+        out, start = [], 0
+        d = dim % self.ndim
+        for s in sizes:
+            s = min(s, n - start)
+            out.append(self[(slice(None),) * d + (slice(start, start + s),)])
+            start += s
+        return tuple(out)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        d = dim % self.ndim
+        return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
+
+    # ---- linear algebra -------------------------------------------------------------------
+    def matmul(self, other: Any) -> Tensor:
+        """Matrix product with batch broadcasting; 1-D operands as in torch.matmul."""
+        other = _tensor_like(other, self)
+        if self.ndim == 0 or other.ndim == 0:
+            raise RuntimeError("both arguments to matmul need to be at least 1D")
+        a = self.unsqueeze(0) if self.ndim == 1 else self
+        b = other.unsqueeze(-1) if other.ndim == 1 else other
+        out = matmul.MatMul.apply(a, b)
+        if other.ndim == 1:
+            out = out.squeeze(-1)
+        if self.ndim == 1:
+            out = out.squeeze(-2)
+        return out
+
+    def mm(self, other: Tensor) -> Tensor:
+        return self.matmul(other)
+
+    def dot(self, other: Tensor) -> Tensor:
+        return (self * other).sum()
+
+
+# ---- helpers used above and by ops ---------------------------------------------------------
+def _shape_arg(args: tuple) -> tuple[int, ...]:
+    """Accept both ``f(2, 3)`` and ``f((2, 3))``."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(int(n) for n in args[0])
+    return tuple(int(n) for n in args)
+
+
+def _view(base: Tensor, out: Tensor) -> Tensor:
+    """Mark ``out`` as a view of ``base`` when numpy gave a view, so they share a version."""
+    if out.data.base is not None and np.may_share_memory(out.data, base.data):
+        out._version = base._version
+        out._base = base._base if base._base is not None else base
+    return out
+
+
+def _tensor_like(x: Any, ref: Tensor) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    arr = np.asarray(x)
+    return Tensor._make(arr.astype(ref.dtype) if arr.dtype.kind == "f" else arr)
+
+
+def _bool_mask(x: Any) -> Tensor:
+    t = x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
+    if t.data.dtype != np.bool_:
+        raise TypeError(f"expected a bool condition/mask, got dtype {t.data.dtype}")
+    return t
+
+
+def _constant(fn: Callable, a: Any, b: Any) -> Tensor:
+    """Apply a numpy function that has no gradient (comparisons, floor division)."""
+    x, y = arith.operands(a, b)
+    return Tensor._make(np.asarray(fn(x, y)))
+
+
+def wrap_output(r: Any) -> Tensor:
+    """Turn what a Function's forward returned into a fresh output Tensor."""
+    if isinstance(r, Tensor):
+        out = Tensor._make(r.data)
+        out._version = r._version
+        return out
+    if isinstance(r, np.ndarray):
+        return Tensor._make(r)
+    return Tensor._make(np.asarray(r))
+
+
+_function._Tensor = Tensor
+_function._wrap = wrap_output
+_function._make = Tensor._make
+_engine._Tensor = Tensor

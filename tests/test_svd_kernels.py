@@ -1,0 +1,320 @@
+"""ndarray-level tests of the Jacobi SVD forward (minigrad/linalg/_jacobi.py, _svd_forward.py).
+
+No Tensor here: these exercise the kernels and the driver directly. Tolerances are
+c * max(m, n) * eps(dtype) with a small constant c, relative to the largest singular value.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minigrad.linalg._svd_forward as fwd
+from minigrad.linalg._svd_forward import svd_forward
+from minigrad.linalg.errors import LinAlgError
+
+C = 5  # the "small multiple" in every tolerance
+
+
+def eps(dtype) -> float:
+    return float(np.finfo(dtype).eps)
+
+
+@pytest.fixture(params=["kernel", "qr"])
+def path(request, monkeypatch):
+    """Run a test through both dispatch paths: the batched kernel on A itself, and the
+    QR-preconditioned path that large single matrices take (forced here on small ones)."""
+    if request.param == "qr":
+        monkeypatch.setattr(fwd, "_QR_MIN_COLS", 1)
+    return request.param
+
+
+def check_svd(a: np.ndarray, full: bool, c: float = C) -> None:
+    """Shapes, dtype, order, reconstruction, orthonormality and S against numpy."""
+    u, s, vh = svd_forward(a, full_matrices=full)
+    *batch, m, n = a.shape
+    k = min(m, n)
+    batch = tuple(batch)
+    assert u.shape == batch + ((m, m) if full else (m, k))
+    assert vh.shape == batch + ((n, n) if full else (k, n))
+    assert s.shape == batch + (k,)
+    assert u.dtype == s.dtype == vh.dtype == a.dtype
+    assert np.all(s >= 0)
+    assert np.all(np.diff(s.astype(np.float64), axis=-1) <= 0)
+
+    a64, u64, s64, vh64 = (x.astype(np.float64) for x in (a, u, s, vh))
+    tol = c * max(m, n) * eps(a.dtype)
+    scale = np.maximum(np.abs(s64[..., :1]), np.finfo(np.float64).tiny)[..., None]
+    rec = (u64[..., :k] * s64[..., None, :]) @ vh64[..., :k, :]
+    assert np.all(np.abs(rec - a64) <= tol * scale)
+    np.testing.assert_allclose(np.swapaxes(u64, -1, -2) @ u64, np.eye(u.shape[-1]) + 0 * u64[..., :1, :1], atol=tol)
+    np.testing.assert_allclose(vh64 @ np.swapaxes(vh64, -1, -2), np.eye(vh.shape[-2]) + 0 * vh64[..., :1, :1], atol=tol)
+    ref = np.linalg.svd(a64, compute_uv=False)
+    assert np.all(np.abs(s64 - ref) <= tol * scale[..., 0])
+
+
+shapes = st.tuples(
+    st.lists(st.integers(1, 3), min_size=0, max_size=2),  # batch
+    st.integers(1, 9),
+    st.integers(1, 9),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=shapes, dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+       full=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_random_matches_numpy(shape, dtype, full, seed):
+    batch, m, n = shape
+    a = np.random.default_rng(seed).standard_normal(tuple(batch) + (m, n)).astype(dtype)
+    check_svd(a, full)
+
+
+@pytest.mark.parametrize("shape", [(70, 50), (50, 70), (64, 64), (3, 20, 12), (12, 20)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("full", [True, False])
+def test_larger_both_paths(path, shape, dtype, full):
+    a = np.random.default_rng(7).standard_normal(shape).astype(dtype)
+    check_svd(a, full)
+
+
+def test_large_single_matrix_takes_qr_path():
+    a = np.random.default_rng(3).standard_normal((300, 60))
+    check_svd(a, False)
+    check_svd(a, True)
+    check_svd(np.ascontiguousarray(a.T), True)
+
+
+def low_rank(rng, m, n, r):
+    return rng.standard_normal((m, r)) @ rng.standard_normal((r, n))
+
+
+@pytest.mark.parametrize("m, n, r", [(6, 4, 2), (4, 6, 1), (5, 5, 3), (8, 3, 1), (3, 8, 2)])
+@pytest.mark.parametrize("full", [True, False])
+def test_rank_deficient(path, m, n, r, full):
+    a = low_rank(np.random.default_rng(m * n + r), m, n, r)
+    check_svd(a, full)
+    s = svd_forward(a, full)[1]
+    assert np.all(s[r:] <= C * max(m, n) * eps(np.float64) * s[0])
+
+
+def test_repeated_singular_values(path):
+    rng = np.random.default_rng(11)
+    q1, _ = np.linalg.qr(rng.standard_normal((7, 7)))
+    q2, _ = np.linalg.qr(rng.standard_normal((5, 5)))
+    d = np.array([3.0, 2.0, 2.0, 2.0, 1.0])
+    a = q1[:, :5] * d @ q2.T
+    check_svd(a, True)
+    np.testing.assert_allclose(svd_forward(a)[1], d, rtol=C * 7 * eps(np.float64))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3), (2, 5, 5)])
+def test_zero_matrix(path, shape):
+    a = np.zeros(shape)
+    u, s, vh = svd_forward(a)
+    assert np.all(s == 0)
+    check_svd(a, True)
+    check_svd(a, False)
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_identity_gives_identity(path, n):
+    u, s, vh = svd_forward(np.eye(n))
+    np.testing.assert_array_equal(s, np.ones(n))
+    np.testing.assert_allclose(u @ vh, np.eye(n), atol=C * n * eps(np.float64))
+
+
+def test_diagonal_is_signed_permutation(path):
+    d = np.array([0.5, -3.0, 2.0, 0.0, -1.0])
+    u, s, vh = svd_forward(np.diag(d))
+    np.testing.assert_array_equal(s, [3.0, 2.0, 1.0, 0.5, 0.0])
+    # U and Vh are exactly signed permutations, and U's entries are +1 (the sign rule).
+    assert set(np.abs(u).ravel()) <= {0.0, 1.0} and set(np.abs(vh).ravel()) <= {0.0, 1.0}
+    assert np.all(u.max(axis=0) == 1.0)
+    np.testing.assert_array_equal(u * s @ vh, np.diag(d))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_one_by_one(dtype):
+    u, s, vh = svd_forward(np.array([[-2.5]], dtype=dtype))
+    assert u.tolist() == [[1.0]] and s.tolist() == [2.5] and vh.tolist() == [[-1.0]]
+    assert u.dtype == s.dtype == vh.dtype == dtype
+
+
+def mp_singular_values(a: np.ndarray, dps: int = 50) -> np.ndarray:
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(dps):
+        s = mpmath.svd_r(mpmath.matrix(a.astype(np.float64).tolist()), compute_uv=False)
+        return np.sort(np.array([float(x) for x in s]))[::-1]
+
+
+@pytest.mark.parametrize("n", [6, 10])
+def test_hilbert(path, n):
+    a = 1.0 / (np.arange(n)[:, None] + np.arange(n)[None, :] + 1.0)
+    check_svd(a, True)
+    ref = mp_singular_values(a)
+    s = svd_forward(a)[1]
+    # Hilbert is hopelessly ill-conditioned for the smallest values, so absolute accuracy.
+    assert np.all(np.abs(s - ref) <= C * n * eps(np.float64) * ref[0])
+
+
+def dgejsv_singular_values(a: np.ndarray) -> np.ndarray | None:
+    lapack = pytest.importorskip("scipy.linalg.lapack")
+    if not hasattr(lapack, "dgejsv"):
+        return None
+    # joba=4 ('A'), jobu=jobv=3 ('N'): values only; sva is scaled by work[0] / work[1].
+    sva, _, _, work, _, info = lapack.dgejsv(a, joba=4, jobu=3, jobv=3)
+    assert info == 0
+    return np.sort(sva * work[0] / work[1])[::-1]
+
+
+@pytest.mark.parametrize("n", [8, 16, 24])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_graded_relative_accuracy(path, n, seed):
+    """A = B diag(logspace(0, -14, n)): one-sided Jacobi returns every singular value to
+    relative accuracy ~ n * eps * cond(B with unit columns), the small ones included, and
+    at least as well as LAPACK's Jacobi (dgejsv) up to a factor C."""
+    rng = np.random.default_rng(100 * n + seed)
+    b = rng.standard_normal((n, n))
+    a = b * np.logspace(0, -14, n)
+    ref = mp_singular_values(a)
+    s = svd_forward(a)[1]
+    rel = np.max(np.abs(s - ref) / ref)
+    cond = np.linalg.cond(b / np.linalg.norm(b, axis=0))
+    assert rel <= C * n * eps(np.float64) * cond
+    jsv = dgejsv_singular_values(a)
+    if jsv is None:  # older scipy: compare with the bidiagonal LAPACK driver instead
+        jsv = np.linalg.svd(a, compute_uv=False)
+    assert rel <= C * max(np.max(np.abs(jsv - ref) / ref), eps(np.float64))
+
+
+def test_graded_float32_relative_accuracy(path):
+    n = 10
+    b = np.random.default_rng(5).standard_normal((n, n))
+    a = (b * np.logspace(0, -14, n)).astype(np.float32)
+    ref = mp_singular_values(a)
+    s = svd_forward(a)[1].astype(np.float64)
+    cond = np.linalg.cond(b / np.linalg.norm(b, axis=0))
+    assert np.max(np.abs(s - ref) / ref) <= C * n * eps(np.float32) * cond
+
+
+def test_compute_uv_false_gives_same_values():
+    a = np.random.default_rng(2).standard_normal((4, 9, 6))
+    u, s, vh = svd_forward(a, compute_uv=False)
+    assert u is None and vh is None
+    np.testing.assert_array_equal(s, svd_forward(a)[1])
+
+
+def test_deterministic_and_sign_convention(path):
+    rng = np.random.default_rng(9)
+    one = rng.standard_normal((5, 7))
+    a = np.stack([one, rng.standard_normal((5, 7)), one])
+    u1, s1, vh1 = svd_forward(a)
+    u2, s2, vh2 = svd_forward(a.copy())
+    for x, y in ((u1, u2), (s1, s2), (vh1, vh2)):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(u1[0], u1[2])
+    # First largest-|.| entry of each column of U is positive.
+    cols = np.argmax(np.abs(u1), axis=-2)
+    assert np.all(np.take_along_axis(u1, cols[..., None, :], axis=-2) > 0)
+    # Complement rows of the full Vh follow the same rule on their own.
+    rest = vh1[:, 5:, :]
+    rows = np.argmax(np.abs(rest), axis=-1)
+    assert np.all(np.take_along_axis(rest, rows[..., None], axis=-1) > 0)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3), (0, 4, 3), (2, 3, 0, 0)])
+def test_empty_shapes_match_torch(shape):
+    *batch, m, n = shape
+    batch = tuple(batch)
+    k = min(m, n)
+    u, s, vh = svd_forward(np.zeros(shape, dtype=np.float32))
+    assert u.shape == batch + (m, m) and s.shape == batch + (k,) and vh.shape == batch + (n, n)
+    assert u.dtype == s.dtype == vh.dtype == np.float32
+    if u.size:
+        np.testing.assert_array_equal(u, np.broadcast_to(np.eye(m), u.shape))
+    if vh.size:
+        np.testing.assert_array_equal(vh, np.broadcast_to(np.eye(n), vh.shape))
+    u, s, vh = svd_forward(np.zeros(shape), full_matrices=False)
+    assert u.shape == batch + (m, k) and vh.shape == batch + (k, n)
+    assert svd_forward(np.zeros(shape), compute_uv=False)[1].shape == batch + (k,)
+
+
+def test_empty_shapes_against_torch():
+    torch = pytest.importorskip("torch")
+    for shape in [(0, 3), (3, 0), (2, 0, 3)]:
+        for full in (True, False):
+            got = svd_forward(np.zeros(shape), full_matrices=full)
+            want = torch.linalg.svd(torch.zeros(shape, dtype=torch.float64), full_matrices=full)
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_bad_ndim():
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        svd_forward(np.ones(3))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.bool_, np.complex128])
+def test_bad_dtype(dtype):
+    with pytest.raises(TypeError, match=r"floating-point.*astype"):
+        svd_forward(np.ones((2, 2), dtype=dtype))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_not_finite_names_batch_element(bad):
+    a = np.ones((2, 3, 4, 4))
+    a[1, 2, 0, 3] = bad
+    with pytest.raises(LinAlgError, match=r"not finite.*\(1, 2\)"):
+        svd_forward(a)
+
+
+def test_not_finite_single_matrix_both_paths(path):
+    a = np.ones((60, 50))
+    a[4, 4] = np.nan
+    with pytest.raises(LinAlgError, match="not finite"):
+        svd_forward(a)
+
+
+def test_not_converged_raises(path):
+    a = np.random.default_rng(4).standard_normal((3, 8, 8))
+    with pytest.raises(LinAlgError, match="did not converge"):
+        svd_forward(a, max_sweeps=1)
+    check_svd(a, True)  # and the default cap is enough
+
+
+def test_linalgerror_is_runtimeerror():
+    assert issubclass(LinAlgError, RuntimeError)
+    assert LinAlgError.__doc__
+
+
+def test_kernels_without_jit():
+    """The same kernels run as plain Python under NUMBA_DISABLE_JIT=1 (small inputs only)."""
+    code = textwrap.dedent("""
+        import numpy as np
+        import minigrad.linalg._svd_forward as fwd
+        rng = np.random.default_rng(0)
+        for shape, full in [((2, 4, 3), True), ((3, 5), False), ((1, 1), True)]:
+            a = rng.standard_normal(shape)
+            a[..., 0] *= 1e-9
+            u, s, vh = fwd.svd_forward(a, full)
+            k = min(shape[-2:])
+            assert np.allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, atol=1e-13)
+            assert np.allclose(np.linalg.svd(a, compute_uv=False), s, atol=1e-13)
+        fwd._QR_MIN_COLS = 1
+        u, s, vh = fwd.svd_forward(np.ones((4, 3)))
+        assert np.allclose(u.T @ u, np.eye(4), atol=1e-13) and np.allclose(s, [12**0.5, 0, 0])
+        import numba
+        assert numba.config.DISABLE_JIT
+        print("ok")
+    """)
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, cwd=root,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
