@@ -1,6 +1,6 @@
 """minigrad: a small, readable autodiff tensor library with a differentiable Jacobi SVD."""
 
-from . import autograd
+from . import autograd, linalg
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, eye,
                        from_numpy, full, full_like, linspace, logspace, manual_seed, ones,
@@ -22,7 +22,7 @@ float = float32  # noqa: A001
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tensor", "autograd", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
+    "Tensor", "autograd", "linalg", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
     "eye", "arange", "linspace", "logspace", "rand", "randn", "randint", "randperm",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "Generator", "manual_seed", "default_generator",

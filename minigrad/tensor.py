@@ -24,8 +24,8 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     """torch.tensor's conversion: Python floats become float32, ints int64; arrays keep dtype."""
     if isinstance(data, Tensor):
         arr = data.data
-    elif isinstance(data, np.ndarray):
-        arr = data
+    elif isinstance(data, (np.ndarray, np.generic)):
+        arr = np.asarray(data)  # numpy arrays and scalars keep their dtype
     else:
         arr = np.asarray(data)
         if dtype is None and arr.dtype.kind == "f":
@@ -645,16 +645,20 @@ class Tensor:
     def logsumexp(self, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
         """log(sum(exp(x))) over ``dim``, shifted by the max so it never overflows."""
         dims = reduce.norm_dims(dim, self.ndim)
-        m = self.detach().amax(dims, keepdim=True)
-        m = Tensor._make(np.where(np.isfinite(m.data), m.data, 0).astype(m.data.dtype))
+        m = _max_shift(self, dims)
         out = (self - m).exp().sum(dims, keepdim=True).log() + m
         return out if keepdim else out.squeeze(dims)
 
     def softmax(self, dim: int) -> Tensor:
-        return (self - self.logsumexp(dim, keepdim=True)).exp()
+        """exp(x) / sum(exp(x)) over ``dim``, computed from x - max(x) so it never overflows."""
+        # Not exp(x - logsumexp(x)): at |x| ~ 1000 rounding logsumexp costs float32 digits.
+        e = (self - _max_shift(self, (dim,))).exp()
+        return e / e.sum(dim, keepdim=True)
 
     def log_softmax(self, dim: int) -> Tensor:
-        return self - self.logsumexp(dim, keepdim=True)
+        """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max)))."""
+        z = self - _max_shift(self, (dim,))
+        return z - z.exp().sum(dim, keepdim=True).log()
 
     def cumsum(self, dim: int) -> Tensor:
         return reduce.Cumsum.apply(self, dim % max(self.ndim, 1))
@@ -831,6 +835,13 @@ def _view(base: Tensor, out: Tensor) -> Tensor:
         out._version = base._version
         out._base = base._base if base._base is not None else base
     return out
+
+
+def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """max(x) over ``dims`` (kept), as a constant: a shift softmax and logsumexp are exact
+    under, so it needs no gradient; infinite maxima become 0 to avoid inf - inf."""
+    m = np.max(x.data, axis=dims, keepdims=True) if x.data.size else np.zeros(())
+    return Tensor._make(np.where(np.isfinite(m), m, 0).astype(x.data.dtype))
 
 
 def _tensor_like(x: Any, ref: Tensor) -> Tensor:

@@ -151,7 +151,7 @@ class Function:
         # The hot path of every op: kept flat and allocation-light on purpose.
         record = False
         if _state.enabled:
-            needs = tuple([type(a) is _Tensor and a.requires_grad for a in args])
+            needs = tuple([isinstance(a, _Tensor) and a.requires_grad for a in args])
             record = True in needs
         try:
             if record:
@@ -167,16 +167,21 @@ class Function:
         except ValueError as e:
             if "broadcast" not in str(e):
                 raise
-            shapes = [tuple(a.shape) for a in args if type(a) is _Tensor]
+            shapes = [tuple(a.shape) for a in args if isinstance(a, _Tensor)]
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
         if type(raw) is not tuple:
             out = _make(raw) if type(raw) is np.ndarray else _wrap(raw)
-            if record and out.data.dtype.kind == "f":
+            if record and out.data.dtype.kind == "f" and not ctx._non_diff:
                 edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
                 out.grad_fn = Node(cls, ctx, edges, ((out.data.shape, out.data.dtype),))
                 out.requires_grad = True
             return out
         outs = tuple([_wrap(r) for r in raw])
+        if record and ctx._saved:
+            # Outputs saved in forward become the recorded outputs, so a backward written
+            # with them is itself differentiable (higher order through this node).
+            returned = {id(r): o for r, o in zip(raw, outs)}
+            ctx._saved = tuple([returned.get(id(t), t) for t in ctx._saved])
         if record:
             edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
             node = Node(cls, ctx, edges, tuple([(o.data.shape, o.data.dtype) for o in outs]))

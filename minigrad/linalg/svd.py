@@ -1,0 +1,212 @@
+"""The differentiable SVD: torch.linalg.svd's interface over the Jacobi kernels, with a
+closed-form backward through U, S and Vh (see shared svd-math: Townsend 2016, split into
+its two poles, plus the fold of the full U's / Vh's complement into the reduced factors).
+
+The backward is written with minigrad ops on the saved outputs, so create_graph=True gives
+higher derivatives. Where the gradient does not exist (the loss depends on an arbitrary
+basis of a repeated singular value, of a null space or of the complement) it raises
+LinAlgError; where it exists at such a point, the undefined 0/0 terms are exactly 0.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..autograd.function import Context, Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..functions import where
+from ..tensor import Tensor
+from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
+from .errors import LinAlgError
+
+# "Equal" singular values: within _S_TOL * eps * max(m, n) * s_1. A numerator that should
+# vanish for a well-defined loss: within _NUM_TOL * eps * max(m, n) * (its scale).
+_S_TOL = 10.0
+_NUM_TOL = 1000.0
+
+
+class SVDResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
+        max_sweeps: int = DEFAULT_MAX_SWEEPS) -> SVDResult:
+    """A = U diag(S) Vh, batched over leading dims, differentiable through all three.
+
+    U is (*, m, m) and Vh (*, n, n) with ``full_matrices=True`` (torch's default), else
+    (*, m, k) and (*, k, n), k = min(m, n); S (*, k) is descending. float16 is computed in
+    float32. ``tol`` and ``max_sweeps`` tune the Jacobi iteration.
+
+    >>> U, S, Vh = mg.linalg.svd(mg.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+    >>> U.shape, S.shape, Vh.shape
+    ((3, 3), (2,), (2, 2))
+    """
+    _check_tensor(A, "svd")
+    if A.dtype == np.float16:
+        U, S, Vh = _SVD.apply(A.float(), bool(full_matrices), tol, max_sweeps)
+        return SVDResult(U.half(), S.half(), Vh.half())
+    return SVDResult(*_SVD.apply(A, bool(full_matrices), tol, max_sweeps))
+
+
+def svdvals(A: Tensor, *, tol: float | None = None,
+            max_sweeps: int = DEFAULT_MAX_SWEEPS) -> Tensor:
+    """The singular values of A (*, k), descending; d/dA of sum(g * S) is U diag(g) Vh.
+
+    >>> mg.linalg.svdvals(mg.tensor([[3.0, 0.0], [0.0, -4.0]]))
+    tensor([4., 3.])
+    """
+    _check_tensor(A, "svdvals")
+    if A.requires_grad and is_grad_enabled():
+        return svd(A, full_matrices=False, tol=tol, max_sweeps=max_sweeps).S
+    _, s, _ = svd_forward(A.data, False, False, tol=tol, max_sweeps=max_sweeps)
+    return Tensor._make(s)
+
+
+def _check_tensor(A: object, name: str) -> None:
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.{name}(): argument 'A' must be a Tensor, not "
+                        f"{type(A).__name__}; wrap it with mg.tensor(...)")
+
+
+class _SVD(Function):
+    @staticmethod
+    def forward(ctx: Context, A: Tensor, full_matrices: bool, tol: float | None,
+                max_sweeps: int) -> tuple[Tensor, Tensor, Tensor]:
+        u, s, vh = svd_forward(A.data, full_matrices, True, tol=tol, max_sweeps=max_sweeps)
+        outs = Tensor._make(u), Tensor._make(s), Tensor._make(vh)
+        ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
+        ctx.set_materialize_grads(False)
+        return outs
+
+    @staticmethod
+    def backward(ctx: Context, gU: Tensor | None, gS: Tensor | None,
+                 gVh: Tensor | None) -> tuple:
+        U, S, Vh = ctx.saved_tensors
+        return svd_backward(U, S, Vh, gU, gS, gVh), None, None, None
+
+
+def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
+                 gVh: Tensor | None) -> Tensor:
+    """gA = U [diag(gS) + X] V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T),
+    X_ij = (Ja+Ka)_ij / 2(s_j - s_i) + (Ja-Ka)_ij / 2(s_j + s_i), J = U^T gU, K = V^T gV."""
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    Uk, Vhk = U[..., :k], Vh[..., :k, :]
+    if k == 0:
+        return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
+    gA = None if gS is None else (Uk * gS.unsqueeze(-2)) @ Vhk
+    if gU is None and gVh is None:
+        return gA
+    eps = float(np.finfo(S.dtype).eps) * max(m, n)
+    s = S.data
+    s_tol = _S_TOL * eps * s[..., :1]  # (*, 1): relative to the largest singular value
+
+    gUe = None if gU is None else _fold_complement(U, gU, k, eps, "U")
+    gVe = None if gVh is None else _fold_complement(Vh.mT, gVh.mT, k, eps, "Vh")
+    Vk = Vhk.mT
+    J = None if gUe is None else Uk.mT @ gUe
+    K = None if gVe is None else Vk.mT @ gVe
+    Ja = None if J is None else J - J.mT
+    Ka = None if K is None else K - K.mT
+    plus = Ja if Ka is None else (Ka if Ja is None else Ja + Ka)
+    minus = Ja if Ka is None else (-Ka if Ja is None else Ja - Ka)
+
+    s_i, s_j = S.unsqueeze(-1), S.unsqueeze(-2)  # [.., i, j] broadcasts to s_i and s_j
+    scale = _scale(J, K)
+    X = (_pole(plus, s_j - s_i, s_tol, eps * scale, "repeated", s)
+         + _pole(minus, s_j + s_i, s_tol, eps * scale, "zero", s)) * 0.5
+    core = Uk @ X @ Vhk
+    gA = core if gA is None else gA + core
+
+    inv_s_zero = s <= s_tol  # S^-1 terms: only a loss blind to these directions is defined
+    if m > k and gUe is not None:
+        R = gUe - Uk @ J  # (I - U U^T) gU
+        gA = gA + _over_s(R, S, inv_s_zero, eps * _absmax(gUe), "U") @ Vhk
+    if n > k and gVe is not None:
+        Q = gVe - Vk @ K  # (I - V V^T) gV
+        gA = gA + Uk @ _over_s(Q, S, inv_s_zero, eps * _absmax(gVe), "Vh").mT
+    return gA
+
+
+def _fold_complement(W: Tensor, gW: Tensor, k: int, eps: float, name: str) -> Tensor:
+    """gW_eff = gW[:, :k] - Wp (gWp^T W_k): the complement Wp's cotangent folded into W_k.
+
+    Defined only when the loss is blind to the basis of the complement, i.e. Wp^T gWp is
+    symmetric; otherwise raise."""
+    if W.shape[-1] == k:
+        return gW
+    Wk, Wp, gWk, gWp = W[..., :k], W[..., k:], gW[..., :k], gW[..., k:]
+    M = (Wp.mT @ gWp).data
+    asym = np.abs(M - np.swapaxes(M, -1, -2)).max(axis=(-2, -1))
+    bound = _NUM_TOL * eps * np.abs(gWp.data).max(axis=(-2, -1))
+    bad = np.flatnonzero(asym > bound)
+    if bad.size:
+        where_ = _batch_index(asym.shape, bad[0])
+        raise LinAlgError(
+            f"svd backward: the loss depends on the arbitrary basis of the complement "
+            f"{name}[..., {k}:] (the extra {'columns' if name == 'U' else 'rows'} of the full "
+            f"factor{where_}), so it has no gradient. Use a basis-free quantity such as the "
+            f"projector {name}_p {name}_p^T, or full_matrices=False.")
+    return gWk - Wp @ (gWp.mT @ Wk)
+
+
+def _pole(num: Tensor, den: Tensor, s_tol: np.ndarray, num_tol: np.ndarray, kind: str,
+          s: np.ndarray) -> Tensor:
+    """num / den off the diagonal, with 0 where den vanishes, after checking that num does
+    too there (a well-defined loss); a non-zero num over a zero den has no gradient."""
+    k = s.shape[-1]
+    off = ~np.eye(k, dtype=bool)
+    at_pole = (np.abs(den.data) <= s_tol[..., None]) & off
+    if at_pole.any():
+        bad = at_pole & (np.abs(num.data) > num_tol[..., None, None] * _NUM_TOL)
+        if bad.any():
+            idx = np.argwhere(bad)[0]
+            *b, i, j = (int(v) for v in idx)
+            where_ = f" in batch element {tuple(b)}" if b else ""
+            v = float(s[tuple(b) + (i,)])
+            zero = kind == "zero" or v <= float(s_tol[tuple(b) + (0,)])
+            what = (f"singular values s[{i}] = s[{j}] = 0 (rank deficiency)" if zero
+                    else f"singular values s[{i}] = s[{j}] = {v:.6g} (repeated)")
+            raise LinAlgError(
+                "svd backward: " + what
+                + f"{where_} and the loss depends on the arbitrary choice of singular vectors "
+                "for them, so it has no gradient. Losses that are well defined there (U @ Vh, "
+                "functions of S, projectors onto a gapped subspace) work.")
+    mask = Tensor._make(at_pole | ~off)
+    return where(mask, 0.0, num / where(mask, 1.0, den))
+
+
+def _over_s(R: Tensor, S: Tensor, zero: np.ndarray, tol: np.ndarray, name: str) -> Tensor:
+    """R S^-1 (columns divided by s), with 0 for columns at s = 0, which must be 0 there."""
+    if zero.any():
+        col = np.abs(R.data).max(axis=-2)  # (*, k)
+        bad = zero & (col > _NUM_TOL * tol[..., None])
+        if bad.any():
+            *b, i = (int(v) for v in np.argwhere(bad)[0])
+            where_ = f" in batch element {tuple(b)}" if b else ""
+            raise LinAlgError(
+                f"svd backward: singular value s[{i}] = 0{where_} (rank deficiency) and the "
+                f"loss moves {name} out of the column space there, which depends on an "
+                "arbitrary null-space basis, so it has no gradient.")
+        z = Tensor._make(zero[..., None, :])
+        return where(z, 0.0, R / where(z, 1.0, S.unsqueeze(-2)))
+    return R / S.unsqueeze(-2)
+
+
+def _absmax(t: Tensor) -> np.ndarray:
+    return np.abs(t.data).max(axis=(-2, -1))
+
+
+def _scale(J: Tensor | None, K: Tensor | None) -> np.ndarray:
+    """Per batch element, the size of the numerators J and K (for the vanishing tests)."""
+    parts = [_absmax(t) for t in (J, K) if t is not None]
+    return np.maximum.reduce(parts) if len(parts) > 1 else parts[0]
+
+
+def _batch_index(shape: tuple, flat: int) -> str:
+    if not shape:
+        return ""
+    return f", batch element {tuple(int(v) for v in np.unravel_index(flat, shape))}"
