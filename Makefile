@@ -25,7 +25,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 bench: $(STAMP)
-	$(PY) benchmarks/run_all.py
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: $(STAMP)
 	$(PY) -m pip install -q ruff && $(PY) -m ruff check minigrad tests examples benchmarks

@@ -80,6 +80,9 @@ def time_row(a: np.ndarray, full: bool, repeats: int) -> dict:
     times = {name: [] for name in fns}
     for _ in range(repeats):
         for name, f in fns.items():
+            # Let the previous contender's spinning worker threads (OpenBLAS, OpenMP) go to
+            # sleep: on 2 cores they would otherwise steal time from whoever runs next.
+            time.sleep(0.02)
             t = time.perf_counter()
             f()
             times[name].append(time.perf_counter() - t)

@@ -7,9 +7,11 @@ from minigrad.linalg.errors import LinAlgError
 
 DEFAULT_MAX_SWEEPS = 60  # one-sided Jacobi typically needs 5-12; dgesvj caps at 30
 
-# A single matrix at least this large takes the QR-preconditioned path (LAPACK's QR on the
-# whole matrix, Jacobi on the n x n triangle); smaller ones go straight to the kernel.
-_QR_MIN_COLS = 48
+# A lone matrix with k >= _BIG is decomposed with the threads inside its Jacobi sweeps
+# (there is no batch to spread over); if it is also tall (rows >= _QR_RATIO * k), LAPACK's
+# QR first shrinks it to the k x k triangle. Batches go to the batch-parallel kernel.
+_BIG = 48
+_QR_RATIO = 1.5
 
 _WORK_DTYPE = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float32,
                np.dtype(np.float64): np.float64}
@@ -104,6 +106,27 @@ def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol: float, max_sweeps:
     return u, s, vh
 
 
+def _svd_single(a: np.ndarray, trans: bool, full: bool, compute_uv: bool, tol: float,
+                max_sweeps: int):
+    """One large matrix straight to the kernel, threads working inside each sweep."""
+    m, n = a.shape
+    k = min(m, n)
+    if compute_uv:
+        u = np.empty((m, m if full else k), dtype=a.dtype)
+        vh = np.empty((n if full else k, n), dtype=a.dtype)
+    else:
+        u = vh = np.empty((0, 0), dtype=a.dtype)
+    s = np.empty(k, dtype=a.dtype)
+    jac = _kernels()
+    status = jac.svd_single(a, trans, full, compute_uv, tol, max_sweeps, u, s, vh,
+                            jac.get_num_threads())
+    if status == jac.NOT_FINITE:
+        raise _not_finite(())
+    if status != jac.OK:
+        raise _not_converged((), max_sweeps)
+    return (u if compute_uv else None), s, (vh if compute_uv else None)
+
+
 def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = True, *,
                 tol: float | None = None, max_sweeps: int = DEFAULT_MAX_SWEEPS,
                 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
@@ -140,16 +163,21 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
     trans = m < n
     rows = max(m, n)
 
-    if nbatch == 1 and k >= _QR_MIN_COLS:
-        if not np.isfinite(a3).all():
-            raise _not_finite(())
-        tol_ = float(np.sqrt(k) * np.finfo(work).eps) if tol is None else float(tol)
-        ak = a3[0].T if trans else a3[0]
-        uk, s, vhk = _svd_qr(ak, full_matrices, compute_uv, tol_, int(max_sweeps))
-        if compute_uv:
-            if trans:
-                uk, vhk = np.ascontiguousarray(vhk.T), np.ascontiguousarray(uk.T)
-            _fix_signs(uk, vhk, k)
+    if nbatch == 1 and k >= _BIG:
+        if rows >= _QR_RATIO * k:
+            if not np.isfinite(a3).all():
+                raise _not_finite(())
+            tol_ = float(np.sqrt(k) * np.finfo(work).eps) if tol is None else float(tol)
+            ak = a3[0].T if trans else a3[0]
+            uk, s, vhk = _svd_qr(ak, full_matrices, compute_uv, tol_, int(max_sweeps))
+            if compute_uv:
+                if trans:
+                    uk, vhk = np.ascontiguousarray(vhk.T), np.ascontiguousarray(uk.T)
+                _fix_signs(uk, vhk, k)
+        else:
+            tol_ = float(np.sqrt(rows) * np.finfo(work).eps) if tol is None else float(tol)
+            uk, s, vhk = _svd_single(a3[0], trans, full_matrices, compute_uv, tol_,
+                                     int(max_sweeps))
         u = None if uk is None else uk.reshape(batch + uk.shape)
         vh = None if vhk is None else vhk.reshape(batch + vhk.shape)
         return _cast(u, out_dtype), _cast(s.reshape(batch + (k,)), out_dtype), _cast(vh, out_dtype)

@@ -1,0 +1,104 @@
+"""SVD backward timings, as ratios measured in one run (median of interleaved repeats).
+
+1. backward / forward time of the same SVD (square n x n, a loss through U and Vh):
+   target <= 1.5 for n >= 32.
+2. forward + backward of the batched polar loss (C * (U @ Vh)).sum() over 4096 3x3
+   matrices (the Procrustes / Kabsch case): minigrad at least 3x faster than torch.
+
+Run: python benchmarks/bench_svd_grad.py [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import minigrad as mg
+
+try:
+    import torch
+except ImportError:  # the torch column is optional
+    torch = None
+
+
+def _time(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def backward_over_forward(n: int, repeats: int) -> tuple[float, float, float]:
+    rng = np.random.default_rng(n)
+    A0 = rng.standard_normal((n, n))
+    C = mg.tensor(rng.standard_normal((n, n)))
+    fwd, bwd = [], []
+    mg.linalg.svd(mg.tensor(A0))  # compile / warm the kernels outside the timing
+    for _ in range(repeats):
+        A = mg.tensor(A0, requires_grad=True)
+        t0 = time.perf_counter()
+        U, S, Vh = mg.linalg.svd(A)
+        t1 = time.perf_counter()
+        loss = (C * (U @ Vh)).sum() + S.sum()
+        t2 = time.perf_counter()
+        loss.backward()
+        t3 = time.perf_counter()
+        fwd.append(t1 - t0)
+        bwd.append(t3 - t2)
+    f, b = statistics.median(fwd), statistics.median(bwd)
+    return f, b, b / f
+
+
+def procrustes(repeats: int) -> tuple[float, float | None]:
+    rng = np.random.default_rng(0)
+    A0 = rng.standard_normal((4096, 3, 3))
+    C0 = rng.standard_normal((4096, 3, 3))
+    C = mg.tensor(C0)
+
+    def mine() -> None:
+        A = mg.tensor(A0, requires_grad=True)
+        U, _, Vh = mg.linalg.svd(A)
+        (C * (U @ Vh)).sum().backward()
+
+    def theirs() -> None:
+        A = torch.tensor(A0, requires_grad=True)
+        U, _, Vh = torch.linalg.svd(A)
+        (torch.tensor(C0) * (U @ Vh)).sum().backward()
+
+    mine()
+    if torch is not None:
+        theirs()
+    ts_m, ts_t = [], []
+    for _ in range(repeats):
+        ts_m.append(_time(mine))
+        if torch is not None:
+            ts_t.append(_time(theirs))
+    return statistics.median(ts_m), (statistics.median(ts_t) if ts_t else None)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=9)
+    args = ap.parse_args()
+
+    print("backward / forward of one n x n SVD, loss (C * (U @ Vh)).sum() + S.sum()")
+    print(f"{'n':>5} {'forward ms':>11} {'backward ms':>12} {'ratio':>7}  target <= 1.5")
+    for n in (32, 64, 128, 256):
+        f, b, r = backward_over_forward(n, args.repeats)
+        print(f"{n:>5} {f * 1e3:>11.3f} {b * 1e3:>12.3f} {r:>7.2f}  {'PASS' if r <= 1.5 else 'MISS'}")
+
+    m, t = procrustes(args.repeats)
+    print("\nforward+backward of (C * (U @ Vh)).sum() over 4096 3x3 (float64)")
+    print(f"minigrad {m * 1e3:.2f} ms", end="")
+    if t is None:
+        print("  (torch not installed: no ratio)")
+    else:
+        speedup = t / m
+        print(f", torch {t * 1e3:.2f} ms, minigrad is {speedup:.1f}x faster  target >= 3x  "
+              f"{'PASS' if speedup >= 3 else 'MISS'}")
+
+
+if __name__ == "__main__":
+    main()
