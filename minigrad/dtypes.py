@@ -40,7 +40,7 @@ def result_dtype(*operands: Any) -> np.dtype:
     precedence over zero-dim tensors, which take precedence over Python scalars."""
     groups: list[list[np.dtype]] = [[], [], []]  # dimensioned, zero-dim, scalar
     for x in operands:
-        data = getattr(x, "data", None)
+        data = x if type(x) is np.ndarray else getattr(x, "data", None)  # an ndarray is a tensor
         if isinstance(data, np.ndarray):
             groups[0 if data.ndim else 1].append(data.dtype)
         else:

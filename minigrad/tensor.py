@@ -297,8 +297,8 @@ class Tensor:
     def _inplace(self, compute: Callable[[Tensor], Tensor], tracked_others: Sequence = ()) -> Tensor:
         """Run ``compute`` out of place, then write its result into this tensor's memory.
 
-        When recorded, this tensor takes the result's place in the graph; its old self lives
-        on as an alias, so a saved copy of it trips the version check instead of lying."""
+        When recorded, this tensor takes the result's place in the graph; its old value lives
+        on as a copy, while ops that saved this tensor itself trip the version check."""
         record = is_grad_enabled() and (
             self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad
                                       for o in tracked_others)
@@ -318,8 +318,9 @@ class Tensor:
                 "in-place operation on a view of another tensor while recording gradients is "
                 "not supported; apply it to a .clone() instead"
             )
-        old = Tensor._make(self.data)
-        old._version = self._version
+        # The old value as a copy: ops may save it for backward (x.mul_(y) needs x for
+        # y's gradient), and the write below must not change it (torch clones here too).
+        old = Tensor._make(self.data.copy())
         old.requires_grad, old.grad_fn, old._output_nr = (
             self.requires_grad, self.grad_fn, self._output_nr)
         res = compute(old)

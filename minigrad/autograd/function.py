@@ -185,7 +185,8 @@ class Function:
         if record:
             edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
             node = Node(cls, ctx, edges, tuple([(o.data.shape, o.data.dtype) for o in outs]))
-            non_diff = [id(getattr(t, "data", t)) for t in ctx._non_diff]
+            # By identity of the array: forward may mark the Tensors or ndarrays it returns.
+            non_diff = [id(t.data if isinstance(t, _Tensor) else t) for t in ctx._non_diff]
             for i, o in enumerate(outs):
                 if o.data.dtype.kind == "f" and id(o.data) not in non_diff:
                     o.grad_fn = node

@@ -107,7 +107,7 @@ def _at(shape: tuple, flat: int) -> tuple:
 def _compare(ana: float, num: float, atol: float, rtol: float, where: str) -> None:
     if not abs(ana - num) <= atol + rtol * abs(num):
         raise GradcheckError(
-            f"Jacobian mismatch for {where}: analytic {ana!r}, numerical {num!r} "
+            f"Jacobian mismatch for {where}: analytic {float(ana)!r}, numerical {float(num)!r} "
             f"(atol={atol}, rtol={rtol})"
         )
 

@@ -52,14 +52,19 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        if _is_bool(a) or _is_bool(b):  # torch refuses a bool operand even beside a float
+            raise TypeError("subtraction with a bool operand is not supported; use ~ or ^ "
+                            "instead")
         x, y = operands(a, b)
-        if x.dtype == np.bool_:
-            raise TypeError("subtraction of bool tensors is not supported; use ~ or ^ instead")
         return np.subtract(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         return g, (-g if ctx.needs_input_grad[1] else None)
+
+
+def _is_bool(x: Any) -> bool:
+    return type(x) is bool or getattr(getattr(x, "data", None), "dtype", None) == np.bool_
 
 
 def _is_tensor(x: Any) -> bool:
@@ -127,7 +132,11 @@ class Pow(Function):
         na, nb = ctx.needs_input_grad
         ga = gb = None
         if na:
-            ga = g * 0 if (not _is_tensor(b) and b == 0) else g * b * a ** (b - 1)
+            ga = g * b * a ** (b - 1)
+            # torch's rule: 0 where the exponent is 0 (else 0 * 0**-1 = nan at a == 0).
+            b_zero = np.asarray(_arr(b)) == 0
+            if np.any(b_zero):
+                ga = Where.apply(_mask(~b_zero), ga, 0)
         if nb:
             base = np.asarray(_arr(a))
             # torch's rule: d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0.
@@ -195,7 +204,8 @@ class Where(Function):
 
 
 class Clamp(Function):
-    """clip(a, lo, hi); the gradient passes where lo <= a <= hi, as in torch."""
+    """clip(a, lo, hi); the gradient passes where lo <= a <= hi, else to the tensor bound
+    that was taken, as in torch."""
 
     @staticmethod
     def forward(ctx: Context, a: Any, lo: Any, hi: Any) -> np.ndarray:
@@ -210,8 +220,16 @@ class Clamp(Function):
             out = np.minimum(out, np.asarray(hi_, dtype=x.dtype))
             keep = keep & (x <= hi_)
         ctx.keep = _mask(keep)
-        return np.array(out, dtype=x.dtype, copy=out is x)
+        _, n_lo, n_hi = ctx.needs_input_grad
+        if n_lo:
+            ctx.low = _mask(x < lo_)
+        if n_hi:
+            ctx.high = _mask(x > hi_)
+        # np.maximum of 0-d arrays gives a numpy scalar: asarray, since copy=False would refuse it
+        return np.array(out, dtype=x.dtype) if out is x else np.asarray(out, dtype=x.dtype)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        return Where.apply(ctx.keep, g, 0), None, None
+        _, n_lo, n_hi = ctx.needs_input_grad
+        return (Where.apply(ctx.keep, g, 0), Where.apply(ctx.low, g, 0) if n_lo else None,
+                Where.apply(ctx.high, g, 0) if n_hi else None)

@@ -1,0 +1,638 @@
+"""Autograd semantics: accumulation, reuse, grad modes, hooks, graph freeing, higher order,
+version counters, deep graphs, custom Functions and gradcheck itself."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import Function
+
+
+def leaf(values, dtype=mg.float64) -> mg.Tensor:
+    return mg.tensor(np.asarray(values, dtype=dtype), requires_grad=True)
+
+
+# ---- accumulation and reuse -----------------------------------------------------------------
+def test_gradients_accumulate_across_backward_calls() -> None:
+    x = leaf([1.0, 2.0])
+    (x * 3).sum().backward()
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3 + 2, 3 + 4])
+    x.grad = None
+    (x * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3, 3])
+
+
+def test_reused_inputs_sum_their_contributions() -> None:
+    a = leaf([1.0, -2.0])
+    (a + a).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2, 2])
+    x = leaf([3.0, 4.0])
+    y = x * x
+    (y + y * x).sum().backward()  # d/dx (x^2 + x^3) = 2x + 3x^2
+    np.testing.assert_array_equal(x.grad.numpy(), [2 * 3 + 27, 2 * 4 + 48])
+
+
+def test_leaf_grad_is_not_aliased_to_the_incoming_gradient() -> None:
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    (a + b).sum().backward()
+    a.grad.data[0] = 100.0
+    assert b.grad.numpy()[0] == 1.0
+
+
+def test_broadcast_gradient_is_summed_back_to_the_input_shape() -> None:
+    a = leaf(np.ones((2, 3)))
+    b = leaf(np.ones((3,)))
+    c = leaf(np.ones((2, 1)))
+    s = leaf(2.0)
+    (a * b + c * s).sum().backward()
+    assert b.grad.shape == (3,) and c.grad.shape == (2, 1) and s.grad.shape == ()
+    np.testing.assert_array_equal(b.grad.numpy(), [2, 2, 2])
+    np.testing.assert_array_equal(c.grad.numpy(), [[6], [6]])
+    assert s.grad.item() == 6
+
+
+def test_gradient_is_cast_back_to_the_leaf_dtype() -> None:
+    a = leaf([1.0, 2.0], mg.float32)
+    b = leaf([1.0, 2.0], mg.float64)
+    out = a * b
+    assert out.dtype == np.float64
+    out.sum().backward()
+    assert a.grad.dtype == np.float32 and b.grad.dtype == np.float64
+
+
+def test_backward_with_explicit_gradient_and_nonscalar_error() -> None:
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    with pytest.raises(RuntimeError, match="scalar outputs"):
+        y.backward()
+    y.backward(mg.tensor(np.array([1.0, 10.0])))
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 20])
+
+
+def test_backward_on_a_tensor_without_grad_raises() -> None:
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        mg.tensor([1.0]).sum().backward()
+
+
+# ---- grad modes -----------------------------------------------------------------------------
+def test_no_grad_and_enable_grad_as_context_managers() -> None:
+    x = leaf([1.0])
+    with mg.no_grad():
+        y = x * 2
+        assert not mg.is_grad_enabled()
+        with mg.enable_grad():
+            z = x * 2
+        assert not mg.is_grad_enabled()
+    assert mg.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None
+    assert z.requires_grad and z.grad_fn is not None
+
+
+def test_grad_modes_restore_state_after_an_exception() -> None:
+    with pytest.raises(ValueError):
+        with mg.no_grad():
+            raise ValueError
+    assert mg.is_grad_enabled()
+
+
+def test_grad_modes_as_decorators() -> None:
+    x = leaf([1.0])
+
+    @mg.no_grad()
+    def off():
+        return x * 2, mg.is_grad_enabled()
+
+    @mg.enable_grad()
+    def on():
+        return x * 2
+
+    @mg.set_grad_enabled(False)
+    def off2():
+        return x * 2
+
+    assert mg.is_grad_enabled()  # decorating does not switch anything
+    y, flag = off()
+    assert not y.requires_grad and not flag
+    with mg.no_grad():
+        assert on().requires_grad
+    assert not off2().requires_grad
+    assert mg.is_grad_enabled()
+    assert off.__name__ == "off"
+
+
+def test_set_grad_enabled_as_function_and_context_manager() -> None:
+    x = leaf([1.0])
+    with mg.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert mg.is_grad_enabled()
+    mg.set_grad_enabled(False)
+    try:
+        assert not mg.is_grad_enabled()
+    finally:
+        mg.set_grad_enabled(True)
+    with mg.no_grad():
+        with mg.set_grad_enabled(True):
+            assert (x * 2).requires_grad
+
+
+def test_grad_mode_is_thread_local() -> None:
+    seen = {}
+    inside = threading.Event()
+    release = threading.Event()
+
+    def worker() -> None:
+        seen["start"] = mg.is_grad_enabled()
+        with mg.no_grad():
+            inside.set()
+            release.wait(5)
+            seen["inner"] = mg.is_grad_enabled()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    inside.wait(5)
+    try:
+        assert mg.is_grad_enabled()  # the worker's no_grad does not leak here
+        assert (leaf([1.0]) * 2).requires_grad
+    finally:
+        release.set()
+        t.join()
+    assert seen == {"start": True, "inner": False}
+    with mg.no_grad():
+        t = threading.Thread(target=lambda: seen.__setitem__("new", mg.is_grad_enabled()))
+        t.start()
+        t.join()
+    assert seen["new"] is True  # every thread starts with recording on, as in torch
+
+
+# ---- detach, requires_grad ------------------------------------------------------------------
+def test_detach_shares_memory_and_does_not_require_grad() -> None:
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None and d.is_leaf
+    assert np.shares_memory(d.numpy(), y.data)
+    d[0] = 7.0
+    assert y.data[0] == 7.0
+
+
+def test_only_float_tensors_can_require_grad() -> None:
+    with pytest.raises(RuntimeError, match="floating point"):
+        mg.tensor([1, 2]).requires_grad_()
+    with pytest.raises(RuntimeError, match="floating point"):
+        mg.tensor([1, 2], requires_grad=True)
+    with pytest.raises(RuntimeError, match="floating point"):
+        mg.tensor([True]).requires_grad_()
+    x = mg.tensor([1.0]).requires_grad_()
+    assert x.requires_grad and x.is_leaf
+    assert not x.requires_grad_(False).requires_grad
+
+
+def test_integer_results_of_differentiable_inputs_do_not_require_grad() -> None:
+    x = leaf([[1.0, 5.0], [3.0, 2.0]])
+    values, indices = x.max(1)
+    assert values.requires_grad and not indices.requires_grad
+    assert indices.dtype == np.int64
+    assert not x.argmax().requires_grad and not (x > 1).requires_grad
+    n = mg.tensor([1, 2]) * 3
+    assert n.dtype == np.int64 and not n.requires_grad
+
+
+def test_is_leaf_and_grad_fn() -> None:
+    x = leaf([1.0])
+    y = x.exp()
+    assert x.is_leaf and x.grad_fn is None
+    assert not y.is_leaf and "Exp" in repr(y.grad_fn)
+    assert mg.tensor([1.0]).is_leaf
+
+
+# ---- retain_grad and hooks ------------------------------------------------------------------
+def test_retain_grad_keeps_a_non_leaf_gradient() -> None:
+    x = leaf([1.0, 2.0])
+    y = x * 3
+    z = y * y
+    y.retain_grad()
+    assert y.retains_grad
+    z.sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [6, 12])
+    w = x * 3
+    (w * w).sum().backward()
+    assert w.grad is None  # not retained
+
+
+def test_hook_can_replace_the_gradient_and_be_removed() -> None:
+    x = leaf([1.0, 2.0])
+    seen = []
+
+    def hook(g):
+        seen.append(g.numpy().copy())
+        return g * 10
+
+    handle = x.register_hook(hook)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(seen[0], [2, 4])
+    np.testing.assert_array_equal(x.grad.numpy(), [20, 40])
+    handle.remove()
+    x.grad = None
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 4])
+    assert len(seen) == 1
+
+
+def test_hook_on_a_non_leaf_changes_what_flows_upstream() -> None:
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    y.register_hook(lambda g: g * 0)
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 0])
+    observed = []
+    z = x * 2
+    z.register_hook(lambda g: observed.append(g.numpy().copy()))  # returns None: unchanged
+    x.grad = None
+    (z * z).sum().backward()
+    np.testing.assert_array_equal(observed[0], [4, 8])
+    np.testing.assert_array_equal(x.grad.numpy(), [8, 16])
+
+
+def test_hook_on_tensor_without_grad_raises() -> None:
+    with pytest.raises(RuntimeError):
+        mg.tensor([1.0]).register_hook(lambda g: g)
+
+
+# ---- graph freeing and retain_graph ---------------------------------------------------------
+def test_second_backward_without_retain_graph_raises_clearly() -> None:
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time.*retain_graph=True"):
+        y.backward()
+
+
+def test_retain_graph_allows_a_second_backward() -> None:
+    x = leaf([1.0, 2.0])
+    y = (x.exp() * x).sum()
+    y.backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first)
+
+
+def test_autograd_grad_frees_the_graph_unless_retained() -> None:
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    (g,) = mg.autograd.grad(y, x, retain_graph=True)
+    (g2,) = mg.autograd.grad(y, x)
+    np.testing.assert_array_equal(g.numpy(), g2.numpy())
+    with pytest.raises(RuntimeError, match="second time"):
+        mg.autograd.grad(y, x)
+    assert x.grad is None  # autograd.grad returns, it does not accumulate
+
+
+# ---- higher order ---------------------------------------------------------------------------
+def test_create_graph_gives_second_derivatives() -> None:
+    x = leaf([0.5, -1.0, 2.0])
+    y = (x ** 3).sum() + (x.sin() * x).sum()
+    (g,) = mg.autograd.grad(y, x, create_graph=True)
+    xv = x.detach().numpy()
+    np.testing.assert_allclose(g.detach().numpy(), 3 * xv ** 2 + np.cos(xv) * xv + np.sin(xv))
+    assert g.requires_grad
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * xv - np.sin(xv) * xv + 2 * np.cos(xv))
+
+
+def test_backward_with_create_graph_leaves_a_differentiable_grad() -> None:
+    x = leaf([2.0])
+    (x ** 4).sum().backward(create_graph=True)
+    g = x.grad
+    assert g.requires_grad and g.item() == 32.0
+    (g2,) = mg.autograd.grad(g.sum(), x)
+    assert g2.item() == 48.0
+
+
+def test_third_derivative() -> None:
+    x = leaf([1.5])
+    y = x.tanh().sum()
+    (g1,) = mg.autograd.grad(y, x, create_graph=True)
+    (g2,) = mg.autograd.grad(g1.sum(), x, create_graph=True)
+    (g3,) = mg.autograd.grad(g2.sum(), x)
+    t = np.tanh(1.5)
+    np.testing.assert_allclose(g3.item(), -2 * (1 - t * t) * (1 - 3 * t * t), rtol=1e-12)
+
+
+def test_autograd_grad_allow_unused() -> None:
+    x, y = leaf([1.0]), leaf([2.0])
+    out = (x * 3).sum()
+    with pytest.raises(RuntimeError, match="allow_unused"):
+        mg.autograd.grad(out, [x, y], retain_graph=True)
+    gx, gy = mg.autograd.grad(out, [x, y], allow_unused=True)
+    assert gx.item() == 3.0 and gy is None
+
+
+def test_autograd_grad_of_intermediate_and_multiple_outputs() -> None:
+    x = leaf([1.0, 2.0])
+    h = x * 2
+    out1, out2 = (h * h).sum(), h.sum()
+    gh, gx = mg.autograd.grad([out1, out2], [h, x],
+                              grad_outputs=[mg.tensor(1.0, dtype=mg.float64),
+                                            mg.tensor(10.0, dtype=mg.float64)])
+    np.testing.assert_array_equal(gh.numpy(), 2 * h.detach().numpy() + 10)
+    np.testing.assert_array_equal(gx.numpy(), 2 * gh.numpy())
+
+
+# ---- version counter and in-place ops -------------------------------------------------------
+def test_modifying_a_saved_tensor_raises_naming_the_op() -> None:
+    a = leaf([1.0, 2.0])
+    x = a * 1
+    y = x.exp()
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation.*ExpBackward"):
+        y.sum().backward()
+
+
+def test_modifying_a_saved_tensor_through_a_view_or_detach_raises() -> None:
+    a = leaf([[1.0, 2.0], [3.0, 4.0]])
+    x = a * 1
+    y = (x * a).sum()
+    with mg.no_grad():
+        x[0].mul_(5)  # a view of x: same memory, same version counter
+    with pytest.raises(RuntimeError, match="MulBackward"):
+        y.backward()
+    b = leaf([1.0])
+    z = b.sin()
+    b.detach().zero_()  # detach shares the version counter too
+    with pytest.raises(RuntimeError, match="SinBackward"):
+        z.backward()
+
+
+def test_in_place_op_on_a_leaf_that_requires_grad_raises() -> None:
+    x = leaf([1.0])
+    with pytest.raises(RuntimeError, match="leaf"):
+        x.add_(1)
+    with pytest.raises(RuntimeError, match="leaf"):
+        x[0] = 2.0
+    with mg.no_grad():
+        x.mul_(3)  # allowed: an optimizer step
+    assert x.item() == 3.0 and x.requires_grad and x.is_leaf
+
+
+def test_in_place_ops_are_differentiable() -> None:
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    x = a * 1
+    x.mul_(b)
+    x.add_(a, alpha=2)
+    x.sub_(1.0)
+    x.div_(2.0)
+    assert not x.is_leaf
+    x.sum().backward()
+    # x = (a*b + 2a - 1) / 2
+    np.testing.assert_array_equal(a.grad.numpy(), (b.detach().numpy() + 2) / 2)
+    np.testing.assert_array_equal(b.grad.numpy(), a.detach().numpy() / 2)
+
+
+def test_setitem_and_copy_are_differentiable() -> None:
+    a, v = leaf([1.0, 2.0, 3.0]), leaf([10.0])
+    x = a * 2
+    x[1:2] = v * 3
+    assert x.detach().numpy().tolist() == [2.0, 30.0, 6.0]
+    x.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2, 0, 2])
+    np.testing.assert_array_equal(v.grad.numpy(), [3])
+    dst = mg.zeros(3, dtype=mg.float64)
+    src = leaf([1.0, 2.0, 3.0])
+    dst.copy_(src * src)
+    assert dst.requires_grad and not dst.is_leaf
+    dst.sum().backward()
+    np.testing.assert_array_equal(src.grad.numpy(), [2, 4, 6])
+
+
+def test_in_place_on_a_non_leaf_with_a_saved_old_value_still_gives_right_grads() -> None:
+    a = leaf([1.0, 2.0])
+    x = a * a  # MulBackward saved a, not x
+    x.mul_(3)
+    x.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [6, 12])
+
+
+def test_fill_and_zero_cut_the_gradient_to_the_old_value() -> None:
+    a = leaf([1.0, 2.0])
+    x = a * 2
+    x.fill_(5.0)
+    assert x.detach().tolist() == [5.0, 5.0]
+    x.sum().backward()  # torch keeps x in the graph, with a zero gradient to a
+    assert a.grad is None or not np.any(a.grad.numpy())
+    a.grad = None
+    y = a * 2
+    z = y * 1
+    z.zero_()
+    (z + y).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2, 2])
+
+
+# ---- deep graphs ----------------------------------------------------------------------------
+def test_a_100000_op_chain_backwards_without_recursion() -> None:
+    x = leaf([1.0])
+    y = x
+    for _ in range(100_000):
+        y = y + 1e-5
+    y.sum().backward()
+    assert x.grad.item() == 1.0
+    np.testing.assert_allclose(y.item(), 2.0)
+
+
+# ---- custom Functions -----------------------------------------------------------------------
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        ctx.seen_needs = ctx.needs_input_grad
+        return x.data ** 3 * scale
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x * x * ctx.scale, None
+
+
+class WrongCube(Cube):
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 2 * x * x * ctx.scale, None  # deliberately wrong
+
+
+def test_custom_function_contract() -> None:
+    x = leaf([1.0, 2.0])
+    y = Cube.apply(x, 2.0)
+    assert y.requires_grad and "Cube" in repr(y.grad_fn)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6, 24])
+    assert mg.autograd.gradcheck(lambda t: Cube.apply(t, 2.0), [leaf([0.3, -1.2])])
+    assert mg.autograd.gradgradcheck(lambda t: Cube.apply(t, 2.0), [leaf([0.3, -1.2])])
+
+
+def test_needs_input_grad_reports_which_inputs_need_grad() -> None:
+    seen = []
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, a, b, k):
+            seen.append(ctx.needs_input_grad)
+            return a.data + b.data * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g * 2, None
+
+    Probe.apply(leaf([1.0]), mg.tensor([1.0], dtype=mg.float64), 2)
+    Probe.apply(mg.tensor([1.0]), leaf([1.0], mg.float32), 2)
+    assert seen == [(True, False, False), (False, True, False)]
+    with mg.no_grad():
+        Probe.apply(leaf([1.0]), leaf([1.0]), 2)
+    assert seen[-1] == (False, False, False)
+
+
+def test_forward_runs_without_recording() -> None:
+    class Inner(Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.inner = (a * 2)  # an op inside forward must not be recorded
+            return ctx.inner
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = leaf([1.0])
+    y = Inner.apply(x)
+    assert not y.grad_fn.ctx.inner.requires_grad
+    y.sum().backward()
+    assert x.grad.item() == 2.0
+
+
+def test_mark_non_differentiable() -> None:
+    class SortWithIndex(Function):
+        @staticmethod
+        def forward(ctx, a):
+            order = np.argsort(a.data)
+            vals = a.data[order]
+            pos = order.astype(a.data.dtype)  # float, yet not differentiable
+            ctx.mark_non_differentiable(pos)
+            ctx.order = order
+            return vals, pos
+
+        @staticmethod
+        def backward(ctx, g, g_pos):
+            out = np.zeros(g.shape)
+            out[ctx.order] = g.numpy()
+            return mg.tensor(out)
+
+    x = leaf([3.0, 1.0, 2.0])
+    vals, pos = SortWithIndex.apply(x)
+    assert vals.requires_grad and not pos.requires_grad
+    (vals * mg.tensor([1.0, 10.0, 100.0], dtype=mg.float64)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [100, 1, 10])
+
+    class Rank(Function):
+        @staticmethod
+        def forward(ctx, a):
+            r = np.argsort(np.argsort(a.data)).astype(a.data.dtype)
+            ctx.mark_non_differentiable(r)
+            return r
+
+        @staticmethod
+        def backward(ctx, g):
+            raise AssertionError("never called")
+
+    r = Rank.apply(x)
+    assert not r.requires_grad and r.grad_fn is None
+
+
+def test_missing_output_gradients_are_materialized_as_zeros() -> None:
+    class Split(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a.data * 2, a.data * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            assert g1 is not None and g2 is not None
+            return g1 * 2 + g2 * 3
+
+    x = leaf([1.0])
+    p, _ = Split.apply(x)
+    p.sum().backward()
+    assert x.grad.item() == 2.0
+
+
+def test_backward_returning_wrong_number_of_grads_raises() -> None:
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a.data + b.data
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError, match="returned 1 gradients, expected 2"):
+        Bad.apply(leaf([1.0]), leaf([1.0])).sum().backward()
+
+
+# ---- gradcheck itself -----------------------------------------------------------------------
+def test_gradcheck_catches_a_wrong_backward_and_names_the_spot() -> None:
+    x = leaf([0.5, -1.5])
+    with pytest.raises(RuntimeError) as info:
+        mg.autograd.gradcheck(lambda t: WrongCube.apply(t, 1.0), [x])
+    msg = str(info.value)
+    assert "input 0" in msg and "element (0,)" in msg
+    assert "analytic 0.5" in msg and "numerical 0.75" in msg  # 2 * .5^2 vs 3 * .5^2
+    assert not mg.autograd.gradcheck(lambda t: WrongCube.apply(t, 1.0), [x],
+                                     raise_exception=False)
+    with pytest.raises(RuntimeError, match="random projection"):
+        mg.autograd.gradcheck(lambda t: WrongCube.apply(t, 1.0), [x], fast_mode=True)
+
+
+def test_gradcheck_names_the_second_input() -> None:
+    class WrongMul(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a.data * b.data
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g * b, g * b  # second is wrong
+
+    with pytest.raises(RuntimeError, match="input 1 element"):
+        mg.autograd.gradcheck(WrongMul.apply, [leaf([1.0, 2.0]), leaf([3.0, 4.0])])
+
+
+def test_gradgradcheck_catches_a_wrong_second_derivative() -> None:
+    class FirstOrderOnly(Function):
+        """Right first derivative of x^3, but backward uses a constant (no second order)."""
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.d = mg.tensor(3 * x.data ** 2)
+            return x.data ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.d
+
+    x = leaf([0.7, 1.3])
+    assert mg.autograd.gradcheck(FirstOrderOnly.apply, [x])
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        mg.autograd.gradgradcheck(FirstOrderOnly.apply, [x])
+
+
+def test_gradcheck_warns_for_float32_inputs() -> None:
+    with pytest.warns(UserWarning, match="float64"):
+        mg.autograd.gradcheck(lambda t: t * 2, [leaf([1.0], mg.float32)], atol=1e-2,
+                              rtol=1e-2)

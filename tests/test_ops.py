@@ -1,0 +1,478 @@
+"""One table of ops drives value tests (against numpy / scipy) and gradient tests
+(gradcheck in float64, plus gradgradcheck for ops that are twice differentiable at the
+sampled points). Binary ops also get hypothesis tests over broadcast shapes and dtypes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import scipy.special as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minigrad as mg
+
+
+@dataclass(frozen=True)
+class Op:
+    """``fn(m, *xs)`` runs with m = minigrad (and, in test_torch_compare, m = torch)."""
+
+    name: str
+    fn: Callable
+    ref: Callable  # numpy reference on ndarrays
+    shapes: tuple
+    domain: tuple | Callable = (-2.0, 2.0)  # uniform (lo, hi), or rng, shape -> ndarray
+    smooth: bool = True  # twice differentiable at the sampled inputs: gradgradcheck runs
+
+
+def positive(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    return rng.uniform(0.5, 2.0, shape)
+
+
+def away_from_zero(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    return rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def with_a_zero(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    a = rng.uniform(-2.0, 2.0, shape)
+    a.flat[1] = 0.0
+    return a
+
+
+def huge(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    return rng.uniform(990.0, 1010.0, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def np_var(a: np.ndarray, axis=None, keepdims=False, ddof=1) -> np.ndarray:
+    return np.var(a, axis=axis, keepdims=keepdims, ddof=ddof)
+
+
+def np_diag_embed(a: np.ndarray, offset: int = 0) -> np.ndarray:
+    n = a.shape[-1] + abs(offset)
+    out = np.zeros(a.shape[:-1] + (n, n), a.dtype)
+    for idx in np.ndindex(a.shape[:-1]):
+        out[idx] = np.diag(a[idx], offset)
+    return out
+
+
+def np_matmul_1d_batch(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.matmul(a, b)
+
+
+A, B, C = (3, 4), (2, 3, 4), (4,)
+
+OPS = [
+    # ---- arithmetic, tensor and scalar on both sides, with broadcasting ----
+    Op("add", lambda m, a, b: a + b, np.add, ((3, 4), (4,))),
+    Op("add_bcast", lambda m, a, b: a + b, np.add, ((2, 1, 4), (3, 1))),
+    Op("add_scalar", lambda m, a: a + 2.5, lambda a: a + 2.5, (A,)),
+    Op("radd_scalar", lambda m, a: 2 + a, lambda a: 2 + a, (A,)),
+    Op("sub", lambda m, a, b: a - b, np.subtract, ((3, 4), (3, 1))),
+    Op("rsub_scalar", lambda m, a: 3.0 - a, lambda a: 3.0 - a, (A,)),
+    Op("sub_scalar", lambda m, a: a - 1, lambda a: a - 1, (A,)),
+    Op("mul", lambda m, a, b: a * b, np.multiply, ((2, 3, 4), (3, 4))),
+    Op("mul_self", lambda m, a: a * a, lambda a: a * a, (A,)),
+    Op("mul_scalar", lambda m, a: a * -1.5, lambda a: a * -1.5, (A,)),
+    Op("rmul_scalar", lambda m, a: 3 * a, lambda a: 3 * a, (A,)),
+    Op("div", lambda m, a, b: a / b, np.divide, ((3, 4), (4,)),
+       lambda r, s: away_from_zero(r, s)),
+    Op("div_scalar", lambda m, a: a / 4, lambda a: a / 4, (A,)),
+    Op("rdiv_scalar", lambda m, a: 2.0 / a, lambda a: 2.0 / a, (A,), away_from_zero),
+    Op("pow", lambda m, a, b: a ** b, np.power, ((3, 4), (3, 4)), positive),
+    Op("pow_int", lambda m, a: a ** 3, lambda a: a ** 3, (A,)),
+    Op("pow_frac", lambda m, a: a ** -1.5, lambda a: a ** -1.5, (A,), positive),
+    Op("rpow", lambda m, a: 2.0 ** a, lambda a: 2.0 ** a, (A,)),
+    Op("neg", lambda m, a: -a, np.negative, (A,)),
+    # ---- elementwise ----
+    Op("abs", lambda m, a: a.abs(), np.abs, (A,), away_from_zero),
+    Op("exp", lambda m, a: a.exp(), np.exp, (A,)),
+    Op("log", lambda m, a: a.log(), np.log, (A,), positive),
+    Op("sqrt", lambda m, a: a.sqrt(), np.sqrt, (A,), positive),
+    Op("sin", lambda m, a: a.sin(), np.sin, (A,)),
+    Op("cos", lambda m, a: m.cos(a), np.cos, (A,)),
+    Op("tanh", lambda m, a: a.tanh(), np.tanh, (A,)),
+    Op("sigmoid", lambda m, a: a.sigmoid(), sp.expit, (A,)),
+    Op("sigmoid_huge", lambda m, a: a.sigmoid(), sp.expit, (A,), huge),
+    Op("relu", lambda m, a: a.relu(), lambda a: np.maximum(a, 0), (A,), away_from_zero),
+    Op("maximum", lambda m, a, b: m.maximum(a, b), np.maximum, ((3, 4), (4,))),
+    Op("minimum", lambda m, a, b: a.minimum(b), np.minimum, ((2, 1, 4), (3, 4))),
+    Op("clamp", lambda m, a: a.clamp(-0.5, 0.7), lambda a: np.clip(a, -0.5, 0.7), (A,)),
+    Op("clamp_min", lambda m, a: a.clamp(min=0.1), lambda a: np.maximum(a, 0.1), (A,)),
+    Op("clamp_max", lambda m, a: m.clamp(a, max=-0.2), lambda a: np.minimum(a, -0.2), (A,)),
+    Op("clamp_tensor", lambda m, a, lo: a.clamp(min=lo), np.maximum, ((3, 4), (4,))),
+    Op("where", lambda m, a, b: m.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b),
+       ((3, 4), (4,))),
+    Op("where_scalar", lambda m, a: m.where(a < 0.5, 0.0, a),
+       lambda a: np.where(a < 0.5, 0.0, a), (A,)),
+    # ---- reductions ----
+    Op("sum", lambda m, a: a.sum(), np.sum, (B,)),
+    Op("sum_dim", lambda m, a: a.sum(1), lambda a: a.sum(1), (B,)),
+    Op("sum_dims_keep", lambda m, a: a.sum(dim=(0, 2), keepdim=True),
+       lambda a: a.sum(axis=(0, 2), keepdims=True), (B,)),
+    Op("sum_neg_keep", lambda m, a: a.sum(-1, keepdim=True),
+       lambda a: a.sum(-1, keepdims=True), (B,)),
+    Op("mean", lambda m, a: a.mean(), np.mean, (B,)),
+    Op("mean_dim", lambda m, a: a.mean(-1), lambda a: a.mean(-1), (B,)),
+    Op("mean_keep", lambda m, a: a.mean((0, 1), keepdim=True),
+       lambda a: a.mean((0, 1), keepdims=True), (B,)),
+    Op("max", lambda m, a: a.max(), np.max, (B,)),
+    Op("max_dim", lambda m, a: a.max(1)[0], lambda a: a.max(1), (B,)),
+    Op("max_dim_keep", lambda m, a: a.max(dim=-1, keepdim=True).values,
+       lambda a: a.max(-1, keepdims=True), (B,)),
+    Op("amax_dims", lambda m, a: a.amax(dim=(0, 2)), lambda a: a.max((0, 2)), (B,)),
+    Op("min", lambda m, a: a.min(), np.min, (B,)),
+    Op("min_dim", lambda m, a: a.min(0)[0], lambda a: a.min(0), (B,)),
+    Op("min_dim_keep", lambda m, a: a.min(2, keepdim=True)[0],
+       lambda a: a.min(2, keepdims=True), (B,)),
+    Op("prod", lambda m, a: a.prod(), np.prod, (A,), away_from_zero),
+    Op("prod_dim", lambda m, a: a.prod(1), lambda a: a.prod(1), (B,), away_from_zero),
+    Op("prod_keep", lambda m, a: a.prod(0, keepdim=True), lambda a: a.prod(0, keepdims=True),
+       (A,), away_from_zero),
+    Op("prod_zero", lambda m, a: a.prod(1), lambda a: a.prod(1), (A,), with_a_zero,
+       smooth=False),
+    Op("var", lambda m, a: a.var(), np_var, (B,)),
+    Op("var_dim", lambda m, a: a.var(1), lambda a: np_var(a, 1), (B,)),
+    Op("var_keep", lambda m, a: a.var(dim=(0, 2), keepdim=True),
+       lambda a: np_var(a, (0, 2), True), (B,)),
+    Op("var_biased", lambda m, a: a.var(1, correction=0), lambda a: np_var(a, 1, ddof=0),
+       (B,)),
+    # ---- matmul ----
+    Op("matmul", lambda m, a, b: a @ b, np.matmul, ((3, 4), (4, 5))),
+    Op("matmul_batch_bcast", lambda m, a, b: a @ b, np.matmul, ((2, 1, 3, 4), (5, 4, 2))),
+    Op("matmul_1d_2d", lambda m, a, b: m.matmul(a, b), np.matmul, ((4,), (4, 3))),
+    Op("matmul_2d_1d", lambda m, a, b: a @ b, np.matmul, ((3, 4), (4,))),
+    Op("matmul_1d_1d", lambda m, a, b: a @ b, np.matmul, ((4,), (4,))),
+    Op("matmul_1d_batch", lambda m, a, b: a @ b, np.matmul, ((4,), (2, 4, 3))),
+    Op("matmul_batch_1d", lambda m, a, b: a.matmul(b), np.matmul, ((2, 3, 4), (4,))),
+    # ---- shape ----
+    Op("reshape", lambda m, a: a.reshape(4, 3), lambda a: a.reshape(4, 3), (A,)),
+    Op("reshape_infer", lambda m, a: a.reshape((-1,)), lambda a: a.reshape(-1), (B,)),
+    Op("view", lambda m, a: a.view(2, -1, 2), lambda a: a.reshape(2, -1, 2), (B,)),
+    Op("transpose", lambda m, a: a.transpose(0, 2), lambda a: a.swapaxes(0, 2), (B,)),
+    Op("T", lambda m, a: a.T, lambda a: a.T, (A,)),
+    Op("mT", lambda m, a: a.mT, lambda a: a.swapaxes(-1, -2), (B,)),
+    Op("permute", lambda m, a: a.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1), (B,)),
+    Op("unsqueeze", lambda m, a: a.unsqueeze(1), lambda a: a[:, None], (A,)),
+    Op("unsqueeze_neg", lambda m, a: a.unsqueeze(-1), lambda a: a[..., None], (A,)),
+    Op("squeeze", lambda m, a: a.squeeze(), np.squeeze, ((3, 1, 4, 1),)),
+    Op("squeeze_dim", lambda m, a: a.squeeze(1), lambda a: a.squeeze(1), ((3, 1, 4, 1),)),
+    Op("expand", lambda m, a: a.expand(2, 3, 4), lambda a: np.broadcast_to(a, (2, 3, 4)),
+       ((3, 1),)),
+    Op("expand_keep", lambda m, a: a.expand(-1, 4), lambda a: np.broadcast_to(a, (3, 4)),
+       ((3, 1),)),
+    Op("flatten", lambda m, a: a.flatten(), lambda a: a.reshape(-1), (B,)),
+    Op("flatten_from", lambda m, a: a.flatten(1), lambda a: a.reshape(2, -1), (B,)),
+    # ---- indexing ----
+    Op("index_int", lambda m, a: a[1], lambda a: a[1], (B,)),
+    Op("index_slice", lambda m, a: a[:, 1:3], lambda a: a[:, 1:3], (B,)),
+    Op("index_step", lambda m, a: a[::2, -1], lambda a: a[::2, -1], (A,)),
+    Op("index_none_ellipsis", lambda m, a: a[..., None, 1], lambda a: a[..., None, 1], (B,)),
+    Op("index_none_first", lambda m, a: a[None, ..., 0], lambda a: a[None, ..., 0], (B,)),
+    Op("index_array_repeat", lambda m, a: a[[0, 0, 2, 0]], lambda a: a[[0, 0, 2, 0]], (A,)),
+    Op("index_arrays", lambda m, a: a[[0, 2, 2], [1, 1, 3]],
+       lambda a: a[[0, 2, 2], [1, 1, 3]], (A,)),
+    Op("index_mixed", lambda m, a: a[1, [0, 0, 2]], lambda a: a[1, [0, 0, 2]], (B,)),
+    Op("index_bool", lambda m, a: a[[True, False, True]], lambda a: a[[True, False, True]],
+       (A,)),
+    Op("index_bool_data", lambda m, a: a[a > 0], lambda a: a[a > 0], (A,)),
+    # ---- joining ----
+    Op("cat", lambda m, a, b: m.cat([a, b], 1), lambda a, b: np.concatenate([a, b], 1),
+       ((3, 4), (3, 2))),
+    Op("cat3", lambda m, a, b, c: m.cat([a, b, c]), lambda *xs: np.concatenate(xs),
+       ((1, 4), (3, 4), (2, 4))),
+    Op("stack", lambda m, a, b: m.stack([a, b]), lambda a, b: np.stack([a, b]), (A, A)),
+    Op("stack_last", lambda m, a, b: m.stack([a, b], dim=-1),
+       lambda a, b: np.stack([a, b], -1), (A, A)),
+    # ---- diagonals and triangles ----
+    Op("diag_vec", lambda m, a: m.diag(a), np.diag, (C,)),
+    Op("diag_vec_off", lambda m, a: m.diag(a, -1), lambda a: np.diag(a, -1), (C,)),
+    Op("diag_mat", lambda m, a: m.diag(a, 1), lambda a: np.diag(a, 1), (A,)),
+    Op("diagonal", lambda m, a: a.diagonal(), np.diagonal, (A,)),
+    Op("diagonal_dims", lambda m, a: a.diagonal(offset=1, dim1=1, dim2=2),
+       lambda a: np.diagonal(a, 1, 1, 2), (B,)),
+    Op("diag_embed", lambda m, a: a.diag_embed(), np_diag_embed, (A,)),
+    Op("diag_embed_off", lambda m, a: m.diag_embed(a, offset=1),
+       lambda a: np_diag_embed(a, 1), (A,)),
+    Op("tril", lambda m, a: a.tril(), np.tril, (B,)),
+    Op("tril_neg", lambda m, a: m.tril(a, -1), lambda a: np.tril(a, -1), (A,)),
+    Op("triu", lambda m, a: a.triu(1), lambda a: np.triu(a, 1), (B,)),
+    # ---- softmax family (stable: huge inputs must not overflow) ----
+    Op("softmax", lambda m, a: a.softmax(1), lambda a: sp.softmax(a, 1), (B,)),
+    Op("softmax_huge", lambda m, a: m.softmax(a, -1), lambda a: sp.softmax(a, -1), (A,), huge),
+    Op("log_softmax", lambda m, a: a.log_softmax(0), lambda a: sp.log_softmax(a, 0), (B,)),
+    Op("log_softmax_huge", lambda m, a: a.log_softmax(1), lambda a: sp.log_softmax(a, 1),
+       (A,), huge),
+    Op("logsumexp", lambda m, a: a.logsumexp(1), lambda a: sp.logsumexp(a, 1), (B,)),
+    Op("logsumexp_keep", lambda m, a: m.logsumexp(a, (0, 2), keepdim=True),
+       lambda a: sp.logsumexp(a, (0, 2), keepdims=True), (B,)),
+    Op("logsumexp_huge", lambda m, a: a.logsumexp(-1), lambda a: sp.logsumexp(a, -1), (A,),
+       huge),
+    # ---- a few composites ----
+    Op("mlp", lambda m, x, w, b: ((x @ w + b).tanh() * x[:, :2]).sum(-1).sigmoid(),
+       lambda x, w, b: sp.expit((np.tanh(x @ w + b) * x[:, :2]).sum(-1)),
+       ((3, 4), (4, 2), (2,))),
+]
+OP_IDS = [op.name for op in OPS]
+assert len(set(OP_IDS)) == len(OP_IDS)
+
+
+def make_arrays(op: Op, seed: int = 0) -> list[np.ndarray]:
+    """float64 inputs for ``op``, drawn from its domain (same seed, same arrays)."""
+    rng = np.random.default_rng([seed, sum(map(ord, op.name))])
+    if callable(op.domain):
+        return [op.domain(rng, s) for s in op.shapes]
+    return [rng.uniform(*op.domain, s) for s in op.shapes]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+def test_values_match_numpy(op: Op, dtype: type) -> None:
+    arrays = [a.astype(dtype) for a in make_arrays(op)]
+    out = op.fn(mg, *[mg.tensor(a) for a in arrays])
+    expected = np.asarray(op.ref(*arrays))
+    assert isinstance(out, mg.Tensor)
+    assert out.dtype == dtype, f"{op.name} changed the dtype to {out.dtype}"
+    assert out.shape == expected.shape
+    eps = np.finfo(dtype).eps
+    scale = max(1.0, max(float(np.abs(a).max()) for a in arrays))  # huge inputs lose digits
+    np.testing.assert_allclose(out.numpy(), expected, rtol=64 * eps, atol=16 * eps * scale)
+    assert np.all(np.isfinite(out.numpy()))
+
+
+def _leaves(op: Op) -> list[mg.Tensor]:
+    return [mg.tensor(a, requires_grad=True) for a in make_arrays(op)]
+
+
+@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+def test_gradcheck(op: Op) -> None:
+    assert mg.autograd.gradcheck(lambda *xs: op.fn(mg, *xs), _leaves(op))
+
+
+@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+def test_gradcheck_fast_mode(op: Op) -> None:
+    assert mg.autograd.gradcheck(lambda *xs: op.fn(mg, *xs), _leaves(op), fast_mode=True)
+
+
+SMOOTH = [op for op in OPS if op.smooth]
+
+
+@pytest.mark.parametrize("op", SMOOTH, ids=[op.name for op in SMOOTH])
+def test_gradgradcheck(op: Op) -> None:
+    assert mg.autograd.gradgradcheck(lambda *xs: op.fn(mg, *xs), _leaves(op))
+
+
+def test_gradient_of_every_input_is_float64_and_shaped_like_it() -> None:
+    for op in OPS:
+        xs = _leaves(op)
+        out = op.fn(mg, *xs)
+        out.sum().backward()
+        for x in xs:
+            assert x.grad is not None and x.grad.shape == x.shape and x.grad.dtype == np.float64
+
+
+# ---- stability and special points ----------------------------------------------------------
+def test_softmax_of_huge_inputs_is_finite_and_sums_to_one() -> None:
+    x = mg.tensor([[1000.0, 1000.0, -1000.0], [-1000.0, 0.0, 1000.0]], requires_grad=True)
+    s = x.softmax(1)
+    np.testing.assert_allclose(s.detach().numpy(), [[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+    np.testing.assert_allclose(x.logsumexp(1).detach().numpy(),
+                               [1000.0 + np.log(2.0), 1000.0], rtol=1e-6)
+    (s[:, 0]).sum().backward()
+    assert np.all(np.isfinite(x.grad.numpy()))
+
+
+def test_logsumexp_of_all_minus_inf_is_minus_inf() -> None:
+    x = mg.tensor([-np.inf, -np.inf])
+    assert x.logsumexp(0).item() == -np.inf
+
+
+def test_maximum_ties_split_the_gradient_and_max_ties_share_it() -> None:
+    a = mg.tensor([1.0, 2.0], requires_grad=True)
+    b = mg.tensor([1.0, 0.0], requires_grad=True)
+    a.maximum(b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.5, 1.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.5, 0.0])
+    x = mg.tensor([3.0, 1.0, 3.0], requires_grad=True)
+    x.max().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.0, 0.5])
+
+
+def test_relu_abs_clamp_gradients_at_kinks_follow_torch() -> None:
+    x = mg.tensor([0.0, 1.0, -1.0], requires_grad=True)
+    (x.relu() + x.abs()).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 2.0, -1.0])
+    y = mg.tensor([0.0, 1.0, 2.0], requires_grad=True)
+    y.clamp(0.0, 1.0).sum().backward()  # boundary values pass the gradient
+    np.testing.assert_array_equal(y.grad.numpy(), [1.0, 1.0, 0.0])
+
+
+def test_pow_at_zero_base_follows_torch() -> None:
+    a = mg.tensor([0.0, 0.0, 2.0], requires_grad=True)
+    b = mg.tensor([0.0, 1.0, 3.0], requires_grad=True)
+    (a ** b).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [0.0, 1.0, 12.0])
+    np.testing.assert_allclose(b.grad.numpy(), [0.0, 0.0, 8 * np.log(2.0)], rtol=1e-6)
+
+
+def test_repeated_integer_indices_accumulate_in_backward() -> None:
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x[[0, 0, 2, 0]].sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 0.0, 1.0])
+
+
+def test_prod_with_zeros_gradient_is_product_of_the_others() -> None:
+    x = mg.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0]], requires_grad=True)
+    x.prod(1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0]])
+
+
+# ---- comparisons: values, bool results, never a gradient ------------------------------------
+COMPARISONS = [
+    ("eq", lambda a, b: a == b, np.equal), ("ne", lambda a, b: a != b, np.not_equal),
+    ("lt", lambda a, b: a < b, np.less), ("le", lambda a, b: a <= b, np.less_equal),
+    ("gt", lambda a, b: a > b, np.greater), ("ge", lambda a, b: a >= b, np.greater_equal),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref", COMPARISONS, ids=[c[0] for c in COMPARISONS])
+def test_comparisons(name: str, fn: Callable, ref: Callable) -> None:
+    a = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]])
+    b = np.array([2.0, 2.0, 2.0])
+    ta = mg.tensor(a, requires_grad=True)
+    for other, other_np in ((mg.tensor(b), b), (2.0, 2.0), (2, 2)):
+        out = fn(ta, other)
+        assert out.dtype == np.bool_ and not out.requires_grad and out.grad_fn is None
+        np.testing.assert_array_equal(out.numpy(), ref(a, other_np))
+    out = fn(2.0, ta)  # reflected
+    np.testing.assert_array_equal(out.numpy(), ref(2.0, a))
+
+
+# ---- hypothesis: broadcast shapes and dtypes for the binary ops -----------------------------
+DTYPES = [np.float16, np.float32, np.float64, np.int64, np.bool_]
+
+
+def torch_result_dtype(a: object, b: object) -> np.dtype:
+    """torch's promotion, stated independently of minigrad: category bool < int < float wins;
+    within the winning category dimensioned tensors beat 0-dim tensors beat Python scalars,
+    and a Python float alone gives the default float32."""
+    def info(x: object) -> tuple[int, int, np.dtype]:
+        if isinstance(x, mg.Tensor):
+            dt, prio = x.dtype, (0 if x.ndim else 1)
+        else:
+            dt = np.dtype({bool: np.bool_, int: np.int64, float: np.float32}[type(x)])
+            prio = 2
+        return {"b": 0, "i": 1, "f": 2}[dt.kind], prio, dt
+
+    ia, ib = info(a), info(b)
+    top = max(ia[0], ib[0])
+    cands = sorted([i for i in (ia, ib) if i[0] == top], key=lambda i: i[1])
+    same = [i[2] for i in cands if i[1] == cands[0][1]]
+    return np.dtype(np.result_type(*same))
+
+
+def _values(draw: st.DrawFn, shape: tuple, dtype: type, nonzero: bool) -> np.ndarray:
+    if dtype is np.bool_:
+        arr = np.array(draw(st.lists(st.booleans(), min_size=int(np.prod(shape)),
+                                     max_size=int(np.prod(shape)))), dtype=bool)
+        return (arr | nonzero).reshape(shape)
+    lo = 1 if nonzero else -5
+    ints = draw(st.lists(st.integers(lo, 5), min_size=int(np.prod(shape)),
+                         max_size=int(np.prod(shape))))
+    arr = np.array(ints, dtype=np.int64).reshape(shape)
+    return arr.astype(dtype) if dtype is not np.float16 else (arr / 4).astype(dtype)
+
+
+BINARY = {"add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract),
+          "mul": (lambda a, b: a * b, np.multiply), "div": (lambda a, b: a / b, np.divide),
+          "maximum": (lambda a, b: mg.maximum(a, b) if isinstance(a, mg.Tensor)
+                      else mg.maximum(b, a), np.maximum)}
+
+
+def _is_bool(v: object) -> bool:
+    return isinstance(v, bool) or (isinstance(v, mg.Tensor) and v.dtype == np.bool_)
+
+
+@st.composite
+def binary_case(draw: st.DrawFn) -> tuple:
+    name = draw(st.sampled_from(sorted(BINARY)))
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3,
+                                                    max_side=3))
+    operands = []
+    for k, shape in enumerate(shapes.input_shapes):
+        kind = draw(st.sampled_from(["tensor", "tensor", "scalar"]))
+        dtype = draw(st.sampled_from(DTYPES))
+        arr = _values(draw, shape, dtype, nonzero=(name == "div" and k == 1))
+        if kind == "scalar":
+            py = {np.bool_: bool, np.int64: int}.get(dtype, float)
+            operands.append(py(arr.reshape(-1)[0]) if arr.size else py(1))
+        else:
+            operands.append(mg.tensor(arr))
+    if not any(isinstance(o, mg.Tensor) for o in operands):
+        operands[0] = mg.tensor(np.asarray(operands[0], dtype=np.float64))
+    return name, operands
+
+
+@settings(max_examples=150, deadline=None)
+@given(binary_case())
+def test_binary_ops_broadcast_and_promote_like_torch(case: tuple) -> None:
+    name, (a, b) = case
+    fn, ref = BINARY[name]
+    if name == "sub" and any(_is_bool(v) for v in (a, b)):
+        with pytest.raises(TypeError, match="bool"):
+            fn(a, b)  # torch refuses a bool operand in subtraction, even beside a float
+        return
+    out = fn(a, b)
+    expected_dt = torch_result_dtype(a, b)
+    if name == "div" and expected_dt.kind != "f":
+        expected_dt = np.dtype(np.float32)  # true division of integers gives the default float
+    assert out.dtype == expected_dt, (name, a, b)
+    x = a.numpy() if isinstance(a, mg.Tensor) else a
+    y = b.numpy() if isinstance(b, mg.Tensor) else b
+    with np.errstate(all="ignore"):
+        want = np.asarray(ref(np.asarray(x, np.float64), np.asarray(y, np.float64)))
+    assert out.shape == np.broadcast_shapes(np.shape(x), np.shape(y))
+    if expected_dt.kind == "f":
+        tol = float(np.finfo(expected_dt).eps) * 4
+        np.testing.assert_allclose(out.numpy().astype(np.float64), want, rtol=tol, atol=tol)
+    else:
+        np.testing.assert_array_equal(out.numpy(), want.astype(expected_dt))
+
+
+@pytest.mark.parametrize("a,b,dtype", [
+    (lambda: mg.ones(2, dtype=mg.float16), 2.5, np.float16),
+    (lambda: mg.ones(2, dtype=mg.int64), lambda: mg.ones(2, dtype=mg.float32), np.float32),
+    (lambda: mg.tensor([1, 2]), 1.5, np.float32),
+    (lambda: mg.tensor([True, False]), lambda: mg.tensor([1, 2]), np.int64),
+    (lambda: mg.tensor([True, False]), 3, np.int64),
+    (lambda: mg.tensor(1.0, dtype=mg.float64), lambda: mg.ones(2), np.float32),
+    (lambda: mg.tensor(1.0, dtype=mg.float64), lambda: mg.tensor([1, 2]), np.float64),
+    (lambda: mg.tensor(1, dtype=mg.int64), lambda: mg.ones(2, dtype=mg.float16), np.float16),
+    (lambda: mg.ones(2, dtype=mg.float16), lambda: mg.ones(2, dtype=mg.float32), np.float32),
+    (lambda: mg.ones(2, dtype=mg.float64), 1, np.float64),
+])
+def test_promotion_table(a: object, b: object, dtype: type) -> None:
+    x = a() if callable(a) else a
+    y = b() if callable(b) else b
+    assert (x + y).dtype == dtype and (y * x).dtype == dtype
+    assert (mg.tensor([1, 2]) / mg.tensor([2, 2])).dtype == np.float32
+
+
+def test_tensor_with_numpy_array_operand() -> None:
+    t = mg.tensor([1.0, 2.0], requires_grad=True)
+    out = t * np.array([3.0, 4.0])  # like torch: an ndarray is a dimensioned float64 tensor
+    assert out.dtype == np.float64
+    out.sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal((np.array([1.0, 1.0], np.float32) + t).detach().numpy(),
+                                  [2.0, 3.0])
+
+
+def test_incompatible_shapes_raise_a_clear_error() -> None:
+    with pytest.raises(RuntimeError, match="broadcast"):
+        mg.ones(2, 3) + mg.ones(4)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        mg.ones(2, 3) @ mg.ones(4, 2)

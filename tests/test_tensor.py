@@ -1,0 +1,231 @@
+"""Tensor basics: creation, dtypes, conversion, repr, in-place ops and integer tensors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+# ---- creation and dtypes --------------------------------------------------------------------
+@pytest.mark.parametrize("data,dtype", [
+    (1.5, np.float32), ([1.0, 2.0], np.float32), ([[1, 2]], np.int64), (3, np.int64),
+    ([True, False], np.bool_), ([1, 2.5], np.float32),
+    (np.array([1.0], np.float64), np.float64), (np.array([1.0], np.float16), np.float16),
+    (np.array([1], np.int32), np.int32), (np.float64(2.0), np.float64),
+])
+def test_tensor_dtype_from_data(data: object, dtype: type) -> None:
+    t = mg.tensor(data)
+    assert t.dtype == dtype
+    np.testing.assert_array_equal(t.numpy(), np.asarray(data))
+
+
+def test_explicit_dtype_and_dtype_names() -> None:
+    assert mg.tensor([1, 2], dtype=mg.float64).dtype == np.float64
+    assert mg.tensor([1.7], dtype=mg.int64).tolist() == [1]
+    assert mg.tensor([1.0], dtype="float16").dtype == np.float16
+    assert mg.float32 is np.float32 and mg.bool is np.bool_ and mg.int64 is np.int64
+    with pytest.raises(TypeError):
+        mg.tensor(np.array([1 + 2j]))
+
+
+def test_tensor_copies_but_from_numpy_shares_memory() -> None:
+    a = np.array([1.0, 2.0])
+    t = mg.tensor(a)
+    f = mg.from_numpy(a)
+    a[0] = 9.0
+    assert t.tolist() == [1.0, 2.0]
+    assert f.tolist() == [9.0, 2.0] and f.dtype == np.float64
+    f[1] = 7.0
+    assert a[1] == 7.0
+    with pytest.raises(TypeError):
+        mg.from_numpy([1.0])
+
+
+def test_creation_functions() -> None:
+    assert mg.zeros(2, 3).shape == (2, 3) and mg.zeros(2, 3).dtype == np.float32
+    assert mg.ones((2,), dtype=mg.float64).dtype == np.float64
+    assert mg.zeros(()).shape == ()
+    np.testing.assert_array_equal(mg.eye(3).numpy(), np.eye(3))
+    assert mg.eye(2, 3).shape == (2, 3)
+    a = mg.arange(5)
+    assert a.dtype == np.int64 and a.tolist() == [0, 1, 2, 3, 4]
+    b = mg.arange(1, 2, 0.25)
+    assert b.dtype == np.float32 and b.tolist() == [1.0, 1.25, 1.5, 1.75]
+    l = mg.linspace(0, 1, 5)
+    assert l.dtype == np.float32 and l.tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert mg.full((2,), 7).dtype == np.int64 and mg.full((2,), 7).tolist() == [7, 7]
+    assert mg.full((2,), 0.5).dtype == np.float32
+    assert mg.full((1,), True).dtype == np.bool_
+    x = mg.tensor([[1, 2]])
+    assert mg.zeros_like(x).dtype == np.int64 and mg.ones_like(x).tolist() == [[1, 1]]
+    assert mg.full_like(x, 3).tolist() == [[3, 3]]
+    assert mg.ones_like(x, dtype=mg.float32).dtype == np.float32
+    assert mg.rand_like(mg.ones(2, dtype=mg.float64)).dtype == np.float64
+    r = mg.zeros(2, requires_grad=True)
+    assert r.requires_grad and r.is_leaf
+
+
+def test_random_is_reproducible_with_seeds_and_generators() -> None:
+    mg.manual_seed(123)
+    a = mg.randn(4, 3)
+    mg.manual_seed(123)
+    b = mg.randn(4, 3)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert a.dtype == np.float32 and a.shape == (4, 3)
+    g1, g2 = mg.Generator(7), mg.Generator().manual_seed(7)
+    np.testing.assert_array_equal(mg.rand(5, generator=g1).numpy(),
+                                  mg.rand(5, generator=g2).numpy())
+    assert not np.array_equal(mg.rand(5, generator=g1).numpy(), mg.rand(5).numpy())
+    u = mg.rand(1000, generator=mg.Generator(0))
+    assert 0 <= u.numpy().min() and u.numpy().max() < 1
+    n = mg.randn(20000, generator=mg.Generator(1), dtype=mg.float64)
+    assert abs(n.numpy().mean()) < 0.05 and abs(n.numpy().std() - 1) < 0.05
+    assert mg.randn(2, 2, dtype=mg.float16).dtype == np.float16
+    assert mg.randn(3, requires_grad=True).requires_grad
+    p = mg.randperm(6, generator=mg.Generator(0))
+    assert sorted(p.tolist()) == list(range(6))
+
+
+# ---- conversion and metadata ----------------------------------------------------------------
+def test_item_tolist_numpy_asarray() -> None:
+    t = mg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert mg.tensor([2.5]).item() == 2.5 and isinstance(mg.tensor(3).item(), int)
+    with pytest.raises(RuntimeError, match="4 elements"):
+        t.item()
+    assert np.shares_memory(t.numpy(), np.asarray(t))
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    assert float(mg.tensor(1.5)) == 1.5 and int(mg.tensor([4])) == 4
+    r = mg.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="detach"):
+        r.numpy()
+    assert r.detach().numpy().tolist() == [1.0]
+
+
+def test_metadata() -> None:
+    t = mg.zeros(2, 3, 4)
+    assert t.shape == (2, 3, 4) and t.ndim == 3 and t.numel() == 24 and len(t) == 2
+    assert t.size() == (2, 3, 4) and t.size(-1) == 4 and t.dim() == 3
+    assert t.T.shape == (4, 3, 2) and t.mT.shape == (2, 4, 3)
+    assert mg.zeros(3).T.shape == (3,)
+    assert t.is_floating_point() and not mg.tensor([1]).is_floating_point()
+    with pytest.raises(TypeError):
+        len(mg.tensor(1.0))
+
+
+def test_repr_is_readable() -> None:
+    assert repr(mg.tensor([1.0, 2.5])) == "tensor([1. , 2.5])"
+    assert repr(mg.tensor([1, 2])) == "tensor([1, 2])"
+    assert "dtype=minigrad.float64" in repr(mg.tensor([1.0], dtype=mg.float64))
+    assert "requires_grad=True" in repr(mg.tensor([1.0], requires_grad=True))
+    r = repr(mg.tensor([1.0], requires_grad=True) * 2)
+    assert "grad_fn=<MulBackward>" in r
+    assert repr(mg.tensor(3.0)) == "tensor(3.)"
+
+
+def test_casts() -> None:
+    x = mg.tensor([1.5, -2.5])
+    assert x.double().dtype == np.float64 and x.half().dtype == np.float16
+    assert x.long().tolist() == [1, -2] and x.bool().tolist() == [True, True]
+    assert x.to(mg.float32) is x
+    y = mg.tensor([1.0, 2.0], requires_grad=True)
+    y.double().sum().backward()
+    assert y.grad.dtype == np.float32
+
+
+# ---- integer and bool tensors ---------------------------------------------------------------
+def test_integer_tensor_ops() -> None:
+    a = mg.tensor([5, -3, 4])
+    assert (a + 1).dtype == np.int64 and (a * 2).tolist() == [10, -6, 8]
+    assert (a / 2).dtype == np.float32 and (a / 2).tolist() == [2.5, -1.5, 2.0]
+    assert (a // 2).tolist() == [2, -2, 2]
+    assert a.sum().dtype == np.int64 and a.sum().item() == 6
+    assert mg.tensor([True, True, False]).sum().item() == 2
+    assert a.exp().dtype == np.float32
+    assert a.max().item() == 5 and a.abs().tolist() == [5, 3, 4]
+    with pytest.raises(RuntimeError, match="floating point"):
+        a.mean()
+    assert a.float().mean().item() == 2.0
+    with pytest.raises(RuntimeError, match="negative"):
+        a ** -1
+    with pytest.raises(TypeError):
+        mg.tensor([True]) - mg.tensor([False])
+
+
+def test_bool_masks_and_logic() -> None:
+    x = mg.tensor([1.0, -2.0, 3.0])
+    m = x > 0
+    assert m.dtype == np.bool_ and m.tolist() == [True, False, True]
+    assert (~m).tolist() == [False, True, False]
+    assert (m & (x < 2)).tolist() == [True, False, False]
+    assert x[m].tolist() == [1.0, 3.0]
+    assert x.masked_fill(~m, 0.0).tolist() == [1.0, 0.0, 3.0]
+    with pytest.raises(TypeError, match="bool"):
+        mg.where(mg.tensor([1, 0]), x[:2], x[:2])
+
+
+# ---- in-place ops (values, dtypes, version counter) -----------------------------------------
+def test_in_place_ops_values() -> None:
+    x = mg.tensor([1.0, 2.0, 3.0])
+    data = x.numpy()
+    assert x.add_(1) is x and x.tolist() == [2.0, 3.0, 4.0]
+    x.sub_(mg.tensor([1.0, 1.0, 1.0]), alpha=2)
+    assert x.tolist() == [0.0, 1.0, 2.0]
+    x.mul_(3)
+    x.div_(mg.tensor(2.0))
+    assert x.tolist() == [0.0, 1.5, 3.0]
+    x += 1
+    x -= 0.5
+    x *= 2
+    x /= 4
+    assert x.tolist() == [0.25, 1.0, 1.75]
+    x.copy_(mg.tensor([7.0]))  # broadcast
+    assert x.tolist() == [7.0, 7.0, 7.0]
+    x.copy_(np.array([1, 2, 3]))
+    assert x.tolist() == [1.0, 2.0, 3.0] and x.dtype == np.float32
+    x.fill_(2.5)
+    assert x.tolist() == [2.5] * 3
+    x.zero_()
+    assert x.tolist() == [0.0] * 3
+    assert x.numpy() is data  # every in-place op wrote into the same memory
+
+
+def test_setitem() -> None:
+    x = mg.zeros(3, 4)
+    x[0] = 1.0
+    x[1, 1:3] = mg.tensor([2.0, 3.0])
+    x[:, -1] = mg.tensor([5.0, 6.0, 7.0], dtype=mg.float64)  # cast to x's dtype
+    x[x > 6] = -1.0
+    x[[2, 2], [0, 1]] = 9.0
+    np.testing.assert_array_equal(x.numpy(), [[1, 1, 1, 5], [0, 2, 3, 6], [9, 9, 0, -1]])
+    assert x.dtype == np.float32
+    i = mg.zeros(2, dtype=mg.int64)
+    i[0] = 3
+    assert i.tolist() == [3, 0]
+
+
+def test_in_place_dtype_rules_follow_torch() -> None:
+    i = mg.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.add_(0.5)  # float result into an int tensor
+    f = mg.tensor([1.0, 2.0], dtype=mg.float16)
+    f.add_(mg.tensor([1.0], dtype=mg.float64))  # same kind: allowed, stays float16
+    assert f.dtype == np.float16 and f.tolist() == [2.0, 3.0]
+
+
+def test_in_place_bumps_the_version_shared_by_views() -> None:
+    x = mg.zeros(2, 3)
+    v = x[0]
+    r = x.reshape(6)
+    d = x.detach()
+    before = x._version[0]
+    x.add_(1)
+    assert v.tolist() == [1.0, 1.0, 1.0] and r.tolist()[-1] == 1.0
+    assert x._version[0] == v._version[0] == r._version[0] == d._version[0] == before + 1
+    v.mul_(5)  # writing through the view changes the base
+    assert x.tolist()[0] == [5.0, 5.0, 5.0] and x._version[0] == before + 2
+    c = x.clone()
+    c.add_(1)
+    assert x._version[0] == before + 2  # a clone has its own memory and version
