@@ -636,3 +636,27 @@ def test_gradcheck_warns_for_float32_inputs() -> None:
     with pytest.warns(UserWarning, match="float64"):
         mg.autograd.gradcheck(lambda t: t * 2, [leaf([1.0], mg.float32)], atol=1e-2,
                               rtol=1e-2)
+
+
+def test_no_grad_as_bare_decorator():
+    x = mg.randn(3, requires_grad=True)
+
+    @mg.no_grad
+    def double(a):
+        return a * 2
+
+    assert not double(x).requires_grad
+    assert (x * 2).requires_grad  # the decorator leaves the mode as it was
+
+
+def test_setitem_drops_leading_unit_dims_like_torch():
+    x = mg.zeros(3, dtype=mg.float64, requires_grad=True)
+    v = mg.tensor(np.array([[30.0]]), requires_grad=True)
+    y = x * 2
+    y[1] = v
+    (y * mg.tensor(np.array([1.0, 2.0, 3.0]))).sum().backward()
+    np.testing.assert_array_equal(y.detach().numpy(), [0.0, 30.0, 0.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 0.0, 6.0])
+    assert v.grad.shape == (1, 1) and v.grad.item() == 2.0
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        y[1] = mg.tensor(np.array([1.0, 2.0]))

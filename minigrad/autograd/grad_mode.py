@@ -47,13 +47,24 @@ class _GradMode:
         return wrapper
 
 
-class no_grad(_GradMode):
+class _BareDecorator(_GradMode):
+    """Also usable without parentheses, ``@mg.no_grad``, as torch 2 allows."""
+
+    def __new__(cls, fn: Callable[..., Any] | None = None) -> Any:
+        self = super().__new__(cls)
+        return self if fn is None else self(fn)
+
+    def __init__(self, fn: Callable[..., Any] | None = None) -> None:
+        pass
+
+
+class no_grad(_BareDecorator):
     """Disable recording: ``with mg.no_grad(): y = x * 2`` gives ``y.requires_grad == False``."""
 
     _flag = False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_BareDecorator):
     """Re-enable recording inside a ``no_grad`` block."""
 
     _flag = True

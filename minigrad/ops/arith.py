@@ -124,10 +124,17 @@ class Pow(Function):
         if x.dtype.kind in "iub" and np.any(np.asarray(y) < 0):
             raise RuntimeError("Integers to negative integer powers are not allowed")
         _save(ctx, a, b, any(ctx.needs_input_grad), any(ctx.needs_input_grad))
-        return np.power(x, y)
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, as in torch
+            return np.power(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
+        # The inf * 0 and log(0) below are masked out by torch's rules; don't warn about them.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return Pow._grads(ctx, g)
+
+    @staticmethod
+    def _grads(ctx: Context, g: Any) -> tuple:
         a, b = _saved(ctx)
         na, nb = ctx.needs_input_grad
         ga = gb = None

@@ -124,7 +124,14 @@ class SetItem(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, value: Any, index: Any) -> np.ndarray:
         out = a.data.copy()
-        out[index] = value.data
+        v, target = value.data, out[index].shape
+        if v.ndim > len(target):  # torch drops leading size-1 dims: x[1] = tensor([5.])
+            lead = v.ndim - len(target)
+            if any(n != 1 for n in v.shape[:lead]):
+                raise RuntimeError(f"shape mismatch: value of shape {v.shape} cannot be "
+                                   f"broadcast to indexing result of shape {target}")
+            v = v.reshape(v.shape[lead:])
+        out[index] = v
         keep = np.ones(a.data.shape, dtype=bool)
         keep[index] = False
         ctx.index, ctx.value_shape = index, value.data.shape
@@ -135,7 +142,12 @@ class SetItem(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         from .arith import Where
 
-        gv = g[ctx.index] if ctx.needs_input_grad[1] else None
+        gv = None
+        if ctx.needs_input_grad[1]:
+            gv = g[ctx.index]
+            missing = len(ctx.value_shape) - gv.ndim
+            if missing > 0:  # the leading 1-dims forward dropped
+                gv = gv.reshape((1,) * missing + gv.shape)
         return Where.apply(ctx.keep, g, 0), gv, None
 
 
