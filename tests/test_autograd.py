@@ -660,3 +660,25 @@ def test_setitem_drops_leading_unit_dims_like_torch():
     assert v.grad.shape == (1, 1) and v.grad.item() == 2.0
     with pytest.raises(RuntimeError, match="shape mismatch"):
         y[1] = mg.tensor(np.array([1.0, 2.0]))
+
+
+def test_function_saving_its_output_gives_correct_second_derivatives():
+    """A backward written with a saved *output* must differentiate through that output."""
+
+    class MyExp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+
+    x = mg.tensor(np.array([0.3, -1.2, 2.0]), requires_grad=True)
+    assert mg.autograd.gradgradcheck(MyExp.apply, (x,))
+    (g,) = mg.autograd.grad(MyExp.apply(x).sum(), x, create_graph=True)
+    (gg,) = mg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), np.exp(x.detach().numpy()), rtol=1e-12)

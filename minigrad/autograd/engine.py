@@ -121,7 +121,13 @@ def run_backward(
                         buf = buffers.get(child)
                         if buf is None:
                             buf = buffers[child] = [None] * len(child.out_meta)
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                        old = buf[nr]
+                        if old is None:
+                            buf[nr] = g
+                        elif create_graph:
+                            buf[nr] = old + g
+                        else:  # nothing records here: skip the op machinery (a hot path)
+                            buf[nr] = _Tensor._make(old.data + g.data)
                     left = deps[child] - 1
                     deps[child] = left
                     if left == 0:

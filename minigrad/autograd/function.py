@@ -151,10 +151,13 @@ class Function:
         # The hot path of every op: kept flat and allocation-light on purpose.
         record = False
         if _state.enabled:
-            needs = tuple([isinstance(a, _Tensor) and a.requires_grad for a in args])
-            record = True in needs
+            for a in args:
+                if isinstance(a, _Tensor) and a.requires_grad:
+                    record = True
+                    break
         try:
             if record:
+                needs = tuple([isinstance(a, _Tensor) and a.requires_grad for a in args])
                 ctx = Context(needs, cls)
                 _state.enabled = False
                 try:
@@ -172,6 +175,8 @@ class Function:
         if type(raw) is not tuple:
             out = _make(raw) if type(raw) is np.ndarray else _wrap(raw)
             if record and out.data.dtype.kind == "f" and not ctx._non_diff:
+                if ctx._saved and type(raw) is not np.ndarray:  # maybe a saved output: below
+                    ctx._saved = tuple([out if t is raw else t for t in ctx._saved])
                 edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
                 out.grad_fn = Node(cls, ctx, edges, ((out.data.shape, out.data.dtype),))
                 out.requires_grad = True
