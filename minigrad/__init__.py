@@ -1,6 +1,6 @@
 """minigrad: a small, readable autodiff tensor library with a differentiable Jacobi SVD."""
 
-from . import autograd, linalg
+from . import autograd, linalg, nn, optim
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, eye,
                        from_numpy, full, full_like, linspace, logspace, manual_seed, ones,
@@ -15,6 +15,7 @@ from .functions import (abs, add, allclose, amax, amin, argmax, argmin, broadcas
                         outer, permute, pow, prod, relu, reshape, rsqrt, sigmoid, sign, sin,
                         softmax, split, sqrt, square, squeeze, stack, std, sub, sum, swapaxes, t,
                         tanh, trace, transpose, tril, triu, unbind, unsqueeze, var, where)
+from .serialization import load, save
 from .tensor import Tensor
 
 bool = bool_  # noqa: A001  (torch spells it mg.bool)
@@ -22,7 +23,8 @@ float = float32  # noqa: A001
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tensor", "autograd", "linalg", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
+    "Tensor", "autograd", "linalg", "nn", "optim", "save", "load",
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
     "eye", "arange", "linspace", "logspace", "rand", "randn", "randint", "randperm",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "Generator", "manual_seed", "default_generator",

@@ -1,6 +1,7 @@
-"""Linear algebra: the differentiable Jacobi SVD (torch.linalg names)."""
+"""Linear algebra: the differentiable Jacobi SVD and the norms built on it (torch.linalg names)."""
 
 from .errors import LinAlgError
+from .norms import matrix_norm, nuclear_norm
 from .svd import SVDResult, svd, svdvals
 
-__all__ = ["svd", "svdvals", "SVDResult", "LinAlgError"]
+__all__ = ["svd", "svdvals", "SVDResult", "LinAlgError", "matrix_norm", "nuclear_norm"]

@@ -1,0 +1,9 @@
+"""Module utilities: SVD-powered reparametrisations and gradient clipping."""
+
+from . import parametrizations
+from .clip_grad import clip_grad_norm_
+from .orthogonal import orthogonal, remove_orthogonal
+from .spectral_norm import remove_spectral_norm, spectral_norm
+
+__all__ = ["spectral_norm", "remove_spectral_norm", "orthogonal", "remove_orthogonal",
+           "clip_grad_norm_", "parametrizations"]

@@ -1,0 +1,54 @@
+"""Shared plumbing for weight reparametrisations: ``<name>_orig`` is the learnable Parameter
+and ``<name>`` is recomputed from it by a forward pre-hook (torch's classic spectral_norm)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...autograd.grad_mode import no_grad
+from ...tensor import Tensor
+from ..module import Module
+from ..parameter import Parameter
+
+
+class WeightHook:
+    """Forward pre-hook setting ``module.<name> = compute(module, update)`` before each call."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def compute(self, module: Module, update: bool) -> Tensor:
+        raise NotImplementedError
+
+    def __call__(self, module: Module, args: Any) -> None:
+        # Power iterations (the only state that moves) advance only in training mode.
+        setattr(module, self.name, self.compute(module, module.training))
+
+
+def install(module: Module, hook: WeightHook) -> None:
+    """Move ``module.<name>`` to ``<name>_orig`` and let ``hook`` recompute ``<name>``."""
+    name = hook.name
+    for h in module._forward_pre_hooks.values():
+        if isinstance(h, WeightHook) and h.name == name:
+            raise RuntimeError(f"Cannot register two reparametrizations on parameter '{name}' "
+                               f"of {type(module).__name__}")
+    weight = module._parameters.get(name)
+    if not isinstance(weight, Parameter):
+        raise ValueError(f"{type(module).__name__} has no parameter named '{name}'")
+    del module._parameters[name]
+    module.register_parameter(name + "_orig", weight)
+    module.register_forward_pre_hook(hook)
+
+
+def uninstall(module: Module, name: str, kind: type[WeightHook]) -> Module:
+    """Undo ``install``: ``<name>`` becomes a plain Parameter holding the current weight."""
+    for key, h in list(module._forward_pre_hooks.items()):
+        if isinstance(h, kind) and h.name == name:
+            with no_grad():
+                weight = h.compute(module, False)
+            del module._forward_pre_hooks[key]
+            module.__dict__.pop(name, None)
+            delattr(module, name + "_orig")
+            module.register_parameter(name, Parameter(weight.detach().clone()))
+            return module
+    raise ValueError(f"{kind.__name__} of '{name}' not found in {type(module).__name__}")

@@ -1,0 +1,106 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad (torch.optim.Optimizer)."""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ..autograd.grad_mode import enable_grad
+from ..nn.module import _zero_grad
+from ..tensor import Tensor
+
+
+class Optimizer:
+    """Base class. ``params`` is an iterable of Tensors or of dicts (parameter groups) with
+    per-group options overriding ``defaults``; ``state[p]`` holds each parameter's buffers."""
+
+    def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got a Tensor")
+        self.defaults = defaults
+        self.state: defaultdict[Tensor, dict] = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own options (e.g. a smaller lr)."""
+        group = dict(param_group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for p in group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimised parameters (to None by default, like torch)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                _zero_grad(p, set_to_none)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    def _closure(self, closure: Callable[[], Any] | None) -> Any:
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def state_dict(self) -> dict:
+        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]} (copies)."""
+        index: dict[int, int] = {}
+        groups = []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in g["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: {k: _copy(v) for k, v in s.items()}
+                 for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore hyperparameters and buffers saved by ``state_dict`` (same parameter layout)."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups) or any(
+                len(a["params"]) != len(b["params"])
+                for a, b in zip(groups, self.param_groups, strict=True)):
+            raise ValueError("loaded state dict has a different number of parameter groups or "
+                             "parameters than the optimizer")
+        by_index = {}
+        for saved, group in zip(groups, self.param_groups, strict=True):
+            for i, p in zip(saved["params"], group["params"], strict=True):
+                by_index[i] = p
+            group.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
+        self.state = defaultdict(dict)
+        for i, s in state_dict["state"].items():
+            self.state[by_index[i]] = {k: _copy(v) for k, v in s.items()}
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params"]
+        return "\n".join(lines + [")"])
+
+
+def _copy(v: Any) -> Any:
+    return Tensor._make(np.array(v.data)) if isinstance(v, Tensor) else copy.deepcopy(v)

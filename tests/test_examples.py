@@ -1,0 +1,66 @@
+"""Every example runs in its fast mode and reaches its figure of merit, so none can rot."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def load(name: str):
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    return importlib.import_module(name)
+
+
+def test_complement_residual_and_gradients_through_full_and_reduced_u(capsys) -> None:
+    out = load("complement").main(fast=True)
+    np.testing.assert_allclose(out["residual_full"], [1 / 6, -1 / 3, 1 / 6], atol=1e-12)
+    np.testing.assert_allclose(out["residual_reduced"], [1 / 6, -1 / 3, 1 / 6], atol=1e-12)
+    expected = [[4 / 9, -13 / 36], [-8 / 9, 13 / 18], [4 / 9, -13 / 36]]
+    np.testing.assert_allclose(out["grad_full"], expected, atol=1e-12)
+    np.testing.assert_allclose(out["grad_reduced"], out["grad_full"], atol=1e-12)
+    assert np.abs(out["grad_full"]).max() > 0.3  # not PyTorch's zeros
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("complement:")
+
+
+def test_spectral_norm_regression_keeps_the_lipschitz_bound(capsys) -> None:
+    out = load("spectral_norm_regression").main(fast=True)
+    assert out["held"]
+    assert out["max_sigma"] == pytest.approx(1.0, abs=1e-5)
+    assert out["max_grad_norm"] <= out["lipschitz"] * (1 + 1e-5)
+    assert out["plain_grad_norm"] > out["lipschitz"]  # the bound is doing something
+    assert out["test_mse"] < 0.6 * out["losses"][0]  # and it still learns
+    assert "held at every check" in capsys.readouterr().out.strip().splitlines()[-1]
+
+
+def test_low_rank_completion_recovers_rank_and_unseen_entries(capsys) -> None:
+    out = load("low_rank_completion").main(fast=True)
+    assert out["rank"] == 3
+    assert out["error"] < 0.1
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("low_rank_completion:")
+
+
+def test_procrustes_matches_the_closed_form_solution(capsys) -> None:
+    out = load("procrustes").main(fast=True)
+    assert out["max_angle_to_kabsch"] < 0.1  # degrees
+    assert out["rms"] < 0.1  # the noise floor is 0.087
+    np.testing.assert_allclose(out["dets"], 1.0, atol=1e-9)  # rotations, not reflections
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("procrustes:")
+
+
+def test_loss_curve_is_skipped_or_saved(tmp_path) -> None:
+    common = load("_common")
+    path = common.save_loss_curve([3.0, 2.0, 1.0], str(tmp_path), "curve")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert path is None
+    else:
+        assert path is not None and Path(path).exists()
+    assert common.save_loss_curve([1.0], None, "curve") is None
