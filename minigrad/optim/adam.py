@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_non_negative
 
 
 class Adam(Optimizer):
@@ -25,51 +23,32 @@ class Adam(Optimizer):
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *,
                  maximize: bool = False) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_non_negative(lr=lr, eps=eps, weight_decay=weight_decay)
         for i, b in enumerate(betas):
             if not 0.0 <= b < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {b}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update of every parameter that has a gradient; returns ``closure()`` if given."""
-        loss = self._closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr, (b1, b2), eps, wd = (group["lr"], group["betas"], group["eps"],
-                                         group["weight_decay"])
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    g = -p.grad.data if group["maximize"] else p.grad.data
-                    if wd != 0:
-                        g = g + wd * p.data  # after the sign flip, as torch does
-                    state = self.state[p]
-                    if not state:
-                        state["step"] = 0
-                        state["exp_avg"] = Tensor._make(np.zeros_like(p.data))
-                        state["exp_avg_sq"] = Tensor._make(np.zeros_like(p.data))
-                        if group["amsgrad"]:
-                            state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(p.data))
-                    state["step"] += 1
-                    t = state["step"]
-                    # Optimizer-owned buffers, never in a graph: update their arrays directly.
-                    m, v = state["exp_avg"].data, state["exp_avg_sq"].data
-                    m *= b1
-                    m += (1 - b1) * g
-                    v *= b2
-                    v += (1 - b2) * (g * g)
-                    if group["amsgrad"]:
-                        vmax = state["max_exp_avg_sq"].data
-                        np.maximum(vmax, v, out=vmax)
-                        v = vmax
-                    denom = np.sqrt(v) / math.sqrt(1 - b2 ** t) + eps
-                    p.sub_(Tensor._make((lr / (1 - b1 ** t)) * m / denom))
-        return loss
+    def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
+        (b1, b2), eps = group["betas"], group["eps"]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = Tensor._make(np.zeros_like(p.data))
+            state["exp_avg_sq"] = Tensor._make(np.zeros_like(p.data))
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(p.data))
+        state["step"] += 1
+        t = state["step"]
+        m, v = state["exp_avg"].data, state["exp_avg_sq"].data
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * (g * g)
+        if group["amsgrad"]:
+            vmax = state["max_exp_avg_sq"].data
+            np.maximum(vmax, v, out=vmax)
+            v = vmax
+        denom = np.sqrt(v) / math.sqrt(1 - b2 ** t) + eps
+        return (group["lr"] / (1 - b1 ** t)) * m / denom

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..nn.module import _zero_grad
 from ..tensor import Tensor
 
@@ -57,6 +57,25 @@ class Optimizer:
                 _zero_grad(p, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns ``closure()`` if given."""
+        loss = self._closure(closure)
+        with no_grad():
+            for group in self.param_groups:
+                wd = group["weight_decay"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = -p.grad.data if group["maximize"] else p.grad.data
+                    if wd != 0:
+                        g = g + wd * p.data  # after the sign flip, as torch does
+                    p.sub_(Tensor._make(self._update(g, p, group, self.state[p])))
+        return loss
+
+    def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
+        """The step to subtract from ``p`` given its (weight-decayed) gradient ``g``.
+
+        The buffers in ``state`` belong to the optimizer and are never in a graph, so
+        subclasses update their arrays in place."""
         raise NotImplementedError
 
     def _closure(self, closure: Callable[[], Any] | None) -> Any:
@@ -100,6 +119,14 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params"]
         return "\n".join(lines + [")"])
+
+
+def check_non_negative(**values: float) -> None:
+    """torch's argument checks: a negative lr, momentum, eps or weight_decay is an error."""
+    spelled = {"lr": "learning rate", "eps": "epsilon value"}  # torch's wording
+    for name, value in values.items():
+        if value < 0.0:
+            raise ValueError(f"Invalid {spelled.get(name, name + ' value')}: {value}")
 
 
 def _copy(v: Any) -> Any:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_non_negative
 
 
 class SGD(Optimizer):
@@ -24,42 +22,22 @@ class SGD(Optimizer):
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  momentum: float = 0, dampening: float = 0, weight_decay: float = 0,
                  nesterov: bool = False, *, maximize: bool = False) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_non_negative(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update of every parameter that has a gradient; returns ``closure()`` if given."""
-        loss = self._closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr, momentum, dampening, wd, nesterov = (
-                    group["lr"], group["momentum"], group["dampening"], group["weight_decay"],
-                    group["nesterov"])
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    g = -p.grad.data if group["maximize"] else p.grad.data
-                    if wd != 0:
-                        g = g + wd * p.data  # after the sign flip, as torch does
-                    if momentum != 0:
-                        state = self.state[p]
-                        buf = state.get("momentum_buffer")
-                        if buf is None:
-                            buf = state["momentum_buffer"] = Tensor._make(np.array(g))
-                        else:
-                            # Optimizer-owned buffer, never in a graph: update its array directly.
-                            b = buf.data
-                            b *= momentum
-                            b += (1 - dampening) * g
-                        g = g + momentum * buf.data if nesterov else buf.data
-                    p.sub_(Tensor._make(lr * g))
-        return loss
+    def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
+        momentum = group["momentum"]
+        if momentum == 0:
+            return group["lr"] * g
+        buf = state.get("momentum_buffer")
+        if buf is None:
+            buf = state["momentum_buffer"] = Tensor._make(np.array(g))
+        else:
+            b = buf.data
+            b *= momentum
+            b += (1 - group["dampening"]) * g
+        return group["lr"] * (g + momentum * buf.data if group["nesterov"] else buf.data)
