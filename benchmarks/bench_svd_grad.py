@@ -87,7 +87,8 @@ def main() -> None:
     print(f"{'n':>5} {'forward ms':>11} {'backward ms':>12} {'ratio':>7}  target <= 1.5")
     for n in (32, 64, 128, 256):
         f, b, r = backward_over_forward(n, args.repeats)
-        print(f"{n:>5} {f * 1e3:>11.3f} {b * 1e3:>12.3f} {r:>7.2f}  {'PASS' if r <= 1.5 else 'MISS'}")
+        verdict = "PASS" if r <= 1.5 else "MISS"
+        print(f"{n:>5} {f * 1e3:>11.3f} {b * 1e3:>12.3f} {r:>7.2f}  {verdict}")
 
     m, t = procrustes(args.repeats)
     print("\nforward+backward of (C * (U @ Vh)).sum() over 4096 3x3 (float64)")

@@ -32,7 +32,8 @@ def scalar_dtype(x: Any) -> np.dtype:
         return _INT64
     if isinstance(x, (float, np.floating)):
         return DEFAULT_FLOAT
-    raise TypeError(f"unsupported operand of type {type(x).__name__}; expected a Tensor or a number")
+    raise TypeError(f"unsupported operand of type {type(x).__name__}; "
+                    "expected a Tensor or a number")
 
 
 def result_dtype(*operands: Any) -> np.dtype:

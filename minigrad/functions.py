@@ -18,7 +18,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise RuntimeError("cat expects a non-empty list of tensors")
     d = dim % ts[0].ndim
     for t in ts[1:]:
-        if t.ndim != ts[0].ndim or t.shape[:d] + t.shape[d + 1:] != ts[0].shape[:d] + ts[0].shape[d + 1:]:
+        rest, ref = t.shape[:d] + t.shape[d + 1:], ts[0].shape[:d] + ts[0].shape[d + 1:]
+        if t.ndim != ts[0].ndim or rest != ref:
             raise RuntimeError(f"cat: sizes of tensors must match except in dimension {d}: "
                                f"got {tuple(ts[0].shape)} and {tuple(t.shape)}")
     return shape.Cat.apply(d, *ts)

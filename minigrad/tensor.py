@@ -11,8 +11,8 @@ import numpy as np
 
 from . import autograd as _autograd
 from . import dtypes
-from .autograd import function as _function
 from .autograd import engine as _engine
+from .autograd import function as _function
 from .autograd.function import edge_of
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .ops import arith, matmul, reduce, shape, unary
@@ -294,7 +294,8 @@ class Tensor:
                            create_graph, inputs=inputs)
 
     # ---- in-place -------------------------------------------------------------------------
-    def _inplace(self, compute: Callable[[Tensor], Tensor], tracked_others: Sequence = ()) -> Tensor:
+    def _inplace(self, compute: Callable[[Tensor], Tensor],
+                 tracked_others: Sequence = ()) -> Tensor:
         """Run ``compute`` out of place, then write its result into this tensor's memory.
 
         When recorded, this tensor takes the result's place in the graph; its old value lives
@@ -544,7 +545,8 @@ class Tensor:
     def minimum(self, other: Any) -> Tensor:
         return arith.Minimum.apply(self, other)
 
-    def clamp(self, min: Number | Tensor | None = None, max: Number | Tensor | None = None) -> Tensor:
+    def clamp(self, min: Number | Tensor | None = None,
+              max: Number | Tensor | None = None) -> Tensor:
         """Clip to [min, max]; the gradient passes where min <= x <= max (torch's rule)."""
         if min is None and max is None:
             raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")

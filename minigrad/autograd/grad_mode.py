@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+
 class _State(threading.local):
     def __init__(self) -> None:
         self.enabled = True  # every thread starts with recording on, as in torch

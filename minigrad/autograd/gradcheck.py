@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 
-
 class GradcheckError(RuntimeError):
     """Raised by gradcheck when analytic and numeric gradients disagree."""
 
@@ -35,8 +34,8 @@ def _numeric(fn: Callable, args: list, i: int, direction: np.ndarray, eps: float
 
 
 def _vjp(outs: list, wrt: list, k: int, u: np.ndarray) -> list[np.ndarray]:
-    from . import grad
     from ..tensor import Tensor
+    from . import grad
 
     if not outs[k].requires_grad:
         return [np.zeros(t.shape) for t in wrt]
@@ -116,8 +115,8 @@ def gradgradcheck(fn: Callable, inputs: Any, grad_outputs: Sequence | None = Non
                   eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
                   raise_exception: bool = True, fast_mode: bool = False, seed: int = 0) -> bool:
     """gradcheck of the map (inputs, v) -> v^T J(inputs): second derivatives by create_graph."""
-    from . import grad
     from ..tensor import Tensor
+    from . import grad
 
     args = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
     diff = [i for i, a in enumerate(args) if getattr(a, "requires_grad", False)]

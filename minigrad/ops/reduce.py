@@ -10,7 +10,6 @@ import numpy as np
 
 from ..autograd.function import Context, Function
 
-
 _ALL = [tuple(range(n)) for n in range(33)]
 
 
