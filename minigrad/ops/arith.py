@@ -22,10 +22,17 @@ def operands(a: Any, b: Any) -> tuple[Any, Any]:
     """Both operands as arrays of the promoted dtype (Python scalars stay weak)."""
     x = a.data if hasattr(a, "grad_fn") else a
     y = b.data if hasattr(b, "grad_fn") else b
-    if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype:
-        return x, y
-    if type(y) is float and type(x) is np.ndarray and x.dtype.kind == "f":
-        return x, y  # a float scalar never changes a float tensor's dtype (numpy agrees)
+    tx, ty = type(x), type(y)
+    # Fast paths: same dtypes, or a Python number beside a float array, which never changes
+    # the array's dtype (torch's rule, and numpy's for these weak scalars).
+    if tx is np.ndarray:
+        if ty is np.ndarray:
+            if x.dtype == y.dtype:
+                return x, y
+        elif (ty is float or ty is int) and x.dtype.kind == "f":
+            return x, y
+    elif ty is np.ndarray and (tx is float or tx is int) and y.dtype.kind == "f":
+        return np.asarray(x, y.dtype), y  # callers read the dtype off the left operand
     dt = result_dtype(a, b)
     return np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
 
