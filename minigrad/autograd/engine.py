@@ -6,6 +6,7 @@ an input is summed back to the input's shape and cast to the input's dtype.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -97,45 +98,49 @@ def run_backward(
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
-            in_grads: tuple = ()
             if grads is not None:
                 if node.hooks or node.retained:
                     _run_hooks(node, grads)
                 if captured:
                     _capture(node, grads, captured, results)
-                if type(node) is AccumulateGrad:
-                    if inputs is None and grads[0] is not None:
-                        _accumulate(node.leaf, grads[0], create_graph)
-                else:
-                    in_grads = _call(node, grads)
-                    if not retain_graph:
-                        node.ctx._saved = _FREED
-            k = 0
-            for edge in node.next_edges:
-                if edge is not None:
-                    child, nr, shape, dtype = edge
-                    g = in_grads[k] if in_grads else None
-                    if g is not None:
-                        if g.data.shape != shape or g.data.dtype != dtype:
-                            g = _fit(g, shape, dtype, node)
-                        buf = buffers.get(child)
-                        if buf is None:
-                            buf = buffers[child] = [None] * len(child.out_meta)
-                        old = buf[nr]
-                        if old is None:
-                            buf[nr] = g
-                        elif create_graph:
-                            buf[nr] = old + g
-                        else:  # nothing records here: skip the op machinery (a hot path)
-                            buf[nr] = _Tensor._make(old.data + g.data)
-                    left = deps[child] - 1
-                    deps[child] = left
-                    if left == 0:
-                        ready.append(child)
-                k += 1
+            if type(node) is AccumulateGrad:
+                if grads is not None and inputs is None and grads[0] is not None:
+                    _accumulate(node.leaf, grads[0], create_graph)
+                continue
+            if grads is None:  # nothing reached this node: its inputs get nothing from it
+                in_grads = _NO_GRADS
+            else:
+                in_grads = _call(node, grads)
+                if not retain_graph:
+                    node.ctx._saved = _FREED
+            for edge, g in zip(node.next_edges, in_grads):
+                if edge is None:
+                    continue
+                child = edge[0]
+                if g is not None:
+                    if g.data.shape != edge[2] or g.data.dtype != edge[3]:
+                        g = _fit(g, edge[2], edge[3], node)
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * len(child.out_meta)
+                    nr = edge[1]
+                    old = buf[nr]
+                    if old is None:
+                        buf[nr] = g
+                    elif create_graph:
+                        buf[nr] = old + g
+                    else:  # nothing records here: skip the op machinery (a hot path)
+                        buf[nr] = _Tensor._make(old.data + g.data)
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
+                    ready.append(child)
     finally:
         _state.enabled = prev
     return results if inputs is not None else None
+
+
+_NO_GRADS = itertools.repeat(None)  # endless Nones, zipped against a node's edges
 
 
 def _capture(node: Node, grads: list, captured: dict, results: list) -> None:
