@@ -33,6 +33,7 @@ def path(request, monkeypatch):
     if request.param != "batched":
         monkeypatch.setattr(fwd, "_BIG", 1)
         monkeypatch.setattr(fwd, "_QR_RATIO", 1.0 if request.param == "qr" else np.inf)
+        monkeypatch.setattr(fwd, "_THREADS_MIN", 1)
     return request.param
 
 
@@ -102,6 +103,28 @@ def test_rank_deficient(path, m, n, r, full):
     check_svd(a, full)
     s = svd_forward(a, full)[1]
     assert np.all(s[r:] <= C * max(m, n) * eps(np.float64) * s[0])
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (6, 3), (3, 6), (2, 5, 5)])
+def test_identical_columns_converge(path, shape):
+    """Rank one with identical columns: a rotation cancels a column to rounding noise that
+    stays exactly parallel to the other; it must be dropped, not shrunk by eps per sweep."""
+    a = np.ones(shape)
+    check_svd(a, True)
+    s = svd_forward(a, max_sweeps=6)[1]
+    assert np.all(s[..., 1:] <= C * max(shape[-2:]) * eps(np.float64) * s[..., :1])
+
+
+@pytest.mark.parametrize("shape", [(120, 100), (100, 120), (300, 100)])
+@pytest.mark.parametrize("full", [True, False])
+def test_large_graded_and_rank_deficient_default_dispatch(shape, full):
+    """The lone-matrix paths recover one side with BLAS instead of accumulating it; that
+    side must stay orthonormal and reconstruct A also when s spans 14 decades or is 0."""
+    rng = np.random.default_rng(8)
+    m, n = shape
+    graded = rng.standard_normal(shape) * np.logspace(0, -14, n)
+    check_svd(graded, full)
+    check_svd(low_rank(rng, m, n, 7), full)
 
 
 def test_repeated_singular_values(path):
@@ -308,6 +331,7 @@ def test_kernels_without_jit():
             assert np.allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, atol=1e-13)
             assert np.allclose(np.linalg.svd(a, compute_uv=False), s, atol=1e-13)
         fwd._BIG = 1
+        fwd._THREADS_MIN = 1
         for ratio in (1.0, np.inf):  # the QR path, then the lone-matrix parallel sweeps
             fwd._QR_RATIO = ratio
             u, s, vh = fwd.svd_forward(np.ones((4, 3)))

@@ -7,14 +7,23 @@ from minigrad.linalg.errors import LinAlgError
 
 DEFAULT_MAX_SWEEPS = 60  # one-sided Jacobi typically needs 5-12; dgesvj caps at 30
 
-# A lone matrix with k >= _BIG is decomposed with the threads inside its Jacobi sweeps
-# (there is no batch to spread over); if it is also tall (rows >= _QR_RATIO * k), LAPACK's
-# QR first shrinks it to the k x k triangle. Batches go to the batch-parallel kernel.
+# A lone matrix with k >= _BIG goes to the lone-matrix kernel (threads inside its Jacobi
+# sweeps, as there is no batch to spread over), and its second factor is recovered with BLAS instead
+# of being accumulated rotation by rotation; if it is also tall (rows >= _QR_RATIO * k),
+# LAPACK's QR first shrinks it to the k x k triangle. Batches go to the batch-parallel kernel.
 _BIG = 48
 _QR_RATIO = 1.5
+# Threads inside the sweeps only from this k on: each sweep has 2 * threads barriers, and
+# on a shared machine a descheduled thread stalls every one of them (measured on 2 busy
+# cores: 256x256 took 4x longer with 2 threads than with 1; 512x512 still gained).
+_THREADS_MIN = 400
 
 _WORK_DTYPE = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float32,
                np.dtype(np.float64): np.float64}
+
+
+def _threads(k: int) -> int:
+    return _kernels().get_num_threads() if k >= _THREADS_MIN else 1
 
 
 def _kernels():
@@ -76,10 +85,31 @@ def _fix_signs(u: np.ndarray, vh: np.ndarray, k: int) -> None:
         rest[rest[np.arange(rest.shape[0]), rows] < 0] *= -1
 
 
+def _other_side(x: np.ndarray, u: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """V of x = U diag(s) V^T, given Jacobi's U and s: V = orth(x^T U diag(1/s)), by QR.
+
+    This is dgejsv's trick: V need not be accumulated during the sweeps (which would
+    double their cost). The error of x^T u_j / s_j grows like eps s_1 / s_j, but mostly
+    along the columns with larger s_i, which a QR taken in descending order projects out;
+    the rest moves x - U S V^T by only O(eps s_1). S itself, with its relative accuracy,
+    comes from the sweeps alone. Columns with s_j <= eps s_1 are noise: they are zeroed
+    and the QR completes them to an orthonormal basis.
+    """
+    k = s.shape[0]
+    inv = np.zeros_like(s)
+    keep = s > s[0] * np.finfo(s.dtype).eps
+    inv[keep] = 1.0 / s[keep]
+    q, r = np.linalg.qr(x.T @ (u[:, :k] * inv))
+    # Householder QR may flip a column; undo it so that x v_j = s_j u_j, not -s_j u_j.
+    q *= np.where(np.diagonal(r) < 0, -1.0, 1.0).astype(q.dtype)
+    return q
+
+
 def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol: float, max_sweeps: int):
-    """SVD of one tall-or-square matrix a (m >= n) via A P = Q R (columns sorted by norm,
-    a cheap stand-in for QR column pivoting), then Jacobi on the rows of R (as dgejsv,
-    which converges in fewer sweeps than Jacobi on A)."""
+    """SVD of one tall matrix a (m >= n) via A P = Q R (columns sorted by norm, a cheap
+    stand-in for QR column pivoting), then Jacobi on the rows of R (as dgejsv, which
+    converges in fewer sweeps than Jacobi on A); the left vectors of R are recovered
+    afterwards (_other_side)."""
     m, n = a.shape
     perm = np.argsort(-np.einsum("ij,ij->j", a, a), kind="stable")
     mode = "complete" if (full and compute_uv and m > n) else "reduced"
@@ -88,43 +118,56 @@ def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol: float, max_sweeps:
     else:
         r = np.linalg.qr(a[:, perm], mode="r")
     r = np.ascontiguousarray(r[:n])
-    ur = np.empty((n, n) if compute_uv else (0, 0), dtype=a.dtype)
-    vr = np.empty((n, n) if compute_uv else (0, 0), dtype=a.dtype)
     s = np.empty(n, dtype=a.dtype)
     jac = _kernels()
-    status = jac.svd_single(r, True, False, compute_uv, tol, max_sweeps, ur, s, vr,
-                            jac.get_num_threads())
+    if compute_uv:
+        vrt = np.empty((n, n), dtype=a.dtype)
+        status = jac.svd_left(r, True, tol, max_sweeps, vrt, s, _threads(n))
+    else:
+        dummy = np.empty((0, 0), dtype=a.dtype)
+        status = jac.svd_single(r, True, False, False, tol, max_sweeps, dummy, s, dummy,
+                                _threads(n))
     if status != jac.OK:
         raise _not_converged((), max_sweeps)
     if not compute_uv:
         return None, s, None
+    # Jacobi ran on the columns of R^T: its left vectors are R's right ones.
+    ur = _other_side(r.T, vrt.T, s)
     u = q[:, :n] @ ur
     if mode == "complete":
         u = np.concatenate([u, q[:, n:]], axis=1)
-    vh = np.empty_like(vr)
-    vh[:, perm] = vr
+    vh = np.empty_like(vrt)
+    vh[:, perm] = vrt
     return u, s, vh
 
 
 def _svd_single(a: np.ndarray, trans: bool, full: bool, compute_uv: bool, tol: float,
                 max_sweeps: int):
-    """One large matrix straight to the kernel, threads working inside each sweep."""
+    """One large matrix straight to the kernel, threads working inside each sweep; the
+    side Jacobi does not produce is recovered with BLAS (_other_side)."""
     m, n = a.shape
     k = min(m, n)
-    if compute_uv:
-        u = np.empty((m, m if full else k), dtype=a.dtype)
-        vh = np.empty((n if full else k, n), dtype=a.dtype)
-    else:
-        u = vh = np.empty((0, 0), dtype=a.dtype)
     s = np.empty(k, dtype=a.dtype)
     jac = _kernels()
-    status = jac.svd_single(a, trans, full, compute_uv, tol, max_sweeps, u, s, vh,
-                            jac.get_num_threads())
+    if compute_uv:
+        ak = a.T if trans else a  # the matrix Jacobi works on: rows >= columns
+        ut = np.empty((ak.shape[0] if full else k, ak.shape[0]), dtype=a.dtype)
+        status = jac.svd_left(a, trans, tol, max_sweeps, ut, s, _threads(k))
+    else:
+        dummy = np.empty((0, 0), dtype=a.dtype)
+        status = jac.svd_single(a, trans, full, False, tol, max_sweeps, dummy, s, dummy,
+                                _threads(k))
     if status == jac.NOT_FINITE:
         raise _not_finite(())
     if status != jac.OK:
         raise _not_converged((), max_sweeps)
-    return (u if compute_uv else None), s, (vh if compute_uv else None)
+    if not compute_uv:
+        return None, s, None
+    v = _other_side(ak, ut.T, s)
+    u, vh = (v, ut) if trans else (ut.T, v.T)
+    u, vh = np.ascontiguousarray(u), np.ascontiguousarray(vh)
+    _fix_signs(u, vh, k)
+    return u, s, vh
 
 
 def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = True, *,
