@@ -280,3 +280,48 @@ def test_matches_torch(shape, loss):
         out = (w(tuple(shape)) * ((U * S.unsqueeze(-2)) @ Vh) ** 2).sum()
     out.backward()
     np.testing.assert_allclose(A.grad.numpy(), T.grad.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def _tied(values, seed=3):
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+    P = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+    return Q @ np.diag(values) @ P.T
+
+
+def _recon(a):
+    U, S, Vh = mg.linalg.svd(a)
+    return (weights((3, 3)) * ((U * S.unsqueeze(-2)) @ Vh)).sum()
+
+
+def _gram_sqrt(a):  # V S Vh = sqrt(A^T A): smooth where A is invertible
+    _, S, Vh = mg.linalg.svd(a)
+    return (weights((3, 3)) * ((Vh.mT * S.unsqueeze(-2)) @ Vh)).sum()
+
+
+@pytest.mark.parametrize("loss", [_recon, _gram_sqrt], ids=["U S Vh", "V S Vh"])
+def test_S_with_U_or_Vh_at_an_exact_tie_raises_instead_of_guessing(loss):
+    """0/0 at a tie is 0 only for losses blind to the split (U @ Vh, projectors). For
+    U S Vh the true term is (M_ij + M_ji)/2: the cotangents at the tie cannot tell them
+    apart, so minigrad refuses rather than return a wrong number (PyTorch: NaN)."""
+    A = mg.tensor(_tied([2.0, 2.0, 1.0]), requires_grad=True)
+    with pytest.raises(LinAlgError, match=r"s\[0\] = s\[1\] = 2 \(repeated\).*uses S together"):
+        loss(A).backward()
+    # Just off the tie the same losses have their ordinary, correct gradients.
+    assert gradcheck(loss, (mg.tensor(_tied([2.0, 2.001, 1.0]), requires_grad=True),))
+
+
+def test_reconstruction_at_rank_deficiency_raises():
+    rng = np.random.default_rng(8)
+    A = mg.tensor(rng.standard_normal((4, 1)) @ rng.standard_normal((1, 3)), requires_grad=True)
+    U, S, Vh = mg.linalg.svd(A, full_matrices=False)
+    with pytest.raises(LinAlgError, match="rank deficiency.*uses S together"):
+        (weights((4, 3)) * ((U * S.unsqueeze(-2)) @ Vh)).sum().backward()
+
+
+def test_S_taken_separately_keeps_the_polar_gradient_at_a_tie():
+    def loss(a):  # the polar factor plus |A|_F, with S from its own call
+        U, _, Vh = mg.linalg.svd(a)
+        return (weights((3, 3)) * (U @ Vh)).sum() + (mg.linalg.svdvals(a) ** 2).sum() ** 0.5
+
+    assert gradcheck(loss, (mg.tensor(_tied([2.0, 2.0, 1.0]), requires_grad=True),))

@@ -115,19 +115,24 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     minus = Ja if Ka is None else (-Ka if Ja is None else Ja - Ka)
 
     s_i, s_j = S.unsqueeze(-1), S.unsqueeze(-2)  # [.., i, j] broadcasts to s_i and s_j
-    scale = _scale(J, K)
-    X = (_pole(plus, s_j - s_i, s_tol, eps * scale, "repeated", s)
-         + _pole(minus, s_j + s_i, s_tol, eps * scale, "zero", s)) * 0.5
+    noise = _NUM_TOL * eps * _scale(J, K)
+    # Where S enters the loss too (U S Vh, V S^2 Vh), a 0/0 at a tie has a limit that
+    # first derivatives at the tie cannot tell: those points raise instead of guessing 0.
+    s_used = None if gS is None else np.abs(gS.data) > 0
+    touch = sum(np.abs(t.data) + np.abs(np.swapaxes(t.data, -1, -2)) for t in (J, K)
+                if t is not None)
+    X = (_pole(plus, s_j - s_i, s_tol, noise, s, s_used, touch)
+         + _pole(minus, s_j + s_i, s_tol, noise, s, s_used, touch)) * 0.5
     core = Uk @ X @ Vhk
     gA = core if gA is None else gA + core
 
     inv_s_zero = s <= s_tol  # S^-1 terms: only a loss blind to these directions is defined
     if m > k and gUe is not None:
         R = gUe - Uk @ J  # (I - U U^T) gU
-        gA = gA + _over_s(R, S, inv_s_zero, eps * _absmax(gUe), "U") @ Vhk
+        gA = gA + _over_s(R, S, inv_s_zero, eps * _absmax(gUe), "U", s_used) @ Vhk
     if n > k and gVe is not None:
         Q = gVe - Vk @ K  # (I - V V^T) gV
-        gA = gA + Uk @ _over_s(Q, S, inv_s_zero, eps * _absmax(gVe), "Vh").mT
+        gA = gA + Uk @ _over_s(Q, S, inv_s_zero, eps * _absmax(gVe), "Vh", s_used).mT
     return gA
 
 
@@ -153,44 +158,65 @@ def _fold_complement(W: Tensor, gW: Tensor, k: int, eps: float, name: str) -> Te
     return gWk - Wp @ (gWp.mT @ Wk)
 
 
-def _pole(num: Tensor, den: Tensor, s_tol: np.ndarray, num_tol: np.ndarray, kind: str,
-          s: np.ndarray) -> Tensor:
-    """num / den off the diagonal, with 0 where den vanishes, after checking that num does
-    too there (a well-defined loss); a non-zero num over a zero den has no gradient."""
+def _pole(num: Tensor, den: Tensor, s_tol: np.ndarray, noise: np.ndarray, s: np.ndarray,
+          s_used: np.ndarray | None, touch: np.ndarray) -> Tensor:
+    """num / den off the diagonal, and 0 where den vanishes (a tie, or two zeros) -- after
+    checking that num vanishes there too (else the loss depends on an arbitrary basis)
+    and that S is not used with U or Vh there (else the limit is not 0 in general)."""
     k = s.shape[-1]
     off = ~np.eye(k, dtype=bool)
     at_pole = (np.abs(den.data) <= s_tol[..., None]) & off
     if at_pole.any():
-        bad = at_pole & (np.abs(num.data) > num_tol[..., None, None] * _NUM_TOL)
-        if bad.any():
-            idx = np.argwhere(bad)[0]
-            *b, i, j = (int(v) for v in idx)
-            where_ = f" in batch element {tuple(b)}" if b else ""
-            v = float(s[tuple(b) + (i,)])
-            zero = kind == "zero" or v <= float(s_tol[tuple(b) + (0,)])
-            what = (f"singular values s[{i}] = s[{j}] = 0 (rank deficiency)" if zero
-                    else f"singular values s[{i}] = s[{j}] = {v:.6g} (repeated)")
-            raise LinAlgError(
-                "svd backward: " + what
-                + f"{where_} and the loss depends on the arbitrary choice of singular vectors "
-                "for them, so it has no gradient. Losses that are well defined there (U @ Vh, "
-                "functions of S, projectors onto a gapped subspace) work.")
+        zero = s <= s_tol
+        basis = at_pole & (np.abs(num.data) > noise[..., None, None])
+        if basis.any():
+            raise _tie_error(basis, s, zero, "the loss depends on the arbitrary choice of "
+                             "singular vectors for them, so it has no gradient. Losses "
+                             "that are well defined there (U @ Vh, functions of S, "
+                             "projectors onto a gapped subspace) work.")
+        if s_used is not None:
+            both_zero = zero[..., :, None] & zero[..., None, :]
+            s_pair = s_used[..., :, None] | s_used[..., None, :]
+            limit = at_pole & s_pair & ((touch > noise[..., None, None]) | both_zero)
+            if limit.any():
+                raise _tie_error(limit, s, zero, _S_WITH_UV)
     mask = Tensor._make(at_pole | ~off)
     return where(mask, 0.0, num / where(mask, 1.0, den))
 
 
-def _over_s(R: Tensor, S: Tensor, zero: np.ndarray, tol: np.ndarray, name: str) -> Tensor:
+_S_WITH_UV = (
+    "the loss uses S together with U or Vh there (like U diag(S) Vh): its gradient at an "
+    "exact tie depends on how the loss changes as the tie splits, which first derivatives "
+    "at the tie cannot tell. Perturb A off the tie; if S enters the loss only on its own "
+    "(not multiplying U or Vh), take it from a separate mg.linalg.svdvals(A).")
+
+
+def _tie_error(where_: np.ndarray, s: np.ndarray, zero: np.ndarray, why: str) -> LinAlgError:
+    """Name the first offending pair (i, j) of singular values, and its batch element."""
+    *b, i, j = (int(v) for v in np.argwhere(where_)[0])
+    batch = f" in batch element {tuple(b)}" if b else ""
+    v = float(s[tuple(b) + (i,)])
+    what = (f"s[{i}] = s[{j}] = 0 (rank deficiency)" if zero[tuple(b) + (i,)]
+            else f"s[{i}] = s[{j}] = {v:.6g} (repeated)")
+    return LinAlgError(f"svd backward: singular values {what}{batch}: {why}")
+
+
+def _over_s(R: Tensor, S: Tensor, zero: np.ndarray, tol: np.ndarray, name: str,
+            s_used: np.ndarray | None) -> Tensor:
     """R S^-1 (columns divided by s), with 0 for columns at s = 0, which must be 0 there."""
     if zero.any():
         col = np.abs(R.data).max(axis=-2)  # (*, k)
         bad = zero & (col > _NUM_TOL * tol[..., None])
-        if bad.any():
-            *b, i = (int(v) for v in np.argwhere(bad)[0])
-            where_ = f" in batch element {tuple(b)}" if b else ""
-            raise LinAlgError(
-                f"svd backward: singular value s[{i}] = 0{where_} (rank deficiency) and the "
-                f"loss moves {name} out of the column space there, which depends on an "
-                "arbitrary null-space basis, so it has no gradient.")
+        ambiguous = zero & s_used if s_used is not None else None
+        for mask, why in ((bad, f"the loss moves {name} out of the column space there, "
+                           "which depends on an arbitrary null-space basis, so it has no "
+                           "gradient."),
+                          (ambiguous, _S_WITH_UV)):
+            if mask is not None and mask.any():
+                *b, i = (int(v) for v in np.argwhere(mask)[0])
+                batch = f" in batch element {tuple(b)}" if b else ""
+                raise LinAlgError(f"svd backward: singular value s[{i}] = 0{batch} "
+                                  f"(rank deficiency): {why}")
         z = Tensor._make(zero[..., None, :])
         return where(z, 0.0, R / where(z, 1.0, S.unsqueeze(-2)))
     return R / S.unsqueeze(-2)
