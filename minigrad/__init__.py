@@ -7,14 +7,16 @@ from .creation import (Generator, arange, as_tensor, default_generator, empty, e
                        ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
                        zeros, zeros_like)
 from .dtypes import (bool_, double, float16, float32, float64, half, int32, int64, long)
-from .functions import (abs, add, allclose, amax, amin, argmax, argmin, broadcast_shapes,
-                        broadcast_to, cat, chunk, clamp, clone, concat, concatenate, cos, cumsum,
-                        detach, diag, diag_embed, diagonal, div, dot, equal, exp, flatten,
-                        is_tensor, isfinite, isinf, isnan, log, log1p, log_softmax, logsumexp,
-                        matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, numel,
-                        outer, permute, pow, prod, relu, reshape, rsqrt, sigmoid, sign, sin,
-                        softmax, split, sqrt, square, squeeze, stack, std, sub, sum, swapaxes, t,
-                        tanh, trace, transpose, tril, triu, unbind, unsqueeze, var, where)
+from .functions import (abs, add, allclose, amax, amin, argmax, argmin, bmm, broadcast_shapes,
+                        broadcast_to, cat, ceil, chunk, clamp, clone, concat, concatenate, cos,
+                        cumsum, detach, diag, diag_embed, diagonal, div, dot, equal, exp, flatten,
+                        flip, floor, floor_divide, gather, index_select, is_tensor, isfinite,
+                        isinf, isnan, log, log1p, log_softmax, logsumexp, masked_fill, matmul,
+                        max, maximum, mean, min, minimum, mm, mul, neg, norm, numel, outer,
+                        permute, pow, prod, relu, remainder, reshape, round, rsqrt, sigmoid, sign,
+                        sin, softmax, split, sqrt, square, squeeze, stack, std, sub, sum,
+                        swapaxes, t, tanh, trace, transpose, tril, triu, trunc, unbind, unsqueeze,
+                        var, where)
 from .serialization import load, save
 from .tensor import Tensor
 
@@ -38,4 +40,6 @@ __all__ = [
     "outer", "permute", "pow", "prod", "relu", "reshape", "rsqrt", "sigmoid", "sign", "sin",
     "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum", "swapaxes",
     "t", "tanh", "trace", "transpose", "tril", "triu", "unbind", "unsqueeze", "var", "where",
+    "bmm", "ceil", "flip", "floor", "floor_divide", "gather", "index_select", "masked_fill",
+    "remainder", "round", "trunc",
 ]

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .ops import arith, shape
+from .ops.shape import wrap_dim
 from .tensor import Tensor, _bool_mask, _tensor_like
 
 
@@ -16,7 +17,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     ts = list(tensors)
     if not ts:
         raise RuntimeError("cat expects a non-empty list of tensors")
-    d = dim % ts[0].ndim
+    if ts[0].ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = wrap_dim(dim, ts[0].ndim)
     for t in ts[1:]:
         rest, ref = t.shape[:d] + t.shape[d + 1:], ts[0].shape[:d] + ts[0].shape[d + 1:]
         if t.ndim != ts[0].ndim or rest != ref:
@@ -36,7 +39,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if any(t.shape != ts[0].shape for t in ts):
         raise RuntimeError(f"stack expects each tensor to be equal size, got "
                            f"{[tuple(t.shape) for t in ts]}")
-    d = dim % (ts[0].ndim + 1)
+    d = wrap_dim(dim, ts[0].ndim + 1)
     return cat([t.unsqueeze(d) for t in ts], d)
 
 
@@ -79,7 +82,8 @@ _UNARY = ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu"
           "reshape", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "diagonal",
           "diag_embed", "diag", "tril", "triu", "trace", "cumsum", "isnan", "isinf",
           "isfinite", "clone", "detach", "numel", "t", "allclose", "equal", "chunk", "split",
-          "unbind", "dot", "mm", "swapaxes"]
+          "unbind", "dot", "mm", "swapaxes", "flip", "gather", "index_select", "bmm", "floor",
+          "ceil", "round", "trunc", "remainder", "floor_divide", "masked_fill"]
 for _name in _UNARY:
     globals()[_name] = _unary(_name)
 

@@ -3,6 +3,7 @@ composite operations (mean, softmax, var, ...) are written here from those primi
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -16,6 +17,7 @@ from .autograd import function as _function
 from .autograd.function import edge_of
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .ops import arith, matmul, reduce, shape, unary
+from .ops.shape import wrap_dim
 
 Number = int | float | bool
 
@@ -70,6 +72,8 @@ class Tensor:
     _output_nr: int = 0
     _accumulator: Any = None
     _base: Tensor | None = None
+    _replay: Callable[[Tensor], Tensor] | None = None  # a view: redo it from its _base
+    _views: weakref.WeakSet | None = None  # a base: its live views, rebased by in-place ops
     _retains: bool = False
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
@@ -116,7 +120,7 @@ class Tensor:
         return "cpu"
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self.shape if dim is None else self.shape[dim]
+        return self.shape if dim is None else self.shape[wrap_dim(dim, self.ndim)]
 
     def dim(self) -> int:
         return self.ndim
@@ -188,39 +192,74 @@ class Tensor:
             raise TypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
 
-    def to(self, dtype: Any) -> Tensor:
-        """Cast to ``dtype`` (gradient flows back cast to the source dtype)."""
-        dt = dtypes.to_dtype(dtype)
-        if dt == self.data.dtype:
-            return self
-        return unary.Cast.apply(self, dt)
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
+           copy: bool = False) -> Tensor:
+        """Cast to a dtype given by name, positionally or as another tensor's, as torch's
+        ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; the device can only be the CPU.
+        The gradient flows back cast to the source dtype.
+
+        >>> mg.ones(2).to("cpu", mg.float64).dtype
+        dtype('float64')
+        """
+        dt = to_args(args, dtype, device)
+        out = self if dt is None else self._cast(dt)
+        return out.clone() if copy and out is self else out
+
+    def _cast(self, dt: Any) -> Tensor:
+        dt = dtypes.to_dtype(dt)
+        return self if dt == self.data.dtype else unary.Cast.apply(self, dt)
 
     def type(self, dtype: Any) -> Tensor:
-        return self.to(dtype)
+        return self._cast(dtype)
 
     def float(self) -> Tensor:
-        return self.to(np.float32)
+        return self._cast(np.float32)
 
     def double(self) -> Tensor:
-        return self.to(np.float64)
+        return self._cast(np.float64)
 
     def half(self) -> Tensor:
-        return self.to(np.float16)
+        return self._cast(np.float16)
 
     def long(self) -> Tensor:
-        return self.to(np.int64)
+        return self._cast(np.int64)
 
     def int(self) -> Tensor:
-        return self.to(np.int32)
+        return self._cast(np.int32)
 
     def bool(self) -> Tensor:
-        return self.to(np.bool_)
+        return self._cast(np.bool_)
 
     def type_as(self, other: Tensor) -> Tensor:
-        return self.to(other.dtype)
+        return self._cast(other.dtype)
 
     def cpu(self) -> Tensor:
         return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        check_device("cuda" if device is None else device)
+        return self
+
+    # ---- new tensors like this one (torch's new_* methods) --------------------------------
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """A copy of ``data`` as a new leaf, in this tensor's dtype unless ``dtype`` is given."""
+        arr = np.array(data.data if isinstance(data, Tensor) else data)
+        return Tensor(arr, self.dtype if dtype is None else dtype, requires_grad)
+
+    def new_full(self, size: Sequence[int], fill_value: Number, dtype: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """A new tensor of ``size`` filled with ``fill_value``, in this tensor's dtype."""
+        dt = self.dtype if dtype is None else dtypes.to_dtype(dtype)
+        return Tensor(np.full(_shape_arg((size,)), fill_value, dt), requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return self.new_full(_shape_arg(size), 0, dtype, requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return self.new_full(_shape_arg(size), 1, dtype, requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return self.new_full(_shape_arg(size), 0, dtype, requires_grad)
 
     # ---- autograd -------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -328,7 +367,20 @@ class Tensor:
         self._write(res.data)
         self.grad_fn, self._output_nr, self.requires_grad = (
             res.grad_fn, res._output_nr, res.requires_grad)
+        if self._views:
+            self._rebase_views()
         return self
+
+    def _rebase_views(self) -> None:
+        """Redo each live view from this tensor's new node, as torch does: the write changed
+        the views' values, so their gradients must flow through the write too."""
+        for v in list(self._views):
+            new = v._replay(self)
+            v.grad_fn, v._output_nr, v.requires_grad = (
+                new.grad_fn, new._output_nr, new.requires_grad)
+            if v._retains:  # retain_grad() lives on the old node; move it to the new one
+                v._retains = False
+                v.retain_grad()
 
     def _write(self, value: np.ndarray) -> None:
         if not np.can_cast(value.dtype, self.data.dtype, "same_kind"):
@@ -353,6 +405,33 @@ class Tensor:
 
     def clamp_(self, min: Number | None = None, max: Number | None = None) -> Tensor:
         return self._inplace(lambda s: s.clamp(min, max))
+
+    def pow_(self, exponent: Any) -> Tensor:
+        return self._inplace(lambda s: s ** exponent, (exponent,))
+
+    def neg_(self) -> Tensor:
+        return self._inplace(lambda s: -s)
+
+    def abs_(self) -> Tensor:
+        return self._inplace(lambda s: s.abs())
+
+    def exp_(self) -> Tensor:
+        return self._inplace(lambda s: s.exp())
+
+    def sqrt_(self) -> Tensor:
+        return self._inplace(lambda s: s.sqrt())
+
+    def relu_(self) -> Tensor:
+        return self._inplace(lambda s: s.relu())
+
+    def sigmoid_(self) -> Tensor:
+        return self._inplace(lambda s: s.sigmoid())
+
+    def tanh_(self) -> Tensor:
+        return self._inplace(lambda s: s.tanh())
+
+    def masked_fill_(self, mask: Any, value: Number | Tensor) -> Tensor:
+        return self._inplace(lambda s: s.masked_fill(mask, value), (value,))
 
     def copy_(self, src: Any) -> Tensor:
         """Copy ``src`` (broadcast, cast to this dtype) into this tensor."""
@@ -439,10 +518,21 @@ class Tensor:
     abs = __abs__
 
     def __floordiv__(self, o: Any) -> Tensor:
-        return _constant(np.floor_divide, self, o)
+        """floor(self / o); like torch, backward through it raises (it has no derivative)."""
+        return arith.FloorDivide.apply(self, o)
+
+    def __rfloordiv__(self, o: Any) -> Tensor:
+        return arith.FloorDivide.apply(o, self)
 
     def __mod__(self, o: Any) -> Tensor:
-        return _constant(np.remainder, self, o)
+        """self - o * floor(self / o), with the sign of ``o`` (torch.remainder, Python's %)."""
+        return arith.Remainder.apply(self, o)
+
+    def __rmod__(self, o: Any) -> Tensor:
+        return arith.Remainder.apply(o, self)
+
+    floor_divide = __floordiv__
+    remainder = __mod__
 
     # ---- comparisons and logic (no gradient) ----------------------------------------------
     def __eq__(self, o: Any) -> Tensor:  # type: ignore[override]
@@ -529,6 +619,22 @@ class Tensor:
     def relu(self) -> Tensor:
         return unary.Relu.apply(self)
 
+    def floor(self) -> Tensor:
+        """Round down; the gradient is zero, as in torch."""
+        return unary.Rounding.apply(self, np.floor)
+
+    def ceil(self) -> Tensor:
+        return unary.Rounding.apply(self, np.ceil)
+
+    def trunc(self) -> Tensor:
+        return unary.Rounding.apply(self, np.trunc)
+
+    fix = trunc
+
+    def round(self, decimals: int = 0) -> Tensor:
+        """Round half to even (as torch and numpy do); the gradient is zero."""
+        return unary.Rounding.apply(self, lambda x: np.round(x, decimals))
+
     def square(self) -> Tensor:
         return self * self
 
@@ -558,7 +664,7 @@ class Tensor:
         """``self`` where ``condition`` holds, else ``other`` (torch's method form)."""
         return arith.Where.apply(_bool_mask(condition), self, other)
 
-    def masked_fill(self, mask: Any, value: Number) -> Tensor:
+    def masked_fill(self, mask: Any, value: Number | Tensor) -> Tensor:
         return arith.Where.apply(_bool_mask(mask), value, self)
 
     def lerp(self, end: Any, weight: Any) -> Tensor:
@@ -580,9 +686,7 @@ class Tensor:
                 "pass dtype=mg.float32 or call .float() first"
             )
         dims = reduce.norm_dims(dim, x.ndim)
-        count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-        return reduce.Sum.apply(x, dims, keepdim) / max(count, 1) if count else \
-            reduce.Sum.apply(x, dims, keepdim) * float("nan")
+        return reduce.Sum.apply(x, dims, keepdim) / _count(x.shape, dims)  # 0/0: nan if empty
 
     def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         """Max over ``dim``; ties share the gradient evenly (torch's amax rule)."""
@@ -598,14 +702,16 @@ class Tensor:
             return self.maximum(dim)
         if dim is None:
             return self.amax()
-        return MinMax(*reduce.ArgReduce.apply(self, int(dim), keepdim, True))
+        return MinMax(*reduce.ArgReduce.apply(self, wrap_dim(int(dim), self.ndim), keepdim,
+                                              True))
 
     def min(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
         if isinstance(dim, Tensor):
             return self.minimum(dim)
         if dim is None:
             return self.amin()
-        return MinMax(*reduce.ArgReduce.apply(self, int(dim), keepdim, False))
+        return MinMax(*reduce.ArgReduce.apply(self, wrap_dim(int(dim), self.ndim), keepdim,
+                                              False))
 
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         if dim is None:
@@ -625,9 +731,11 @@ class Tensor:
         """Variance with Bessel's correction by default (``correction=1``), as in torch."""
         if unbiased is not None:
             correction = int(unbiased)
+        if self.data.dtype.kind != "f":
+            raise RuntimeError(f"std and var only support floating point dtypes, got {self.dtype}")
         dims = reduce.norm_dims(dim, self.ndim)
-        count = int(np.prod([self.shape[d] for d in dims])) if dims else 1
-        centred = self - self.mean(dims, keepdim=True)
+        count = _count(self.shape, dims)
+        centred = self - reduce.Sum.apply(self, dims, True) / count
         return (centred * centred).sum(dims, keepdim=keepdim) / max(count - correction, 0)
 
     def std(self, dim: int | Sequence[int] | None = None, correction: int = 1,
@@ -655,21 +763,23 @@ class Tensor:
     def softmax(self, dim: int) -> Tensor:
         """exp(x) / sum(exp(x)) over ``dim``, computed from x - max(x) so it never overflows."""
         # Not exp(x - logsumexp(x)): at |x| ~ 1000 rounding logsumexp costs float32 digits.
-        e = (self - _max_shift(self, (dim,))).exp()
-        return e / e.sum(dim, keepdim=True)
+        dims = reduce.norm_dims(dim, self.ndim)
+        e = (self - _max_shift(self, dims)).exp()
+        return e / e.sum(dims, keepdim=True)
 
     def log_softmax(self, dim: int) -> Tensor:
         """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max)))."""
-        z = self - _max_shift(self, (dim,))
-        return z - z.exp().sum(dim, keepdim=True).log()
+        dims = reduce.norm_dims(dim, self.ndim)
+        z = self - _max_shift(self, dims)
+        return z - z.exp().sum(dims, keepdim=True).log()
 
     def cumsum(self, dim: int) -> Tensor:
-        return reduce.Cumsum.apply(self, dim % max(self.ndim, 1))
+        return reduce.Cumsum.apply(self, wrap_dim(dim, self.ndim))
 
     # ---- shape ----------------------------------------------------------------------------
     def reshape(self, *shape_: Any) -> Tensor:
-        return _view(self, shape.Reshape.apply(self, shape.infer_shape(_shape_arg(shape_),
-                                                                       self.data.size)))
+        s = shape.infer_shape(_shape_arg(shape_), self.data.size)
+        return _view(self, shape.Reshape.apply(self, s), lambda b: shape.Reshape.apply(b, s))
 
     def view(self, *shape_: Any) -> Tensor:
         return self.reshape(*shape_)
@@ -681,26 +791,29 @@ class Tensor:
         return self.reshape(other.shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        s, e = wrap_dim(start_dim, self.ndim), wrap_dim(end_dim, self.ndim)
         if self.ndim == 0:
             return self.reshape(1)
-        s, e = start_dim % self.ndim, end_dim % self.ndim
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
 
     def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
-        d = dim % self.ndim
+        d = wrap_dim(dim, self.ndim)
         return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
 
     def permute(self, *dims: Any) -> Tensor:
-        dims_ = tuple(d % max(self.ndim, 1) for d in _shape_arg(dims))
+        dims_ = tuple(wrap_dim(d, self.ndim) for d in _shape_arg(dims))
         if sorted(dims_) != list(range(self.ndim)):
             raise RuntimeError(f"permute: {dims_} is not a permutation of {self.ndim} dims")
-        return _view(self, shape.Permute.apply(self, dims_))
+        return _view(self, shape.Permute.apply(self, dims_),
+                     lambda b: shape.Permute.apply(b, dims_))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
-        if self.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+        d0, d1 = wrap_dim(dim0, self.ndim), wrap_dim(dim1, self.ndim)
+        if self.ndim < 2:
             return self
         perm = list(range(self.ndim))
-        d0, d1 = dim0 % self.ndim, dim1 % self.ndim
         perm[d0], perm[d1] = perm[d1], perm[d0]
         return self.permute(*perm)
 
@@ -713,7 +826,7 @@ class Tensor:
         return self.T
 
     def unsqueeze(self, dim: int) -> Tensor:
-        d = dim % (self.ndim + 1)
+        d = wrap_dim(dim, self.ndim + 1)
         return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
 
     def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
@@ -721,7 +834,7 @@ class Tensor:
         if dim is None:
             dims = {i for i, n in enumerate(self.shape) if n == 1}
         else:
-            dims = {d % max(self.ndim, 1) for d in ([dim] if isinstance(dim, int) else dim)}
+            dims = {wrap_dim(d, self.ndim) for d in ([dim] if isinstance(dim, int) else dim)}
             dims = {d for d in dims if self.ndim and self.shape[d] == 1}
         return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in dims))
 
@@ -735,7 +848,8 @@ class Tensor:
                        for i, n in enumerate(sizes_))
         if target == self.shape:
             return self
-        return _view(self, shape.Expand.apply(self, target))
+        return _view(self, shape.Expand.apply(self, target),
+                     lambda b: shape.Expand.apply(b, target))
 
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
@@ -755,13 +869,54 @@ class Tensor:
     def __getitem__(self, index: Any) -> Tensor:
         idx = shape.normalize_index(index)
         out = shape.GetItem.apply(self, idx)
-        return _view(self, out) if shape.is_basic(idx) else out
+        if shape.is_basic(idx):
+            return _view(self, out, lambda b: shape.GetItem.apply(b, idx))
+        return out
+
+    def flip(self, *dims: Any) -> Tensor:
+        """Reverse the order of elements along ``dims`` (a copy, as in torch)."""
+        return shape.Flip.apply(self, tuple(wrap_dim(d, self.ndim) for d in _shape_arg(dims)))
+
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        """Pick along ``dim``: out[i][j] = self[index[i][j]][j] for dim 0 (and so on); the
+        gradient is added back where it was picked, repeats accumulating.
+
+        >>> mg.tensor([[1., 2.], [3., 4.]]).gather(1, mg.tensor([[1], [0]])).tolist()
+        [[2.0], [3.0]]
+        """
+        d = wrap_dim(dim, self.ndim)
+        idx = _index_array(index, "gather")
+        if self.ndim == 0:
+            return self.reshape(1).gather(0, Tensor._make(idx.reshape(1))).reshape(())
+        if idx.ndim != self.ndim:
+            raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                               "tensor")
+        for i, (n, m) in enumerate(zip(idx.shape, self.shape)):
+            if i != d and n > m:
+                raise RuntimeError(f"Size does not match at dimension {i} expected index "
+                                   f"{list(idx.shape)} to be no larger than self "
+                                   f"{list(self.shape)} apart from dimension {d}")
+        _check_bounds(idx, self.shape[d], d)
+        grid = np.ix_(*[np.arange(n) for n in idx.shape])  # the other dims, as an open mesh
+        return shape.GetItem.apply(self, tuple(idx if i == d else g for i, g in enumerate(grid)))
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        """The entries ``index`` (a 1-D integer tensor) along ``dim``; repeats accumulate in
+        the gradient."""
+        d = wrap_dim(dim, self.ndim)
+        idx = _index_array(index, "index_select").reshape(-1)
+        _check_bounds(idx, self.shape[d] if self.ndim else 1, d)
+        if self.ndim == 0:
+            return self.reshape(1)[idx].reshape(idx.shape if index.ndim else ())
+        return shape.GetItem.apply(self, (slice(None),) * d + (idx,))
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-        return shape.Diagonal.apply(self, offset, dim1 % self.ndim, dim2 % self.ndim)
+        return shape.Diagonal.apply(self, offset, wrap_dim(dim1, self.ndim),
+                                    wrap_dim(dim2, self.ndim))
 
     def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-        return shape.DiagEmbed.apply(self, offset, dim1, dim2)
+        n = self.ndim + 1
+        return shape.DiagEmbed.apply(self, offset, wrap_dim(dim1, n), wrap_dim(dim2, n))
 
     def diag(self, diagonal: int = 0) -> Tensor:
         """1-D -> square matrix with it on a diagonal; 2-D -> that diagonal (torch.diag)."""
@@ -783,15 +938,15 @@ class Tensor:
         return self.diagonal().sum()
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-        size = -(-self.shape[dim] // chunks)
+        size = -(-self.shape[wrap_dim(dim, self.ndim)] // chunks)
         return self.split(size, dim)
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-        n = self.shape[dim]
+        d = wrap_dim(dim, self.ndim)
+        n = self.shape[d]
         sizes = ([split_size] * (-(-n // split_size)) if isinstance(split_size, int)
                  else list(split_size))
         out, start = [], 0
-        d = dim % self.ndim
         for s in sizes:
             s = min(s, n - start)
             out.append(self[(slice(None),) * d + (slice(start, start + s),)])
@@ -799,7 +954,7 @@ class Tensor:
         return tuple(out)
 
     def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
-        d = dim % self.ndim
+        d = wrap_dim(dim, self.ndim)
         return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
 
     # ---- linear algebra -------------------------------------------------------------------
@@ -811,14 +966,25 @@ class Tensor:
         a = self.unsqueeze(0) if self.ndim == 1 else self
         b = other.unsqueeze(-1) if other.ndim == 1 else other
         out = matmul.MatMul.apply(a, b)
+        if self.ndim == 1:  # first: -2 is still the added row dim
+            out = out.squeeze(-2)
         if other.ndim == 1:
             out = out.squeeze(-1)
-        if self.ndim == 1:
-            out = out.squeeze(-2)
         return out
 
     def mm(self, other: Tensor) -> Tensor:
         return self.matmul(other)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        """Batched matrix product of (b, n, m) and (b, m, p) tensors; no broadcasting."""
+        for name, t in (("batch1", self), ("batch2", mat2)):
+            if t.ndim != 3:
+                raise RuntimeError(f"{name} must be a 3D tensor")
+        b, _, m = self.shape
+        if mat2.shape[:2] != (b, m):
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{b}, {m}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+        return matmul.MatMul.apply(self, mat2)
 
     def dot(self, other: Tensor) -> Tensor:
         return (self * other).sum()
@@ -832,12 +998,68 @@ def _shape_arg(args: tuple) -> tuple[int, ...]:
     return tuple(int(n) for n in args)
 
 
-def _view(base: Tensor, out: Tensor) -> Tensor:
-    """Mark ``out`` as a view of ``base`` when numpy gave a view, so they share a version."""
+def _view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tensor:
+    """Mark ``out`` as a view of ``base`` when numpy gave a view, so they share a version.
+
+    ``replay`` redoes the view from ``base``; the root base keeps its views weakly, so a
+    recorded in-place op on it can redo them from its new node (``_rebase_views``)."""
     if out.data.base is not None and np.may_share_memory(out.data, base.data):
         out._version = base._version
-        out._base = base._base if base._base is not None else base
+        root = base._base
+        if root is None:
+            root, out._replay = base, replay
+        else:
+            parent = base._replay
+            out._replay = lambda r: replay(parent(r))
+        out._base = root
+        if root._views is None:
+            root._views = weakref.WeakSet()
+        root._views.add(out)
     return out
+
+
+def _count(shape_: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    """How many elements a reduction over ``dims`` combines."""
+    return math.prod(shape_[d] for d in dims)
+
+
+def _index_array(index: Any, fn: str) -> np.ndarray:
+    idx = np.asarray(index.data if isinstance(index, Tensor) else index)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype int64 for index, got {idx.dtype}")
+    return idx
+
+
+def _check_bounds(idx: np.ndarray, size: int, dim: int) -> None:
+    """torch refuses negative or too large indices here, where numpy would wrap or raise."""
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {dim} with size "
+                         f"{size}")
+
+
+def check_device(device: Any) -> None:
+    """minigrad has one device: refuse any other clearly instead of ignoring it."""
+    kind = str(getattr(device, "type", device)).split(":")[0]
+    if kind != "cpu":
+        raise RuntimeError(f"minigrad runs on the CPU only; cannot use device {device!r}")
+
+
+_DEVICE_NAMES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "hpu", "ipu", "mtia")
+
+
+def to_args(args: Sequence[Any], dtype: Any = None, device: Any = None) -> np.dtype | None:
+    """The dtype torch's ``to(...)`` arguments ask for (None: keep it); checks the device."""
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, str) and a.split(":")[0] in _DEVICE_NAMES:
+            device = a
+        elif a is not None:
+            dtype = a
+    if device is not None:
+        check_device(device)
+    return None if dtype is None else dtypes.to_dtype(dtype)
 
 
 def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:

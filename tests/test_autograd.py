@@ -682,3 +682,86 @@ def test_function_saving_its_output_gives_correct_second_derivatives():
     (g,) = mg.autograd.grad(MyExp.apply(x).sum(), x, create_graph=True)
     (gg,) = mg.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(gg.numpy(), np.exp(x.detach().numpy()), rtol=1e-12)
+
+
+# ---- views and in-place ops on their base -----------------------------------------------------
+def test_a_view_taken_before_an_in_place_op_on_its_base_follows_the_write() -> None:
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    v = y[0:2]
+    v.retain_grad()
+    vv = v[1]  # a view of a view
+    r = y.reshape(3, 1)
+    y.mul_(2)
+    assert v.tolist() == [2.0, 4.0] and vv.item() == 4.0
+    (v.sum() + vv + r.sum()).backward()  # torch: [2, 2, 0] + [0, 2, 0] + [2, 2, 2]
+    np.testing.assert_array_equal(x.grad.numpy(), [4, 6, 2])
+    np.testing.assert_array_equal(v.grad.numpy(), [1, 1])
+    # A base that needed no gradient gets one through the write, and so do its views.
+    x.grad = None
+    z = mg.zeros(3, dtype=mg.float64)
+    w = z[1:]
+    z.add_(x * x)
+    assert w.requires_grad
+    (w * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 12, 18])
+
+
+def test_in_place_on_a_base_under_no_grad_leaves_its_views_graphs_alone() -> None:
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    v = y[0:2]
+    with mg.no_grad():
+        y.mul_(2)  # not recorded: as in torch, the views' graphs do not change
+    v.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 1, 0])
+
+
+# ---- .grad of leaves: never aliased, never read-only ------------------------------------------
+def test_leaf_grads_are_not_shared_after_a_create_graph_backward() -> None:
+    x1, x2 = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    (x1 + x2).sum().backward(create_graph=True)  # both leaves receive the same gradient
+    (x1 * 5).sum().backward()
+    np.testing.assert_array_equal(x1.grad.numpy(), [6, 6])
+    np.testing.assert_array_equal(x2.grad.numpy(), [1, 1])
+
+
+def test_a_grad_carrying_a_graph_is_accumulated_out_of_place() -> None:
+    x = leaf([1.0, 2.0])
+    (x ** 3).sum().backward(create_graph=True)
+    first = x.grad
+    assert first.requires_grad
+    (x * 2).sum().backward()  # without create_graph: must not write into first
+    np.testing.assert_array_equal(first.detach().numpy(), [3, 12])
+    np.testing.assert_array_equal(x.grad.numpy(), [5, 14])
+
+
+@pytest.mark.parametrize("how", ["create_graph", "inputs"])
+def test_a_large_broadcast_gradient_leaves_a_writable_grad(how: str) -> None:
+    x = mg.randn(300, 300, dtype=mg.float64, requires_grad=True)  # SumBackward broadcasts
+    if how == "create_graph":
+        x.sum().backward(create_graph=True)
+    else:
+        x.sum().backward(inputs=[x])
+    assert x.grad.numpy().flags.writeable
+    x.sum().backward()
+    assert np.all(x.grad.numpy() == 2)
+    mg.optim.SGD([x], lr=0.1).zero_grad(set_to_none=False)
+    assert not np.any(x.grad.numpy())
+
+
+def test_backward_with_inputs_accumulates_like_backward() -> None:
+    x, y = leaf([1.0, 2.0]), leaf([3.0])
+    (x * y).sum().backward(inputs=[x])
+    (x * y).sum().backward(inputs=[x])
+    np.testing.assert_array_equal(x.grad.numpy(), [6, 6])
+    assert y.grad is None
+
+
+# ---- many inputs ------------------------------------------------------------------------------
+def test_ops_with_more_than_64_inputs() -> None:
+    assert mg.cat([mg.ones(1)] * 100).shape == (100,)
+    assert mg.stack([mg.ones(2)] * 70, dim=1).shape == (2, 70)
+    xs = [leaf([float(i)]) for i in range(100)]
+    (mg.cat(xs) ** 2).sum().backward()
+    assert [x.grad.item() for x in xs] == [2.0 * i for i in range(100)]

@@ -284,8 +284,13 @@ def test_mse_loss_reductions() -> None:
     assert F.mse_loss(x, y).item() == pytest.approx(10 / 3)
     assert F.mse_loss(x, y, reduction="sum").item() == 10
     np.testing.assert_array_equal(F.mse_loss(x, y, reduction="none").numpy(), [1, 0, 9])
-    with pytest.raises(ValueError, match="size"):
-        F.mse_loss(x, f64([[1.0, 2.0, 3.0]]))
+    # Another target shape broadcasts with torch's warning, in both losses.
+    with pytest.warns(UserWarning, match=r"target size \(\(3, 1\)\) that is different"):
+        loss = F.mse_loss(x, f64([[1.0], [2.0], [3.0]]))
+    assert loss.item() == pytest.approx(np.mean((np.array([1, 2, 4]) - [[1], [2], [3]]) ** 2))
+    with pytest.warns(UserWarning, match="broadcasting"):
+        loss = F.l1_loss(x, f64([2.0]))
+    assert loss.item() == pytest.approx((1 + 0 + 2) / 3)
 
 
 def test_functional_gradients_gradcheck() -> None:
@@ -455,3 +460,33 @@ def test_clip_grad_norm_scales_all_gradients_jointly() -> None:
     assert total.item() == pytest.approx(5.0)
     np.testing.assert_allclose(np.r_[a.grad.numpy(), b.grad.numpy()], [0.6, 0, 0.8], rtol=1e-5)
     assert nn.utils.clip_grad_norm_([a, b], max_norm=10.0).item() == pytest.approx(1.0, rel=1e-5)
+
+
+def test_module_to_float_double_cast_parameters_in_place() -> None:
+    net = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+    net.register_buffer("steps", mg.tensor([1, 2]))  # integer buffers keep their dtype
+    params = list(net.parameters())
+    opt = mg.optim.SGD(net.parameters(), lr=0.1)
+    assert net.double() is net
+    assert list(net.parameters()) == params  # same objects: the optimizer still holds them
+    assert all(p.dtype == np.float64 and isinstance(p, nn.Parameter) and p.is_leaf
+               and p.requires_grad for p in params)
+    assert net.steps.dtype == np.int64
+    net(mg.ones(4, 2, dtype=mg.float64)).sum().backward()
+    opt.step()
+    assert params[0].grad.dtype == np.float64
+    assert net.float().to("cpu") is net and params[0].dtype == np.float32
+    assert params[0].grad.dtype == np.float32
+    assert net.to(mg.ones(1, dtype=mg.float64)) is net and params[2].dtype == np.float64
+    with pytest.raises(TypeError, match="floating point"):
+        net.to(mg.int64)
+    with pytest.raises(RuntimeError, match="CPU only"):
+        net.to("cuda")
+
+
+def test_linear_with_the_wrong_input_width_names_the_shapes_like_torch() -> None:
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
+                                           r"\(2x3 and 4x2\)"):
+        nn.Linear(4, 2)(mg.ones(2, 3))
+    with pytest.raises(RuntimeError, match=r"\(6x3 and 4x2\)"):
+        nn.Linear(4, 2)(mg.ones(2, 3, 3))

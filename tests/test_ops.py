@@ -87,6 +87,10 @@ OPS = [
     Op("pow_frac", lambda m, a: a ** -1.5, lambda a: a ** -1.5, (A,), positive),
     Op("rpow", lambda m, a: 2.0 ** a, lambda a: 2.0 ** a, (A,)),
     Op("neg", lambda m, a: -a, np.negative, (A,)),
+    # remainder takes the divisor's sign (Python's %); d/da = 1, d/db = -floor(a / b)
+    Op("remainder", lambda m, a, b: a % b, np.remainder, ((3, 4), (4,)),
+       lambda r, s: away_from_zero(r, s)),
+    Op("remainder_scalar", lambda m, a: a % -0.7, lambda a: np.remainder(a, -0.7), (A,)),
     # ---- elementwise ----
     Op("abs", lambda m, a: a.abs(), np.abs, (A,), away_from_zero),
     Op("exp", lambda m, a: a.exp(), np.exp, (A,)),
@@ -98,6 +102,11 @@ OPS = [
     Op("sigmoid", lambda m, a: a.sigmoid(), sp.expit, (A,)),
     Op("sigmoid_huge", lambda m, a: a.sigmoid(), sp.expit, (A,), huge),
     Op("relu", lambda m, a: a.relu(), lambda a: np.maximum(a, 0), (A,), away_from_zero),
+    # piecewise constant: a zero gradient, as in torch
+    Op("floor", lambda m, a: a.floor(), np.floor, (A,)),
+    Op("ceil", lambda m, a: m.ceil(a), np.ceil, (A,)),
+    Op("round", lambda m, a: (a * 3).round(), lambda a: np.round(a * 3), (A,)),
+    Op("trunc", lambda m, a: a.trunc(), np.trunc, (A,)),
     Op("maximum", lambda m, a, b: m.maximum(a, b), np.maximum, ((3, 4), (4,))),
     Op("minimum", lambda m, a, b: a.minimum(b), np.minimum, ((2, 1, 4), (3, 4))),
     Op("clamp", lambda m, a: a.clamp(-0.5, 0.7), lambda a: np.clip(a, -0.5, 0.7), (A,)),
@@ -148,6 +157,7 @@ OPS = [
     Op("matmul_1d_1d", lambda m, a, b: a @ b, np.matmul, ((4,), (4,))),
     Op("matmul_1d_batch", lambda m, a, b: a @ b, np.matmul, ((4,), (2, 4, 3))),
     Op("matmul_batch_1d", lambda m, a, b: a.matmul(b), np.matmul, ((2, 3, 4), (4,))),
+    Op("bmm", lambda m, a, b: m.bmm(a, b), np.matmul, ((2, 3, 4), (2, 4, 5))),
     # ---- shape ----
     Op("reshape", lambda m, a: a.reshape(4, 3), lambda a: a.reshape(4, 3), (A,)),
     Op("reshape_infer", lambda m, a: a.reshape((-1,)), lambda a: a.reshape(-1), (B,)),
@@ -166,6 +176,7 @@ OPS = [
        ((3, 1),)),
     Op("flatten", lambda m, a: a.flatten(), lambda a: a.reshape(-1), (B,)),
     Op("flatten_from", lambda m, a: a.flatten(1), lambda a: a.reshape(2, -1), (B,)),
+    Op("flip", lambda m, a: m.flip(a, (0, -1)), lambda a: np.flip(a, (0, 2)), (B,)),
     # ---- indexing ----
     Op("index_int", lambda m, a: a[1], lambda a: a[1], (B,)),
     Op("index_slice", lambda m, a: a[:, 1:3], lambda a: a[:, 1:3], (B,)),
@@ -179,6 +190,12 @@ OPS = [
     Op("index_bool", lambda m, a: a[[True, False, True]], lambda a: a[[True, False, True]],
        (A,)),
     Op("index_bool_data", lambda m, a: a[a > 0], lambda a: a[a > 0], (A,)),
+    Op("gather", lambda m, a: a.gather(1, m.tensor([[3, 3], [0, 1], [2, 2]])),
+       lambda a: np.take_along_axis(a, np.array([[3, 3], [0, 1], [2, 2]]), 1), (A,)),
+    Op("gather_dim0", lambda m, a: m.gather(a, 0, m.tensor([[0, 2, 2], [1, 1, 0]])),
+       lambda a: np.take_along_axis(a[:, :3], np.array([[0, 2, 2], [1, 1, 0]]), 0), (A,)),
+    Op("index_select", lambda m, a: a.index_select(-1, m.tensor([3, 0, 3])),
+       lambda a: a[..., [3, 0, 3]], (B,)),
     # ---- joining ----
     Op("cat", lambda m, a, b: m.cat([a, b], 1), lambda a, b: np.concatenate([a, b], 1),
        ((3, 4), (3, 2))),
@@ -476,3 +493,88 @@ def test_incompatible_shapes_raise_a_clear_error() -> None:
         mg.ones(2, 3) + mg.ones(4)
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         mg.ones(2, 3) @ mg.ones(4, 2)
+
+
+def test_remainder_takes_the_divisor_sign_and_differentiates_both_sides() -> None:
+    x = mg.tensor([5.0, -5.0, 5.5])
+    assert (x % 3).tolist() == [2.0, 1.0, 2.5]
+    assert (x % -3).tolist() == [-1.0, -2.0, -0.5]
+    assert (mg.tensor([7, -7]) % 3).tolist() == [1, 2] and (mg.tensor([7]) % 3).dtype == np.int64
+    # torch has no derivative for number % tensor; the rule is the same: -floor(a / b).
+    b = mg.tensor(np.array([0.7, -1.3, 1.9]), requires_grad=True)
+    assert mg.autograd.gradcheck(lambda t: 2.5 % t, (b,))
+    (2.5 % b).sum().backward()
+    np.testing.assert_array_equal(b.grad.numpy(), -np.floor(2.5 / b.detach().numpy()))
+
+
+def test_floor_divide_has_no_derivative_and_says_so_at_backward_like_torch() -> None:
+    x = mg.tensor(np.array([1.5, -2.7]), requires_grad=True)
+    q = x // 1.0
+    assert q.tolist() == [1.0, -3.0] and q.requires_grad
+    with pytest.raises(RuntimeError, match="derivative for 'floor_divide' is not implemented"):
+        (q * x).sum().backward()
+    assert (7 // mg.tensor([2, -2])).tolist() == [3, -4]
+    assert (mg.tensor([7]) // 2).dtype == np.int64
+    assert not (x.detach() // 2).requires_grad
+
+
+def test_rounding_ops_have_a_zero_gradient_and_keep_integer_tensors() -> None:
+    x = mg.tensor([0.5, 1.5, -1.5, 2.7], requires_grad=True)
+    assert x.round().tolist() == [0.0, 2.0, -2.0, 3.0]  # half to even, as torch
+    assert mg.tensor([1.234]).round(decimals=2).tolist() == [pytest.approx(1.23)]
+    (x.floor() + x.ceil() + x.trunc() + x.round()).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 0, 0, 0])  # zeros, not None
+    i = mg.tensor([1, -2])
+    assert i.floor().dtype == np.int64 and i.ceil().tolist() == [1, -2]
+
+
+def test_gather_and_index_select_check_their_index_like_torch() -> None:
+    x = mg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    g = x.gather(1, mg.tensor([[2, 2], [0, 1]]))
+    assert g.tolist() == [[2.0, 2.0], [3.0, 4.0]]
+    s = x.index_select(0, mg.tensor([1, 1]))
+    (g.sum() + s.sum()).backward()  # repeated indices accumulate
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 2], [3, 3, 2]])
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        x.gather(0, mg.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="no larger than self"):
+        x.gather(0, mg.tensor([[0, 1, 1, 0]]))
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1"):
+        x.gather(1, mg.tensor([[3], [0]]))
+    with pytest.raises(IndexError, match="index -1 is out of bounds"):
+        x.index_select(0, mg.tensor([-1]))  # numpy would wrap; torch refuses
+    with pytest.raises(RuntimeError, match="int64"):
+        x.index_select(0, mg.tensor([0.0]))
+
+
+def test_bmm_checks_its_shapes_like_torch() -> None:
+    with pytest.raises(RuntimeError, match="batch1 must be a 3D tensor"):
+        mg.bmm(mg.ones(3, 4), mg.ones(3, 4, 5))
+    with pytest.raises(RuntimeError, match=r"batch2 tensor to be: \[2, 4\] but got: \[3, 4\]"):
+        mg.ones(2, 3, 4).bmm(mg.ones(3, 4, 5))  # no broadcasting of the batch
+
+
+t23 = mg.ones(2, 3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: t23.sum(2), lambda: t23.mean(-3), lambda: t23.max(2), lambda: t23.argmax(2),
+    lambda: mg.cat([t23, t23], 3), lambda: mg.stack([t23, t23], 4), lambda: t23.unsqueeze(5),
+    lambda: t23.transpose(0, 5), lambda: t23.permute(0, 5), lambda: t23.squeeze(4),
+    lambda: t23.flatten(0, 4), lambda: t23.cumsum(3), lambda: t23.softmax(2),
+    lambda: t23.log_softmax(-3), lambda: mg.nn.functional.log_softmax(t23, 5),
+    lambda: t23.split(1, 3), lambda: t23.unbind(2), lambda: t23.chunk(2, -3),
+    lambda: t23.flip(2), lambda: t23.size(2), lambda: mg.tensor(1.0).sum(1),
+    lambda: t23.diagonal(0, 0, 2), lambda: t23.index_select(2, mg.tensor([0])),
+], ids=lambda f: "")
+def test_dims_out_of_range_raise_index_error_like_torch(call: Callable) -> None:
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range "
+                                         r"of \[-\d, \d\], but got -?\d\)"):
+        call()
+
+
+def test_an_empty_dim_tuple_reduces_over_all_dims_like_torch() -> None:
+    x = mg.tensor(np.arange(6.0).reshape(3, 2))
+    assert x.sum(()).item() == 15.0 and x.sum([]).item() == 15.0
+    assert x.mean(()).item() == 2.5 and x.amax(()).item() == 5.0
+    assert x.unsqueeze(-3).shape == (1, 3, 2) and x.transpose(-1, 0).shape == (2, 3)

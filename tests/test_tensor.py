@@ -229,3 +229,70 @@ def test_in_place_bumps_the_version_shared_by_views() -> None:
     c = x.clone()
     c.add_(1)
     assert x._version[0] == before + 2  # a clone has its own memory and version
+
+
+def test_in_place_through_a_full_integer_index_writes_into_the_base() -> None:
+    x = mg.zeros(3)
+    x[0].add_(1)
+    y = mg.zeros(2, 3)
+    y[1, 2].fill_(5)
+    assert x.tolist() == [1.0, 0.0, 0.0] and y.tolist() == [[0, 0, 0], [0, 0, 5]]
+    e = x[1]  # a 0-d view: sees later writes to its base and shares its version
+    x.add_(1)
+    assert e.item() == 1.0 and e._version is x._version
+    assert [t.item() for t in x] == [2.0, 1.0, 1.0]
+
+
+# ---- porting helpers: to(), new_*(), more in-place ops ------------------------------------------
+def test_to_takes_torch_style_dtype_device_and_tensor_arguments() -> None:
+    x = mg.tensor([1.5, 2.0], requires_grad=True)
+    assert x.to("cpu") is x and x.to(device="cpu") is x and x.cpu() is x
+    assert x.to(mg.ones(1, dtype=mg.float64)).dtype == np.float64
+    assert x.to("cpu", mg.float64).dtype == np.float64
+    assert x.to(dtype=mg.float16).dtype == np.float16
+    y = x.to("cpu:0", dtype=mg.float64)
+    y.sum().backward()  # still differentiable, the gradient cast back
+    assert x.grad.dtype == np.float32 and x.grad.tolist() == [1.0, 1.0]
+    c = x.detach().to("cpu", copy=True)
+    assert c.tolist() == [1.5, 2.0] and not np.shares_memory(c.numpy(), x.detach().numpy())
+    for bad in (lambda: x.to("cuda"), lambda: x.to(device="mps"), lambda: x.cuda()):
+        with pytest.raises(RuntimeError, match="minigrad runs on the CPU only"):
+            bad()
+
+
+def test_new_tensor_methods_take_this_tensors_dtype() -> None:
+    x = mg.ones(2, dtype=mg.float64)
+    z = x.new_zeros(2, 3)
+    assert z.shape == (2, 3) and z.dtype == np.float64 and not z.any()
+    assert x.new_ones((3,)).tolist() == [1.0] * 3
+    f = x.new_full((2,), 7, dtype=mg.int64)
+    assert f.dtype == np.int64 and f.tolist() == [7, 7]
+    t = x.new_tensor([1, 2], requires_grad=True)
+    assert t.dtype == np.float64 and t.requires_grad and t.is_leaf
+    src = np.array([1.0, 2.0])
+    x.new_tensor(src).add_(1)
+    assert src.tolist() == [1.0, 2.0]  # a copy
+
+
+def test_more_in_place_ops() -> None:
+    x = mg.tensor([-1.0, 0.0, 2.0])
+    assert x.masked_fill_(x < 0, 5.0) is x and x.tolist() == [5.0, 0.0, 2.0]
+    x.relu_().neg_().abs_().pow_(2).sqrt_()
+    assert x.tolist() == [5.0, 0.0, 2.0]
+    x.exp_()
+    np.testing.assert_allclose(x.numpy(), np.exp([5.0, 0.0, 2.0]), rtol=1e-6)
+    a = mg.tensor([1.0, -2.0], requires_grad=True)
+    y = a * 1
+    y.masked_fill_(mg.tensor([False, True]), 0.0)
+    y.tanh_()
+    y.sum().backward()  # recorded like the out-of-place ops
+    np.testing.assert_allclose(a.grad.numpy(), [1 - np.tanh(1.0) ** 2, 0.0], rtol=1e-6)
+
+
+def test_mean_and_var_use_one_element_count() -> None:
+    x = mg.tensor(np.arange(6.0).reshape(2, 3))
+    assert x.var(1, correction=0).tolist() == pytest.approx([2 / 3, 2 / 3])
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(mg.zeros(0).mean().item())  # 0 / 0, as in torch
+    with pytest.raises(RuntimeError, match="floating point"):
+        mg.tensor([1, 2]).var()

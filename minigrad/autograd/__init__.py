@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .engine import run_backward
+from .engine import accumulate, run_backward
 from .function import Context, Function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
@@ -62,7 +62,7 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Sequence | None =
         res = run_backward(outs, grads, keep, create_graph, inputs=ins)
         for t, g in zip(ins, res):
             if g is not None:
-                t.grad = g if t.grad is None else t.grad + g
+                accumulate(t, g, create_graph)
         return
     run_backward(outs, grads, keep, create_graph)
 

@@ -105,7 +105,7 @@ def run_backward(
                     _capture(node, grads, captured, results)
             if type(node) is AccumulateGrad:
                 if grads is not None and inputs is None and grads[0] is not None:
-                    _accumulate(node.leaf, grads[0], create_graph)
+                    accumulate(node.leaf, grads[0], create_graph)
                 continue
             if grads is None:  # nothing reached this node: its inputs get nothing from it
                 in_grads = _NO_GRADS
@@ -184,14 +184,17 @@ def _call(node: Node, grads: list) -> tuple:
     return out
 
 
-def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
-    if create_graph:
-        leaf.grad = g if leaf.grad is None else leaf.grad + g
-    elif leaf.grad is None:
-        # A copy: g may be a read-only broadcast view or shared with another leaf's grad.
-        leaf.grad = _Tensor._make(np.array(g.data))
+def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
+    """Add ``g`` into ``leaf.grad``: in place when that is safe, as torch does."""
+    old = leaf.grad
+    if old is None:
+        # Keep g itself only when it carries a graph to differentiate; otherwise copy, since
+        # g may be a read-only broadcast view or the very tensor another leaf receives.
+        leaf.grad = g if create_graph and g.requires_grad else _Tensor._make(np.array(g.data))
+    elif create_graph or old.requires_grad:
+        leaf.grad = old + g  # out of place: old may be part of a graph someone will use
     else:
-        np.add(leaf.grad.data, g.data, out=leaf.grad.data)  # in place, as torch does
+        np.add(old.data, g.data, out=old.data)
 
 
 _Tensor: Any = None  # set by tensor.py

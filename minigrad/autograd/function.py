@@ -63,9 +63,6 @@ class Context:
         """Outputs listed here never require grad (indices, masks)."""
         self._non_diff = tensors
 
-    def _free(self) -> None:
-        self._saved = _FREED
-
 
 class Node:
     """A recorded call: the Function's backward, its ctx, and edges to the inputs' nodes.
@@ -90,10 +87,6 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
-
-    def apply(self, grads: list) -> tuple:
-        out = self.fn.backward(self.ctx, *grads)
-        return out if isinstance(out, tuple) else (out,)
 
 
 class AccumulateGrad(Node):
@@ -200,7 +193,21 @@ class Function:
         return outs
 
 
-_NO_GRADS = [(False,) * n for n in range(64)]
+class _NoGrads(dict):
+    """n -> (False,) * n, built on first use: a dict lookup keeps apply() cheap for any n."""
+
+    def __missing__(self, n: int) -> tuple[bool, ...]:
+        self[n] = (False,) * n
+        return self[n]
+
+
+_NO_GRADS = _NoGrads()
+
+
+def constant(arr: Any) -> Tensor:
+    """Wrap an ndarray (or numpy scalar) as a Tensor outside the graph: masks, weights."""
+    return _make(np.asarray(arr))
+
 
 # Filled in by tensor.py (which imports this module) to avoid an import cycle.
 _Tensor: Any = None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, constant
 from ..autograd.grad_mode import is_grad_enabled
+from ..ops.shape import wrap_dim
 from ..tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -22,6 +24,10 @@ class _Linear(Function):
 
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any, b: Any) -> np.ndarray:
+        (n, k), (m, k_w) = x.data.shape, w.data.shape
+        if k != k_w:  # torch's message, in terms of x @ W^T
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and "
+                               f"{k_w}x{m})")
         ctx.save_for_backward(x, w)
         out = x.data @ w.data.T
         if b is not None:
@@ -71,7 +77,7 @@ class _PickSum(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         dense = np.zeros(ctx.shape, ctx.coef.dtype)
         dense[ctx.rows, ctx.target] = -ctx.coef  # targets are unique per row: no accumulation
-        return g * Tensor._make(dense), None, None
+        return g * constant(dense), None, None
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -108,7 +114,7 @@ def softmax(input: Tensor, dim: int) -> Tensor:
 
 def log_softmax(input: Tensor, dim: int) -> Tensor:
     """x_i - log sum_j exp(x_j) along ``dim``, computed stably (never log of an underflow)."""
-    return _LogSoftmax.apply(input, dim % max(input.ndim, 1))
+    return _LogSoftmax.apply(input, wrap_dim(dim, input.ndim))
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
@@ -127,16 +133,24 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     >>> F.mse_loss(mg.tensor([1.0, 3.0]), mg.tensor([0.0, 0.0])).item()
     5.0
     """
-    if isinstance(target, Tensor) and target.shape != input.shape:
-        raise ValueError(f"mse_loss: target size {tuple(target.shape)} differs from input size "
-                         f"{tuple(input.shape)}; broadcasting here is almost always a bug")
+    _warn_if_broadcast(input, target)
     diff = input - target
     return _reduce(diff * diff, reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """|x - y| with the same reductions as ``mse_loss``."""
+    _warn_if_broadcast(input, target)
     return _reduce((input - target).abs(), reduction)
+
+
+def _warn_if_broadcast(input: Tensor, target: Any) -> None:
+    """torch broadcasts a target of another shape, with this warning: it is usually a bug."""
+    if isinstance(target, Tensor) and target.shape != input.shape:
+        warnings.warn(f"Using a target size ({tuple(target.shape)}) that is different to the "
+                      f"input size ({tuple(input.shape)}). This will likely lead to incorrect "
+                      "results due to broadcasting. Please ensure they have the same size.",
+                      stacklevel=3)
 
 
 def _classes_last(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
@@ -173,7 +187,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     w = np.ones(c, logp.dtype) if weight is None else np.asarray(weight.data, logp.dtype)
     wt = (w[safe] * keep).astype(logp.dtype)
     if reduction == "none":
-        return (-logp[np.arange(n), safe] * Tensor._make(wt)).reshape(out_shape)
+        return (-logp[np.arange(n), safe] * constant(wt)).reshape(out_shape)
     if reduction == "mean":
         wt = wt / wt.sum()  # torch: divide by the total weight of the kept targets
     return _PickSum.apply(logp, safe, wt)

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, to_args
 from .parameter import Parameter
 
 
@@ -248,6 +248,39 @@ class Module:
     def requires_grad_(self, requires_grad: bool = True) -> Module:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
+        return self
+
+    # ---- dtype and device ------------------------------------------------------------------
+    def to(self, *args: Any, dtype: Any = None, device: Any = None,
+           non_blocking: bool = False) -> Module:
+        """Cast floating-point parameters and buffers in place (torch's ``Module.to``: they
+        stay the same objects, so optimizers still hold them); the device can only be the CPU."""
+        dt = to_args(args, dtype, device)
+        if dt is None:
+            return self
+        if dt.kind != "f":
+            raise TypeError("nn.Module.to only accepts floating point dtypes, but got desired "
+                            f"dtype={dt}")
+        return self._cast(dt)
+
+    def float(self) -> Module:
+        return self._cast(np.dtype(np.float32))
+
+    def double(self) -> Module:
+        return self._cast(np.dtype(np.float64))
+
+    def half(self) -> Module:
+        return self._cast(np.dtype(np.float16))
+
+    def cpu(self) -> Module:
+        return self
+
+    def _cast(self, dt: np.dtype) -> Module:
+        for t in [*self.parameters(), *self.buffers()]:
+            if t.data.dtype.kind == "f" and t.data.dtype != dt:
+                t.data = t.data.astype(dt)  # a leaf keeps its identity; only its array changes
+                if t.grad is not None:
+                    t.grad = Tensor._make(t.grad.data.astype(dt))
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:

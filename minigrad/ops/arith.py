@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, constant
 from ..dtypes import result_dtype
 
 
@@ -150,7 +150,7 @@ class Pow(Function):
             # torch's rule: 0 where the exponent is 0 (else 0 * 0**-1 = nan at a == 0).
             b_zero = np.asarray(_arr(b)) == 0
             if np.any(b_zero):
-                ga = Where.apply(_mask(~b_zero), ga, 0)
+                ga = Where.apply(constant(~b_zero), ga, 0)
         if nb:
             base = np.asarray(_arr(a))
             # torch's rule: d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0.
@@ -162,14 +162,46 @@ class Pow(Function):
                     log_a = float(np.log(a))
             gb = g * (a ** b) * log_a
             if np.any(zero):
-                gb = Where.apply(_mask(~zero), gb, 0)
+                gb = Where.apply(constant(~zero), gb, 0)
         return ga, gb
 
 
-def _mask(arr: np.ndarray) -> Any:
-    from ..tensor import Tensor
+class Remainder(Function):
+    """a - b floor(a / b), taking the sign of b (Python's %, torch.remainder);
+    d/da = 1, d/db = -floor(a / b)."""
 
-    return Tensor._make(np.asarray(arr))
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        nb = ctx.needs_input_grad[1]
+        _save(ctx, a, b, nb, nb)
+        x, y = operands(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):  # x % 0 is nan, as in torch
+            return np.remainder(x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        na, nb = ctx.needs_input_grad
+        gb = None
+        if nb:
+            a, b = _saved(ctx)
+            gb = -g * (a / b).floor()
+        return (g if na else None), gb
+
+
+class FloorDivide(Function):
+    """floor(a / b). Like torch, it has no derivative: backward through it raises rather
+    than quietly dropping the gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+        x, y = operands(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.floor_divide(x, y)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        raise RuntimeError("the derivative for 'floor_divide' is not implemented; use "
+                           "(a / b).floor(), whose gradient is zero, or detach the inputs")
 
 
 class Maximum(Function):
@@ -179,7 +211,7 @@ class Maximum(Function):
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
         w = (x > y) + 0.5 * (x == y)
-        ctx.w = _mask(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
+        ctx.w = constant(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
         return np.maximum(x, y)
 
     @staticmethod
@@ -192,7 +224,7 @@ class Minimum(Function):
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
         w = (x < y) + 0.5 * (x == y)
-        ctx.w = _mask(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
+        ctx.w = constant(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
         return np.minimum(x, y)
 
     @staticmethod
@@ -233,12 +265,12 @@ class Clamp(Function):
         if hi_ is not None:
             out = np.minimum(out, np.asarray(hi_, dtype=x.dtype))
             keep = keep & (x <= hi_)
-        ctx.keep = _mask(keep)
+        ctx.keep = constant(keep)
         _, n_lo, n_hi = ctx.needs_input_grad
         if n_lo:
-            ctx.low = _mask(x < lo_)
+            ctx.low = constant(x < lo_)
         if n_hi:
-            ctx.high = _mask(x > hi_)
+            ctx.high = constant(x > hi_)
         # np.maximum of 0-d arrays gives a numpy scalar: asarray, since copy=False would refuse it
         return np.array(out, dtype=x.dtype) if out is x else np.asarray(out, dtype=x.dtype)
 

@@ -8,31 +8,28 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, constant
+from .arith import Where
+from .shape import wrap_dim
 
 _ALL = [tuple(range(n)) for n in range(33)]
 
 
 def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
-    """Reduction dims as sorted non-negative ints; None means all of them."""
-    if dim is None:
+    """Reduction dims as sorted non-negative ints; None, like an empty tuple in torch, means
+    all of them."""
+    if isinstance(dim, (int, np.integer)):
+        dims: Sequence[int] = (dim,)
+    elif dim is None or len(dim) == 0:
         return _ALL[ndim] if ndim < 33 else tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    n = max(ndim, 1)
-    for d in dims:
-        if not -n <= d < n:
-            raise IndexError(f"Dimension out of range (expected to be in [{-n}, {n - 1}], got {d})")
-    return tuple(sorted({d % n for d in dims})) if ndim else ()
+    else:
+        dims = dim
+    wrapped = {wrap_dim(d, ndim) for d in dims}
+    return tuple(sorted(wrapped)) if ndim else ()
 
 
 def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(1 if i in dims else n for i, n in enumerate(shape))
-
-
-def _const(arr: np.ndarray) -> Any:
-    from ..tensor import Tensor
-
-    return Tensor._make(arr)
 
 
 class Sum(Function):
@@ -79,7 +76,7 @@ class Amax(Function):
             raise RuntimeError("max()/min() of an empty tensor has no identity; it is undefined")
         out = (np.max if is_max else np.min)(x, axis=dims, keepdims=True)
         mask = x == out
-        ctx.w = _const((mask / mask.sum(axis=dims, keepdims=True)).astype(
+        ctx.w = constant((mask / mask.sum(axis=dims, keepdims=True)).astype(
             x.dtype if x.dtype.kind == "f" else np.float32))
         ctx.kept = out.shape
         return out if keepdim else out.reshape(tuple(
@@ -96,14 +93,14 @@ class ArgReduce(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int, keepdim: bool, is_max: bool) -> tuple:
         x = a.data
-        d = dim % max(x.ndim, 1)
+        d = dim  # already wrapped by the caller
         if x.ndim == 0:
             return x.copy(), np.zeros((), np.int64)
         idx = (np.argmax if is_max else np.argmin)(x, axis=d, keepdims=True)
         vals = np.take_along_axis(x, idx, axis=d)
         shape = [1] * x.ndim
         shape[d] = x.shape[d]
-        ctx.onehot = _const((np.arange(x.shape[d]).reshape(shape) == idx).astype(
+        ctx.onehot = constant((np.arange(x.shape[d]).reshape(shape) == idx).astype(
             x.dtype if x.dtype.kind == "f" else np.float32))
         ctx.kept = vals.shape
         if not keepdim:
@@ -133,7 +130,7 @@ class Prod(Function):
         g = g.reshape(ctx.kept)
         x = a.data
         if np.all(x != 0):
-            return g * Prod.apply(a, _single(ctx.dims, x.ndim), True) / a, None, None
+            return g * Prod.apply(a, _single(ctx.dims), True) / a, None, None
         # With zeros present, the product of the others, computed directly (first order only).
         moved = np.moveaxis(x, ctx.dims, range(len(ctx.dims)))
         flat = moved.reshape((-1,) + moved.shape[len(ctx.dims):])
@@ -141,10 +138,10 @@ class Prod(Function):
         after = np.concatenate([np.cumprod(flat[::-1], 0)[::-1][1:], np.ones_like(flat[:1])])
         others = np.moveaxis((before * after).reshape(moved.shape), range(len(ctx.dims)),
                              ctx.dims)
-        return g * _const(others), None, None
+        return g * constant(others), None, None
 
 
-def _single(dims: tuple[int, ...], ndim: int) -> int | None:
+def _single(dims: tuple[int, ...]) -> int | None:
     return dims[0] if len(dims) == 1 else None
 
 
@@ -160,8 +157,6 @@ class Norm2(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        from .arith import Where
-
         (a,) = ctx.saved_tensors
         n = Norm2.apply(a, ctx.dims, True)
         safe = Where.apply(n == 0, 1, n)

@@ -11,7 +11,19 @@ from typing import Any
 import numpy as np
 
 from ..autograd.engine import sum_to_shape
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, constant
+from ..dtypes import result_dtype
+from .arith import Where
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """``dim`` as a non-negative index into ``ndim`` dims (a 0-d tensor counts as 1-d, as in
+    torch), raising torch's IndexError instead of wrapping around when out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
 
 
 def infer_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
@@ -47,6 +59,8 @@ def normalize_index(index: Any) -> Any:
 
 def is_basic(index: Any) -> bool:
     """True when numpy returns a view (only ints, slices, None and Ellipsis)."""
+    if type(index) is int or type(index) is slice:  # the common cases, answered quickly
+        return True
     items = index if isinstance(index, tuple) else (index,)
     return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
                for i in items)
@@ -93,6 +107,12 @@ class GetItem(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, index: Any) -> np.ndarray:
         ctx.shape, ctx.index = a.data.shape, index
+        if is_basic(index):
+            # A trailing Ellipsis makes numpy return a 0-d view, not a scalar copy, for a full
+            # integer index, so that x[0].add_(1) writes into x as it does in torch.
+            items = index if isinstance(index, tuple) else (index,)
+            if Ellipsis not in items:
+                index = items + (Ellipsis,)
         return np.asarray(a.data[index])
 
     @staticmethod
@@ -135,13 +155,11 @@ class SetItem(Function):
         keep = np.ones(a.data.shape, dtype=bool)
         keep[index] = False
         ctx.index, ctx.value_shape = index, value.data.shape
-        ctx.keep = _const(keep)
+        ctx.keep = constant(keep)
         return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        from .arith import Where
-
         gv = None
         if ctx.needs_input_grad[1]:
             gv = g[ctx.index]
@@ -167,8 +185,6 @@ class CopyInto(Function):
 class Cat(Function):
     @staticmethod
     def forward(ctx: Context, dim: int, *tensors: Any) -> np.ndarray:
-        from ..dtypes import result_dtype
-
         dt = result_dtype(*tensors)
         ctx.sizes = [t.data.shape[dim] for t in tensors]
         ctx.dim = dim
@@ -230,8 +246,7 @@ class DiagEmbed(Function):
     def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
         x = a.data
         n = x.shape[-1] + abs(offset)
-        nd = x.ndim + 1
-        d1, d2 = dim1 % nd, dim2 % nd
+        d1, d2 = dim1, dim2  # wrapped by the caller
         ctx.args = (offset, d1, d2)
         batch = x.shape[:-1]
         out = np.zeros(batch + (n, n), dtype=x.dtype)
@@ -244,7 +259,14 @@ class DiagEmbed(Function):
         return Diagonal.apply(g, *ctx.args), None, None, None
 
 
-def _const(arr: np.ndarray) -> Any:
-    from ..tensor import Tensor
+class Flip(Function):
+    """``a`` reversed along ``dims``; a copy, as torch.flip is."""
 
-    return Tensor._make(arr)
+    @staticmethod
+    def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> np.ndarray:
+        ctx.dims = dims
+        return np.flip(a.data, dims).copy()
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return Flip.apply(g, ctx.dims), None

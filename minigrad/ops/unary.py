@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, constant
+from .arith import Where
 
 
 def _float(x: np.ndarray) -> np.ndarray:
     return x if x.dtype.kind == "f" else x.astype(np.float32)
-
-
-def _const(arr: np.ndarray) -> Any:
-    from ..tensor import Tensor
-
-    return Tensor._make(arr)
 
 
 class Neg(Function):
@@ -36,7 +32,7 @@ class Abs(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.sign = _const(np.sign(a.data))
+        ctx.sign = constant(np.sign(a.data))
         return np.abs(a.data)
 
     @staticmethod
@@ -142,14 +138,26 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 class Relu(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.mask = _const(a.data > 0)
+        ctx.mask = constant(a.data > 0)
         return np.maximum(a.data, 0).astype(a.data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
-        from .arith import Where
-
         return Where.apply(ctx.mask, g, 0)
+
+
+class Rounding(Function):
+    """floor, ceil, round or trunc (``fn``): piecewise constant, so the gradient is zero
+    (torch's, rather than none at all); integer tensors come back unchanged, as in torch."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        x = a.data
+        return np.asarray(fn(x)) if x.dtype.kind == "f" else x.copy()
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return constant(np.zeros_like(g.data)), None
 
 
 class Cast(Function):
