@@ -115,14 +115,12 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     minus = Ja if Ka is None else (-Ka if Ja is None else Ja - Ka)
 
     s_i, s_j = S.unsqueeze(-1), S.unsqueeze(-2)  # [.., i, j] broadcasts to s_i and s_j
-    noise = _NUM_TOL * eps * _scale(J, K)
     # Where S enters the loss too (U S Vh, V S^2 Vh), a 0/0 at a tie has a limit that
     # first derivatives at the tie cannot tell: those points raise instead of guessing 0.
     s_used = None if gS is None else np.abs(gS.data) > 0
-    touch = sum(np.abs(t.data) + np.abs(np.swapaxes(t.data, -1, -2)) for t in (J, K)
-                if t is not None)
-    X = (_pole(plus, s_j - s_i, s_tol, noise, s, s_used, touch)
-         + _pole(minus, s_j + s_i, s_tol, noise, s, s_used, touch)) * 0.5
+    JK = [t.data for t in (J, K) if t is not None]
+    X = (_pole(plus, s_j - s_i, s_tol, eps, s, s_used, JK)
+         + _pole(minus, s_j + s_i, s_tol, eps, s, s_used, JK)) * 0.5
     core = Uk @ X @ Vhk
     gA = core if gA is None else gA + core
 
@@ -158,8 +156,8 @@ def _fold_complement(W: Tensor, gW: Tensor, k: int, eps: float, name: str) -> Te
     return gWk - Wp @ (gWp.mT @ Wk)
 
 
-def _pole(num: Tensor, den: Tensor, s_tol: np.ndarray, noise: np.ndarray, s: np.ndarray,
-          s_used: np.ndarray | None, touch: np.ndarray) -> Tensor:
+def _pole(num: Tensor, den: Tensor, s_tol: np.ndarray, eps: float, s: np.ndarray,
+          s_used: np.ndarray | None, JK: list[np.ndarray]) -> Tensor:
     """num / den off the diagonal, and 0 where den vanishes (a tie, or two zeros) -- after
     checking that num vanishes there too (else the loss depends on an arbitrary basis)
     and that S is not used with U or Vh there (else the limit is not 0 in general)."""
@@ -167,6 +165,9 @@ def _pole(num: Tensor, den: Tensor, s_tol: np.ndarray, noise: np.ndarray, s: np.
     off = ~np.eye(k, dtype=bool)
     at_pole = (np.abs(den.data) <= s_tol[..., None]) & off
     if at_pole.any():
+        # Rounding-level size of num, per batch element, from the size of J and K.
+        noise = _NUM_TOL * eps * np.maximum.reduce([np.abs(t).max(axis=(-2, -1)) for t in JK])
+        touch = sum(np.abs(t) + np.abs(np.swapaxes(t, -1, -2)) for t in JK)
         zero = s <= s_tol
         basis = at_pole & (np.abs(num.data) > noise[..., None, None])
         if basis.any():
@@ -180,6 +181,8 @@ def _pole(num: Tensor, den: Tensor, s_tol: np.ndarray, noise: np.ndarray, s: np.
             limit = at_pole & s_pair & ((touch > noise[..., None, None]) | both_zero)
             if limit.any():
                 raise _tie_error(limit, s, zero, _S_WITH_UV)
+    else:  # the usual case: only the diagonal is a pole, where num is exactly 0 (skew)
+        return num / where(Tensor._make(~off), 1.0, den)
     mask = Tensor._make(at_pole | ~off)
     return where(mask, 0.0, num / where(mask, 1.0, den))
 
@@ -224,12 +227,6 @@ def _over_s(R: Tensor, S: Tensor, zero: np.ndarray, tol: np.ndarray, name: str,
 
 def _absmax(t: Tensor) -> np.ndarray:
     return np.abs(t.data).max(axis=(-2, -1))
-
-
-def _scale(J: Tensor | None, K: Tensor | None) -> np.ndarray:
-    """Per batch element, the size of the numerators J and K (for the vanishing tests)."""
-    parts = [_absmax(t) for t in (J, K) if t is not None]
-    return np.maximum.reduce(parts) if len(parts) > 1 else parts[0]
 
 
 def _batch_index(shape: tuple, flat: int) -> str:
