@@ -1006,12 +1006,16 @@ def _view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tens
     if out.data.base is not None and np.may_share_memory(out.data, base.data):
         out._version = base._version
         root = base._base
+        out._base = base if root is None else root
+        parent = base._replay
+        # Nothing records here (a backward pass), or base itself could not be redone
+        # (made under no_grad): there is no graph to rebase this view onto later.
+        if not is_grad_enabled() or (root is not None and parent is None):
+            return out
         if root is None:
             root, out._replay = base, replay
         else:
-            parent = base._replay
             out._replay = lambda r: replay(parent(r))
-        out._base = root
         if root._views is None:
             root._views = weakref.WeakSet()
         root._views.add(out)

@@ -765,3 +765,15 @@ def test_ops_with_more_than_64_inputs() -> None:
     xs = [leaf([float(i)]) for i in range(100)]
     (mg.cat(xs) ** 2).sum().backward()
     assert [x.grad.item() for x in xs] == [2.0 * i for i in range(100)]
+
+
+def test_view_of_a_no_grad_view_survives_an_in_place_write_on_the_base():
+    x = mg.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    y = x * 1
+    with mg.no_grad():
+        v = y[0:2]
+    w = v[0:1]  # a view of a view whose parent cannot be redone
+    y.mul_(2)
+    assert w.item() == 2.0  # shares memory: the write shows
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
