@@ -347,3 +347,24 @@ def test_kernels_without_jit():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (3, 4), (4, 2), (5, 3), (1, 4)])
+@pytest.mark.parametrize("full", [True, False])
+def test_small_lanes_mixed_batch(shape, full):
+    """Batches of k <= 4 are swept in lanes of many matrices at once: rank-deficient, zero
+    and graded matrices next to ordinary ones must each come out as if alone."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((100,) + shape)
+    a[3] = 0.0
+    a[5, :, 0] = a[5, :, -1]  # rank deficient
+    a[8] *= np.logspace(0, -12, shape[1])  # graded columns
+    check_svd(a, full)
+    u, s, vh = svd_forward(a, full)
+    for b in (0, 3, 5, 8, 99):
+        ub, sb, vhb = svd_forward(a[b], full)
+        assert np.allclose(s[b], sb, atol=1e-14) and np.allclose(u[b], ub, atol=1e-12)
+        assert np.allclose(vh[b], vhb, atol=1e-12)
+    a[70, 0, 0] = np.nan
+    with pytest.raises(LinAlgError, match=r"not finite.*\(70,\)"):
+        svd_forward(a)

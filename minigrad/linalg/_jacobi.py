@@ -319,7 +319,14 @@ def _svd_one(src, trans, full, compute_uv, with_v, tol, max_sweeps, u, s, vh,
         sweeps = jacobi_sweeps(X, Vt, nrm, tol, max_sweeps, with_v)
     if sweeps < 0:
         return NOT_CONVERGED
+    return _finish(X, Vt, scale, trans, compute_uv, with_v, u, s, vh, Ut, sv, perm, sgn,
+                   filled)
 
+
+@njit(cache=True)
+def _finish(X, Vt, scale, trans, compute_uv, with_v, u, s, vh, Ut, sv, perm, sgn, filled):
+    """The converged X (and Vt when with_v) to sorted s, completed Ut, signed u and vh."""
+    n, m = X.shape
     for j in range(n):
         sv[j] = math.sqrt(_dot(X[j], X[j]))
         perm[j] = j
@@ -346,7 +353,8 @@ def _svd_one(src, trans, full, compute_uv, with_v, tol, max_sweeps, u, s, vh,
             for i in range(m):
                 Ut[j, i] = X[perm[j], i] * inv
             filled[j] = True
-    complete_rows(Ut, filled)
+    if ucols > n or not filled[:n].all():  # complete_rows allocates: skip it if it has no work
+        complete_rows(Ut, filled)
     if not with_v:
         return OK
 
@@ -377,6 +385,182 @@ def _svd_one(src, trans, full, compute_uv, with_v, tol, max_sweeps, u, s, vh,
     return OK
 
 
+# Matrices with at most _LANES_MAX_N columns (after the transpose) and _LANES_MAX_M rows go
+# through the batch in blocks of _LANES: one Jacobi step is then the same few flops on
+# _LANES independent matrices, a loop LLVM vectorises; matrix by matrix, a 3x3 is a chain
+# of dependent divisions and square roots that leaves the core idle.
+_LANES = 32
+_LANES_MAX_N = 4
+_LANES_MAX_M = 8
+
+
+@njit(cache=True, fastmath=_FAST, error_model="numpy")
+def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
+    """Cyclic one-sided Jacobi on the rows of X[:, :, l] for every lane l at once (rotations
+    mirrored on Vt[:, :, l] when with_v); rot[l] ends as the rotations of lane l's last
+    sweep, so rot[l] > 0 means lane l did not converge in max_sweeps.
+
+    The same tests as _pairs, made branch-free so that the lane loops vectorise: a lane
+    whose pair is already orthogonal gets the exact identity (c = 1, s = 0). No de Rijk
+    pivoting (a data-dependent swap per lane); _finish sorts.
+    """
+    n, m = X.shape[0], X.shape[1]  # the lane count is the constant _LANES: fixed-trip loops
+    al, be, ga, cs, sn = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
+    nap, nbq = tmp[5], tmp[6]
+    for _sweep in range(max_sweeps):
+        rot[:] = 0
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                al[:] = 0.0
+                be[:] = 0.0
+                ga[:] = 0.0
+                for i in range(m):
+                    for l in range(_LANES):
+                        x = X[p, i, l]
+                        y = X[q, i, l]
+                        al[l] += x * x
+                        be[l] += y * y
+                        ga[l] += x * y
+                for l in range(_LANES):
+                    alpha = al[l]
+                    beta = be[l]
+                    gamma = ga[l]
+                    go = abs(gamma) > tol * math.sqrt(alpha) * math.sqrt(beta)
+                    zeta = (beta - alpha) / (2.0 * (gamma if go else 1.0))
+                    t = 1.0 / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                    t = -t if zeta < 0.0 else t
+                    t = 0.5 / zeta if abs(zeta) > _BIG_ZETA else t
+                    t = t if go else 0.0
+                    c = 1.0 / math.sqrt(1.0 + t * t)
+                    cs[l] = c
+                    sn[l] = c * t
+                    rot[l] += 1 if go else 0
+                for i in range(m):
+                    for l in range(_LANES):
+                        x = X[p, i, l]
+                        y = X[q, i, l]
+                        X[p, i, l] = cs[l] * x - sn[l] * y
+                        X[q, i, l] = sn[l] * x + cs[l] * y
+                if with_v:
+                    for i in range(n):
+                        for l in range(_LANES):
+                            x = Vt[p, i, l]
+                            y = Vt[q, i, l]
+                            Vt[p, i, l] = cs[l] * x - sn[l] * y
+                            Vt[q, i, l] = sn[l] * x + cs[l] * y
+                # _recompute's rule: a row that a rotation cut below a tol fraction of its
+                # norm is rounding noise from a rank deficiency; zero it, or it never settles.
+                nap[:] = 0.0
+                nbq[:] = 0.0
+                for i in range(m):
+                    for l in range(_LANES):
+                        nap[l] += X[p, i, l] * X[p, i, l]
+                        nbq[l] += X[q, i, l] * X[q, i, l]
+                for l in range(_LANES):
+                    nap[l] = 0.0 if nap[l] <= tol * tol * al[l] else 1.0
+                    nbq[l] = 0.0 if nbq[l] <= tol * tol * be[l] else 1.0
+                if nap.min() == 0.0 or nbq.min() == 0.0:
+                    for i in range(m):
+                        for l in range(_LANES):
+                            X[p, i, l] *= nap[l]
+                            X[q, i, l] *= nbq[l]
+        if rot.max() == 0:
+            return
+
+
+@njit(cache=True)
+def _svd_lanes(a, lo, hi, trans, compute_uv, tol, max_sweeps, u, s, vh, status,
+               XL, VL, tmp, rot, scale, X, Vt, Ut, sv, perm, sgn, filled):
+    """_svd_one for the matrices a[lo:hi] (hi - lo <= _LANES), swept together in lanes."""
+    n, m, nl = XL.shape
+    # _load, lane by lane; indexing a[b] in place, as views of a cost refcount traffic.
+    XL[:, :, :] = 0.0  # idle and non-finite lanes converge at once
+    VL[:, :, :] = 0.0
+    for j in range(n):
+        VL[j, j, :] = 1.0
+    for l in range(hi - lo):
+        b = lo + l
+        amax = 0.0
+        nan = 0.0  # stays 0.0 unless an entry is NaN or Inf
+        for i in range(a.shape[1]):
+            for j in range(a.shape[2]):
+                v = abs(np.float64(a[b, i, j]))
+                amax = max(amax, v)
+                nan += v * 0.0
+        scale[l] = -1.0
+        if nan != 0.0:
+            status[b] = NOT_FINITE
+            continue
+        sc = 1.0
+        if amax > 0.0:
+            sc = math.ldexp(1.0, -math.frexp(amax)[1])
+        scale[l] = sc
+        for i in range(m):
+            for j in range(n):
+                XL[j, i, l] = (a[b, j, i] if trans else a[b, i, j]) * sc
+    _sweeps_lanes(XL, VL, tol, max_sweeps, compute_uv, tmp, rot)
+    ucols = Ut.shape[0]
+    for l in range(hi - lo):
+        b = lo + l
+        if scale[l] < 0.0:
+            continue
+        if rot[l] > 0:
+            status[b] = NOT_CONVERGED
+            continue
+        # _finish, inlined by hand for the common case (no views or calls: at this size
+        # their refcounting cost more than the sweeps); completion cases go to _finish.
+        for j in range(n):
+            acc = 0.0
+            for i in range(m):
+                acc += np.float64(XL[j, i, l]) ** 2
+            sv[j] = math.sqrt(acc)
+            perm[j] = j
+        for j in range(1, n):
+            pj = perm[j]
+            i = j - 1
+            while i >= 0 and sv[perm[i]] < sv[pj]:
+                perm[i + 1] = perm[i]
+                i -= 1
+            perm[i + 1] = pj
+        status[b] = OK
+        if not compute_uv or (ucols == n and sv[perm[n - 1]] > 0.0):
+            for j in range(n):
+                s[b, j] = sv[perm[j]] / scale[l]
+            if not compute_uv:
+                continue
+            for j in range(n):
+                inv = 1.0 / sv[perm[j]]
+                for i in range(m):
+                    Ut[j, i] = XL[perm[j], i, l] * inv
+                best = 0  # _sign_of_largest of u's column j
+                if trans:
+                    for i in range(1, n):
+                        if abs(VL[perm[j], i, l]) > abs(VL[perm[j], best, l]):
+                            best = i
+                    sg = -1.0 if VL[perm[j], best, l] < 0 else 1.0
+                    for i in range(n):
+                        u[b, i, j] = VL[perm[j], i, l] * sg
+                    for i in range(m):
+                        vh[b, j, i] = Ut[j, i] * sg
+                else:
+                    for i in range(1, m):
+                        if abs(Ut[j, i]) > abs(Ut[j, best]):
+                            best = i
+                    sg = -1.0 if Ut[j, best] < 0 else 1.0
+                    for i in range(m):
+                        u[b, i, j] = Ut[j, i] * sg
+                    for i in range(n):
+                        vh[b, j, i] = VL[perm[j], i, l] * sg
+            continue
+        for j in range(n):
+            for i in range(m):
+                X[j, i] = XL[j, i, l]
+            for i in range(n):
+                Vt[j, i] = VL[j, i, l]
+        status[b] = _finish(X, Vt, scale[l], trans, compute_uv, compute_uv, u[b], s[b], vh[b],
+                            Ut, sv, perm, sgn, filled)
+
+
 @njit(cache=True, parallel=True)
 def svd_batched(a, trans, full, compute_uv, tol, max_sweeps, u, s, vh, status, nchunks):
     """Batched SVD of a[b] (or a[b].T when trans, whichever has rows >= columns).
@@ -401,6 +585,17 @@ def svd_batched(a, trans, full, compute_uv, tol, max_sweeps, u, s, vh, status, n
         perm = np.empty(n, dtype=np.int64)
         sgn = np.empty(ucols)
         filled = np.empty(ucols, dtype=np.bool_)
+        if n <= _LANES_MAX_N and m <= _LANES_MAX_M:
+            XL = np.empty((n, m, _LANES), dtype=a.dtype)
+            VL = np.empty((n, n, _LANES), dtype=a.dtype)
+            tmp = np.empty((7, _LANES))
+            rot = np.empty(_LANES, dtype=np.int64)
+            scale = np.empty(_LANES)
+            for b0 in range(lo, hi, _LANES):
+                _svd_lanes(a, b0, min(hi, b0 + _LANES), trans, compute_uv, tol, max_sweeps,
+                           u, s, vh, status, XL, VL, tmp, rot, scale, X, Vt, Ut, sv, perm,
+                           sgn, filled)
+            continue
         for b in range(lo, hi):
             status[b] = _svd_one(a[b], trans, full, compute_uv, True, tol, max_sweeps,
                                  u[b], s[b], vh[b], X, Vt, Ut, nrm, sv, perm, sgn, filled, 1)
