@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Context, Function, constant
-from ..autograd.grad_mode import is_grad_enabled
 from ..ops.shape import wrap_dim
 from ..tensor import Tensor
 
@@ -17,8 +16,8 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 # ---- fused primitives: one graph node where the composite would record several -------------
 # Training steps are dominated by per-op overhead at these sizes, so the layers and losses
-# every model uses get their own Functions. Their backwards are still minigrad ops (or, when
-# no graph is being built, plain arrays), so create_graph=True keeps working.
+# every model uses get their own Functions. Their backwards are still minigrad ops, so
+# create_graph=True keeps working.
 class _Linear(Function):
     """x W^T + b for 2-D x: d/dx = g W, d/dW = g^T x, d/db = sum_n g."""
 
@@ -52,16 +51,13 @@ class _LogSoftmax(Function):
         shifted = a - np.where(np.isfinite(m), m, 0)
         out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         ctx.save_for_backward(x)
-        ctx.dim, ctx.out = dim, out
+        ctx.dim = dim
         return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         (x,) = ctx.saved_tensors
-        if is_grad_enabled():  # create_graph=True: a differentiable softmax
-            return g - x.softmax(ctx.dim) * g.sum(ctx.dim, keepdim=True), None
-        gd = g.data
-        return Tensor._make(gd - np.exp(ctx.out) * gd.sum(axis=ctx.dim, keepdims=True)), None
+        return g - x.softmax(ctx.dim) * g.sum(ctx.dim, keepdim=True), None
 
 
 class _PickSum(Function):
