@@ -95,12 +95,12 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     """gA = U [diag(gS) + X] V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T),
     X_ij = (Ja+Ka)_ij / 2(s_j - s_i) + (Ja-Ka)_ij / 2(s_j + s_i), J = U^T gU, K = V^T gV."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
-    Uk, Vhk = U[..., :k], Vh[..., :k, :]
     if k == 0:
         return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
-    gA = None if gS is None else (Uk * gS.unsqueeze(-2)) @ Vhk
+    Uk = U if U.shape[-1] == k else U[..., :k]
+    Vhk = Vh if Vh.shape[-2] == k else Vh[..., :k, :]
     if gU is None and gVh is None:
-        return gA
+        return (Uk * gS.unsqueeze(-2)) @ Vhk
     eps = float(np.finfo(S.dtype).eps) * max(m, n)
     s = S.data
     s_tol = _S_TOL * eps * s[..., :1]  # (*, 1): relative to the largest singular value
@@ -122,8 +122,9 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     JK = [t.data for t in (J, K) if t is not None]
     X = (_pole(plus, minus_s, s_tol, eps, s, s_used, JK)
          + _pole(minus, plus_s, s_tol, eps, s, s_used, JK)) * 0.5
-    core = Uk @ X @ Vhk
-    gA = core if gA is None else gA + core
+    if gS is not None:
+        X = X + gS.diag_embed()
+    gA = Uk @ X @ Vhk
 
     inv_s_zero = s <= s_tol  # S^-1 terms: only a loss blind to these directions is defined
     if m > k and gUe is not None:

@@ -80,7 +80,7 @@ class Reshape(Function):
 class Permute(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> np.ndarray:
-        ctx.inverse = tuple(np.argsort(dims))
+        ctx.inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))
         return a.data.transpose(dims)
 
     @staticmethod
