@@ -120,8 +120,12 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     # first derivatives at the tie cannot tell: those points raise instead of guessing 0.
     s_used = None if gS is None else np.abs(gS.data) > 0
     JK = [t.data for t in (J, K) if t is not None]
-    X = (_pole(plus, minus_s, s_tol, eps, s, s_used, JK)
-         + _pole(minus, plus_s, s_tol, eps, s, s_used, JK)) * 0.5
+    # S is sorted, so a tie shows as a small step between neighbours, and s_i + s_j = 0
+    # needs two zeros: cheap tests on S that spare the full (k, k) checks when they fail.
+    ties = bool(np.any(s[..., :-1] - s[..., 1:] <= s_tol))
+    zeros = bool(np.any(np.count_nonzero(s <= s_tol, axis=-1) >= 2))
+    X = (_pole(plus, minus_s, s_tol, eps, s, s_used, JK, ties)
+         + _pole(minus, plus_s, s_tol, eps, s, s_used, JK, zeros)) * 0.5
     if gS is not None:
         X = X + gS.diag_embed()
     gA = Uk @ X @ Vhk
@@ -183,14 +187,14 @@ def _fold_complement(W: Tensor, gW: Tensor, k: int, eps: float, name: str) -> Te
 
 
 def _pole(num: Tensor, den: Tensor, s_tol: np.ndarray, eps: float, s: np.ndarray,
-          s_used: np.ndarray | None, JK: list[np.ndarray]) -> Tensor:
+          s_used: np.ndarray | None, JK: list[np.ndarray], possible: bool) -> Tensor:
     """num / den off the diagonal, and 0 where den vanishes (a tie, or two zeros) -- after
     checking that num vanishes there too (else the loss depends on an arbitrary basis)
     and that S is not used with U or Vh there (else the limit is not 0 in general)."""
     k = s.shape[-1]
     off = ~np.eye(k, dtype=bool)
-    at_pole = (np.abs(den.data) <= s_tol[..., None]) & off
-    if at_pole.any():
+    at_pole = (np.abs(den.data) <= s_tol[..., None]) & off if possible else None
+    if at_pole is not None and at_pole.any():
         # Rounding-level size of num, per batch element, from the size of J and K.
         noise = _NUM_TOL * eps * np.maximum.reduce([np.abs(t).max(axis=(-2, -1)) for t in JK])
         touch = sum(np.abs(t) + np.abs(np.swapaxes(t, -1, -2)) for t in JK)
