@@ -5,7 +5,10 @@ its two poles, plus the fold of the full U's / Vh's complement into the reduced 
 The backward is written with minigrad ops on the saved outputs, so create_graph=True gives
 higher derivatives. Where the gradient does not exist (the loss depends on an arbitrary
 basis of a repeated singular value, of a null space or of the complement) it raises
-LinAlgError; where it exists at such a point, the undefined 0/0 terms are exactly 0.
+LinAlgError. At such a point the 0/0 terms are taken as 0, which is exact for losses blind
+to the split (U @ Vh, gapped projectors, functions of S); when S enters the loss beside U
+or Vh (U diag(S) Vh) the limit is not 0 and cannot be told from the cotangents, so that
+raises too.
 """
 
 from __future__ import annotations
@@ -71,6 +74,9 @@ def _check_tensor(A: object, name: str) -> None:
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg.{name}(): argument 'A' must be a Tensor, not "
                         f"{type(A).__name__}; wrap it with mg.tensor(...)")
+    if A.dtype.kind != "f":
+        raise TypeError(f"linalg.{name}(): expected a float16, float32 or float64 tensor, "
+                        f"got {A.dtype}; convert it with A.float() or A.double()")
 
 
 class _SVD(Function):
