@@ -368,3 +368,19 @@ def test_small_lanes_mixed_batch(shape, full):
     a[70, 0, 0] = np.nan
     with pytest.raises(LinAlgError, match=r"not finite.*\(70,\)"):
         svd_forward(a)
+
+
+@pytest.mark.parametrize("graded", [False, True], ids=["first-order QR", "Householder QR"])
+def test_other_side_recovers_an_orthonormal_v_on_both_branches(graded):
+    """_other_side takes a first-order Cholesky QR when W = x^T U S^-1 is nearly
+    orthonormal, and a Householder QR otherwise; both must give x = U S V^T."""
+    from minigrad.linalg import _svd_forward as F
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((64, 64))
+    if graded:
+        x = x * np.logspace(0, -12, 64)
+    u, s, vh = np.linalg.svd(x)
+    v = F._other_side(x, u, s)
+    np.testing.assert_allclose(v.T @ v, np.eye(64), atol=64 * 1e-15)
+    np.testing.assert_allclose((u * s) @ v.T, x, atol=64 * 1e-15 * s[0])

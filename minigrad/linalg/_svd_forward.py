@@ -99,7 +99,7 @@ def _other_side(x: np.ndarray, u: np.ndarray, s: np.ndarray) -> np.ndarray:
     Usually W = x^T U diag(1/s) is orthonormal up to a small F = W^T W - I (~eps s_1/s_k);
     then the QR is done to first order, for a quarter of its cost: W^T W = R^T R gives
     R = I + C, C = triu(F, 1) + diag(F)/2, so Q = W R^-1 = W (I - C) up to O(k |F|^2),
-    below eps when |F| <= sqrt(eps / k) (this is Cholesky QR, exact in that range).
+    below eps when |F| <= sqrt(eps / k) (Cholesky QR to first order).
     """
     k = s.shape[0]
     eps = np.finfo(s.dtype).eps
