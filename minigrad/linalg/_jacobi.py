@@ -324,20 +324,26 @@ def _svd_one(src, trans, full, compute_uv, with_v, tol, max_sweeps, u, s, vh,
 
 
 @njit(cache=True)
-def _finish(X, Vt, scale, trans, compute_uv, with_v, u, s, vh, Ut, sv, perm, sgn, filled):
-    """The converged X (and Vt when with_v) to sorted s, completed Ut, signed u and vh."""
-    n, m = X.shape
-    for j in range(n):
-        sv[j] = math.sqrt(_dot(X[j], X[j]))
-        perm[j] = j
-    # Stable insertion sort, descending: de Rijk pivoting leaves it nearly sorted already.
-    for j in range(1, n):
+def _sort_descending(sv, perm):
+    """Order perm so that sv[perm] is descending; a stable insertion sort, since de Rijk
+    pivoting (and tiny n) leave it nearly sorted already."""
+    for j in range(1, perm.shape[0]):
         pj = perm[j]
         i = j - 1
         while i >= 0 and sv[perm[i]] < sv[pj]:
             perm[i + 1] = perm[i]
             i -= 1
         perm[i + 1] = pj
+
+
+@njit(cache=True)
+def _finish(X, Vt, scale, trans, compute_uv, with_v, u, s, vh, Ut, sv, perm, sgn, filled):
+    """The converged X (and Vt when with_v) to sorted s, completed Ut, signed u and vh."""
+    n, m = X.shape
+    for j in range(n):
+        sv[j] = math.sqrt(_dot(X[j], X[j]))
+        perm[j] = j
+    _sort_descending(sv, perm)
     for j in range(n):
         s[j] = sv[perm[j]] / scale
     if not compute_uv:
@@ -472,7 +478,7 @@ def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
 def _svd_lanes(a, lo, hi, trans, compute_uv, tol, max_sweeps, u, s, vh, status,
                XL, VL, tmp, rot, scale, X, Vt, Ut, sv, perm, sgn, filled):
     """_svd_one for the matrices a[lo:hi] (hi - lo <= _LANES), swept together in lanes."""
-    n, m, nl = XL.shape
+    n, m = XL.shape[0], XL.shape[1]
     # _load, lane by lane; indexing a[b] in place, as views of a cost refcount traffic.
     XL[:, :, :] = 0.0  # idle and non-finite lanes converge at once
     VL[:, :, :] = 0.0
@@ -515,13 +521,7 @@ def _svd_lanes(a, lo, hi, trans, compute_uv, tol, max_sweeps, u, s, vh, status,
                 acc += np.float64(XL[j, i, l]) ** 2
             sv[j] = math.sqrt(acc)
             perm[j] = j
-        for j in range(1, n):
-            pj = perm[j]
-            i = j - 1
-            while i >= 0 and sv[perm[i]] < sv[pj]:
-                perm[i + 1] = perm[i]
-                i -= 1
-            perm[i + 1] = pj
+        _sort_descending(sv, perm)
         status[b] = OK
         if not compute_uv or (ucols == n and sv[perm[n - 1]] > 0.0):
             for j in range(n):
