@@ -1,4 +1,4 @@
-"""Adam (Kingma and Ba, 2015) with bias correction, L2 weight decay and AMSGrad."""
+"""Adam (Kingma and Ba, 2015) with bias correction, L2 or decoupled weight decay, AMSGrad."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_non_negative
+from .optimizer import Optimizer, check_differentiable, check_non_negative
 
 
 class Adam(Optimizer):
-    """torch.optim.Adam: with g = grad + weight_decay * p (L2, not AdamW's decoupled decay),
-    m <- b1 m + (1 - b1) g,  v <- b2 v + (1 - b2) g^2,
-    p <- p - lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
+    """torch.optim.Adam: with g = grad + weight_decay * p (L2; see AdamW for the decoupled decay
+    that ``decoupled_weight_decay=True`` selects), m <- b1 m + (1 - b1) g,
+    v <- b2 v + (1 - b2) g^2,  p <- p - lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
 
     >>> opt = mg.optim.Adam(model.parameters(), lr=1e-3)  # doctest: +SKIP
     """
@@ -22,14 +22,18 @@ class Adam(Optimizer):
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False) -> None:
         check_non_negative(lr=lr, eps=eps, weight_decay=weight_decay)
         for i, b in enumerate(betas):
             if not 0.0 <= b < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {b}")
+        check_differentiable(differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+                                      maximize=maximize,
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         (b1, b2), eps = group["betas"], group["eps"]
@@ -51,4 +55,8 @@ class Adam(Optimizer):
             np.maximum(vmax, v, out=vmax)
             v = vmax
         denom = np.sqrt(v) / math.sqrt(1 - b2 ** t) + eps
-        return (group["lr"] / (1 - b1 ** t)) * m / denom
+        lr, wd = group["lr"], group["weight_decay"]
+        step = (lr / (1 - b1 ** t)) * m / denom
+        if group["decoupled_weight_decay"] and wd != 0:
+            step += (lr * wd) * p.data  # p (1 - lr wd) - step, in one subtraction
+        return step

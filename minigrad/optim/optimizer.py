@@ -34,13 +34,34 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, param_group: dict) -> None:
-        """Add a group of parameters with its own options (e.g. a smaller lr)."""
+        """Add a group of parameters with its own options (e.g. a smaller lr); the parameters
+        may be given as ``(name, tensor)`` pairs, as ``model.named_parameters()`` yields them.
+
+        >>> opt.add_param_group({"params": head.parameters(), "lr": 1e-4})  # doctest: +SKIP
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         group = dict(param_group)
         params = group["params"]
-        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        params = [params] if isinstance(params, Tensor) else list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        group["params"] = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            group["param_names"] = names
+        if self.param_groups and ("param_names" in group) != (
+                "param_names" in self.param_groups[0]):
+            raise ValueError("all optimizer param groups should be with/without names.")
         for p in group["params"]:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for key, value in self.defaults.items():
@@ -62,17 +83,19 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 wd = group["weight_decay"]
+                coupled = wd != 0 and not group.get("decoupled_weight_decay", False)
                 for p in group["params"]:
                     if p.grad is None:
                         continue
                     g = -p.grad.data if group["maximize"] else p.grad.data
-                    if wd != 0:
-                        g = g + wd * p.data  # after the sign flip, as torch does
+                    if coupled:
+                        g = g + wd * p.data  # L2, after the sign flip, as torch does
                     p.sub_(Tensor._make(self._update(g, p, group, self.state[p])))
         return loss
 
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
-        """The step to subtract from ``p`` given its (weight-decayed) gradient ``g``.
+        """The step to subtract from ``p`` given its gradient ``g`` (sign-flipped for
+        ``maximize``, plus ``weight_decay * p`` unless the group decouples the decay).
 
         The buffers in ``state`` belong to the optimizer and are never in a graph, so
         subclasses update their arrays in place."""
@@ -97,13 +120,15 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore hyperparameters and buffers saved by ``state_dict`` (same parameter layout)."""
+        """Restore hyperparameters and buffers saved by ``state_dict`` (same parameter layout);
+        floating-point buffers take the dtype of their parameter, as in torch."""
         groups = state_dict["param_groups"]
-        if len(groups) != len(self.param_groups) or any(
-                len(a["params"]) != len(b["params"])
-                for a, b in zip(groups, self.param_groups, strict=True)):
-            raise ValueError("loaded state dict has a different number of parameter groups or "
-                             "parameters than the optimizer")
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(a["params"]) != len(b["params"])
+               for a, b in zip(groups, self.param_groups, strict=True)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
         by_index = {}
         for saved, group in zip(groups, self.param_groups, strict=True):
             for i, p in zip(saved["params"], group["params"], strict=True):
@@ -111,7 +136,8 @@ class Optimizer:
             group.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
         self.state = defaultdict(dict)
         for i, s in state_dict["state"].items():
-            self.state[by_index[i]] = {k: _copy(v) for k, v in s.items()}
+            p = by_index[int(i)]  # keys may come back as strings from a file
+            self.state[p] = {k: _copy(v, p) for k, v in s.items()}
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -129,5 +155,17 @@ def check_non_negative(**values: float) -> None:
             raise ValueError(f"Invalid {spelled.get(name, name + ' value')}: {value}")
 
 
-def _copy(v: Any) -> Any:
-    return Tensor._make(np.array(v.data)) if isinstance(v, Tensor) else copy.deepcopy(v)
+def _copy(v: Any, like: Tensor | None = None) -> Any:
+    if not isinstance(v, Tensor):
+        return copy.deepcopy(v)
+    keep = like is None or v.data.dtype.kind != "f"
+    return Tensor._make(np.array(v.data, dtype=None if keep else like.data.dtype))
+
+
+def check_differentiable(differentiable: bool) -> None:
+    """torch's ``foreach``, ``fused`` and ``capturable`` pick among implementations of the same
+    update, so minigrad's one implementation accepts and ignores them; ``differentiable=True``
+    asks for a step recorded by autograd, which minigrad's steps are not."""
+    if differentiable:
+        raise NotImplementedError("differentiable=True is not supported: minigrad's optimizer "
+                                  "steps run under no_grad and are not recorded by autograd")

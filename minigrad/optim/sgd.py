@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_non_negative
+from .optimizer import Optimizer, check_differentiable, check_non_negative
 
 
 class SGD(Optimizer):
@@ -21,8 +21,10 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  momentum: float = 0, dampening: float = 0, weight_decay: float = 0,
-                 nesterov: bool = False, *, maximize: bool = False) -> None:
+                 nesterov: bool = False, *, maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         check_non_negative(lr=lr, momentum=momentum, weight_decay=weight_decay)
+        check_differentiable(differentiable)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
