@@ -2,10 +2,26 @@
 
 from . import functional, init, utils
 from .module import Module
-from .modules import (CrossEntropyLoss, Flatten, Identity, Linear, LogSoftmax, MSELoss,
-                      ModuleList, ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from .modules import (BCELoss, BCEWithLogitsLoss, CELU, CosineSimilarity, CrossEntropyLoss,
+                      Dropout, ELU, Embedding, Flatten, GELU, GLU, Hardsigmoid, Hardswish,
+                      Hardtanh, HuberLoss, Identity, KLDivLoss, L1Loss, LayerNorm, LeakyReLU,
+                      Linear, LogSigmoid, LogSoftmax, MSELoss, Mish, ModuleDict, ModuleList,
+                      NLLLoss, PReLU, PairwiseDistance, ParameterDict, ParameterList, ReLU, ReLU6,
+                      RMSNorm, SELU, Sequential, SiLU, Sigmoid, SmoothL1Loss, Softmax, Softmin,
+                      Softplus, Softsign, Tanh, Tanhshrink, Threshold, Unflatten, BatchNorm1d,
+                      BatchNorm2d)
 from .parameter import Parameter
 
-__all__ = ["Module", "Parameter", "Linear", "Identity", "ReLU", "Tanh", "Sigmoid", "Softmax",
-           "LogSoftmax", "Flatten", "Sequential", "ModuleList", "MSELoss", "CrossEntropyLoss",
-           "functional", "init", "utils"]
+__all__ = ["Module", "Parameter", "functional", "init", "utils",
+           # layers
+           "Linear", "Identity", "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d",
+           "Embedding", "Flatten", "Unflatten", "CosineSimilarity", "PairwiseDistance",
+           # activations
+           "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "CELU", "SELU", "GELU", "SiLU", "Mish",
+           "Tanh", "Sigmoid", "LogSigmoid", "Softplus", "Softsign", "Tanhshrink", "Hardtanh",
+           "Hardsigmoid", "Hardswish", "Threshold", "GLU", "Softmax", "LogSoftmax", "Softmin",
+           # containers
+           "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+           # losses
+           "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
+           "NLLLoss", "CrossEntropyLoss", "KLDivLoss"]
