@@ -308,6 +308,7 @@ def _tagger_loss(model, lib, tokens, labels):
 
 def test_a_small_model_trains_step_for_step_like_torch() -> None:
     torch = pytest.importorskip("torch")
+    torch.manual_seed(0)  # the start both copy; the test order must not change it
     theirs = _tagger(torch, torch.float64)
     ours = _tagger(mg, mg.float64)
     copy_params(theirs, ours)
@@ -331,7 +332,7 @@ def test_a_small_model_trains_step_for_step_like_torch() -> None:
             losses.append(loss.item())
         runs.append(losses)
     assert_close(runs[0], runs[1], rtol=1e-9)
-    assert runs[0][-1] < runs[0][0]
+    assert np.mean(runs[0][-5:]) < np.mean(runs[0][:5])
     for (k, a), (_, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-8, atol=1e-10, err_msg=k)
 
@@ -346,6 +347,7 @@ def test_rmsprop_with_reduce_on_plateau_follows_torch() -> None:
     torch = pytest.importorskip("torch")
     x = normal(32, 3)
     y = np.sin(x).sum(1, keepdims=True)
+    torch.manual_seed(0)
     theirs, ours = _regressor(torch), _regressor(mg)
     copy_params(theirs, ours)
     traces = []

@@ -724,20 +724,29 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 
 # ---- losses ---------------------------------------------------------------------------------
 def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
-    """torch's deprecated size_average/reduce pair, mapped to ``reduction`` with its warning."""
+    """``reduction``, or what torch's deprecated size_average/reduce pair means (with torch's
+    warning)."""
     if size_average is None and reduce is None:
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     reduction = ("mean" if size_average else "sum") if reduce else "none"
     warnings.warn("size_average and reduce args will be deprecated, please use "
-                  f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+                  f"reduction='{reduction}' instead.", UserWarning, stacklevel=4)
     return reduction
 
 
-def _check_reduction(reduction: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction (use {_REDUCTIONS})")
+def _reduction(size_average: bool | None, reduce: bool | None, reduction: str,
+               allowed: tuple[str, ...] = _REDUCTIONS) -> str:
+    """The loss's reduction, checked up front as torch does."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, allowed)
+    return reduction
+
+
+def _check_reduction(reduction: str, allowed: tuple[str, ...] = _REDUCTIONS) -> None:
+    if reduction not in allowed:
+        raise ValueError(f"{reduction} is not a valid value for reduction (use {allowed})")
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
@@ -764,8 +773,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     >>> F.mse_loss(mg.tensor([1.0, 3.0]), mg.tensor([0.0, 0.0])).item()
     5.0
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _reduction(size_average, reduce, reduction)
     _warn_if_broadcast(input, target)
     diff = input - target
     return _weighted(diff * diff, weight, reduction)
@@ -775,8 +783,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
             reduce: bool | None = None, reduction: str = "mean",
             weight: Tensor | None = None) -> Tensor:
     """|x - y| with the same reductions as ``mse_loss``."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _reduction(size_average, reduce, reduction)
     _warn_if_broadcast(input, target)
     return _weighted((input - target).abs(), weight, reduction)
 
@@ -785,8 +792,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
                    reduce: bool | None = None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, with d = x - y (beta = 0: L1)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _warn_if_broadcast(input, target)
@@ -827,8 +833,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     >>> round(F.binary_cross_entropy(mg.tensor([0.5]), mg.tensor([1.0])).item(), 6)
     0.693147
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({tuple(target.shape)}) that is different to the "
                          f"input size ({tuple(input.shape)}) is deprecated. Please ensure they "
@@ -852,8 +857,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     >>> round(F.binary_cross_entropy_with_logits(mg.tensor([0.0]), mg.tensor([1.0])).item(), 6)
     0.693147
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({tuple(target.shape)}) must be the same as input size "
                          f"({tuple(input.shape)})")
@@ -870,7 +874,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
            log_target: bool = False) -> Tensor:
     """y (log y - x) for log-probabilities x (0 where y = 0); ``log_target``: exp(y) (y - x).
     ``batchmean`` divides the sum by the batch size, which is the KL divergence."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size.'batchmean' divides only by the batch size, and aligns with "
@@ -915,8 +919,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
     ``mean`` divides by the summed weights of the non-ignored targets, as torch does.
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _reduction(size_average, reduce, reduction)
     out_shape = target.shape
     logp, tgt = _class_targets(input, target)
     n, c = logp.shape
@@ -946,8 +949,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     >>> F.cross_entropy(mg.zeros(2, 4), mg.tensor([0, 3])).item()  # log(4)
     1.3862943649291992
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.ndim == 1 else 1
