@@ -243,6 +243,9 @@ def test_parameter_list_and_dict_register_parameters_like_torch() -> None:
     assert pd.keys() == ["scale", "shift", "bias"] and "bias" in pd
     assert pd.pop("shift").shape == (2,) and "shift" not in pd and len(pd) == 2
     assert pd.get("missing") is None
+    pd["keys"] = mg.ones(3)  # a key that names a method still maps to its value
+    assert pd["keys"].shape == (3,) and callable(pd.keys)
+    del pd["keys"]
     with pytest.raises(KeyError):
         pd["missing"]
     model = nn.Module()

@@ -719,9 +719,9 @@ class ModuleDict(Module):
 
 
 def _as_parameter(value: Any) -> Any:
-    """Containers turn plain Tensors into Parameters, as torch's do."""
+    """Containers turn plain Tensors into Parameters (requiring grad), as torch's do."""
     if isinstance(value, Tensor) and not isinstance(value, Parameter):
-        return Parameter(value, requires_grad=value.requires_grad or value.is_leaf)
+        return Parameter(value)
     return value
 
 
@@ -786,7 +786,8 @@ class ParameterDict(Module):
     def __getitem__(self, key: str) -> Any:
         if key not in self._keys:
             raise KeyError(key)
-        return getattr(self, key)
+        # Not getattr: a key such as "keys" or "train" would find the method.
+        return self._parameters[key] if key in self._parameters else self.__dict__[key]
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._keys[key] = None
