@@ -4,6 +4,7 @@ composite operations (mean, softmax, var, ...) are written here from those primi
 from __future__ import annotations
 
 import math
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -84,9 +85,13 @@ class Tensor:
 
     @classmethod
     def _make(cls, data: np.ndarray) -> Tensor:
-        """Wrap an ndarray without checks or copies (the fast path for op outputs)."""
+        """Wrap an ndarray without copies (the fast path for op outputs).
+
+        numpy hands back a scalar, not a 0-d array, for arithmetic on 0-d arrays
+        (``a0 + b0``, ``-a0``, ``np.sqrt(a0)``); such a scalar is turned back into a 0-d array
+        here, so ``.data`` is always an ndarray whoever built the tensor."""
         t = object.__new__(cls)
-        t.data = data
+        t.data = data if type(data) is np.ndarray else np.asarray(data)
         t._version = [0]
         return t
 
@@ -291,7 +296,12 @@ class Tensor:
         return unary.Clone.apply(self)
 
     def contiguous(self) -> Tensor:
-        return self
+        """This tensor if its memory is C-contiguous, else a contiguous copy (as in torch, the
+        copy of a transposed or expanded tensor is fresh memory that can be written to)."""
+        return self if self.data.flags.c_contiguous else self.clone()
+
+    def is_contiguous(self) -> bool:
+        return bool(self.data.flags.c_contiguous)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward (no-op for leaves)."""
@@ -383,6 +393,14 @@ class Tensor:
                 v.retain_grad()
 
     def _write(self, value: np.ndarray) -> None:
+        if not self.data.flags.writeable:
+            if any(st == 0 and n > 1 for st, n in zip(self.data.strides, self.data.shape)):
+                raise RuntimeError(
+                    "unsupported operation: more than one element of the written-to tensor "
+                    "refers to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
+            raise RuntimeError("this tensor's memory is read-only (it shares a read-only numpy "
+                               "array); clone() it before writing to it")
         if not np.can_cast(value.dtype, self.data.dtype, "same_kind"):
             raise RuntimeError(
                 f"result type {value.dtype} can't be cast to the desired output type "
@@ -579,11 +597,13 @@ class Tensor:
     def sign(self) -> Tensor:
         return Tensor._make(np.sign(self.data))
 
-    def all(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return Tensor._make(np.asarray(np.all(self.data, axis=dim, keepdims=keepdim)))
+    def all(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        dims = reduce.norm_dims(dim, self.ndim)  # torch's IndexError for a dim out of range
+        return Tensor._make(np.asarray(np.all(self.data, axis=dims, keepdims=keepdim)))
 
-    def any(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return Tensor._make(np.asarray(np.any(self.data, axis=dim, keepdims=keepdim)))
+    def any(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        dims = reduce.norm_dims(dim, self.ndim)
+        return Tensor._make(np.asarray(np.any(self.data, axis=dims, keepdims=keepdim)))
 
     def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
         return bool(np.allclose(self.data, np.asarray(getattr(other, "data", other)), rtol, atol))
@@ -642,7 +662,12 @@ class Tensor:
         return 1 / self
 
     def log1p(self) -> Tensor:
-        return (self + 1).log()
+        """log(1 + x), accurate for tiny x (``log(x + 1)`` would round 1 + x first)."""
+        return unary.Log1p.apply(self)
+
+    def expm1(self) -> Tensor:
+        """exp(x) - 1, accurate for tiny x (``exp(x) - 1`` would cancel)."""
+        return unary.Expm1.apply(self)
 
     def maximum(self, other: Any) -> Tensor:
         """Elementwise max; at ties the gradient is split evenly, as in torch."""
@@ -735,6 +760,10 @@ class Tensor:
             raise RuntimeError(f"std and var only support floating point dtypes, got {self.dtype}")
         dims = reduce.norm_dims(dim, self.ndim)
         count = _count(self.shape, dims)
+        if count - correction <= 0:
+            warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly "
+                          "less than the reduction factor (input numel divided by output "
+                          "numel).", UserWarning, stacklevel=2)
         centred = self - reduce.Sum.apply(self, dims, True) / count
         return (centred * centred).sum(dims, keepdim=keepdim) / max(count - correction, 0)
 
@@ -743,21 +772,55 @@ class Tensor:
         return self.var(dim, correction, keepdim, unbiased).sqrt()
 
     def norm(self, p: Any = "fro", dim: int | Sequence[int] | None = None,
-             keepdim: bool = False) -> Tensor:
-        """Vector 2-norm (Frobenius for matrices) or p-norm over ``dim``."""
-        if p in ("fro", 2, 2.0):
-            return reduce.Norm2.apply(self, reduce.norm_dims(dim, self.ndim), keepdim)
-        if p in (1, 1.0):
-            return self.abs().sum(dim, keepdim)
-        if p == float("inf"):
-            return self.abs().amax(dim, keepdim)
-        return (self.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+             keepdim: bool = False, dtype: Any = None) -> Tensor:
+        """torch's ``Tensor.norm``: ``'fro'`` (or 2) the 2-norm of the entries over ``dim``
+        (all dims when None), ``'nuc'`` the nuclear norm over two dims, a number p the vector
+        p-norm (sum |x|^p)^(1/p), with 0 counting non-zeros and +-inf the max / min |x|.
+
+        >>> mg.tensor([3.0, -4.0]).norm(), mg.tensor([3.0, -4.0]).norm(1)
+        (tensor(5.), tensor(7.))
+        """
+        x = self if dtype is None else self.to(dtype)
+        if isinstance(p, str):
+            if p == "fro":
+                return reduce.Norm2.apply(x, reduce.norm_dims(dim, x.ndim), keepdim)
+            if p == "nuc":
+                from .linalg.norms import matrix_norm  # linalg imports this module
+
+                dims = tuple(range(x.ndim)) if dim is None else dim
+                if isinstance(dims, int) or len(dims) != 2:
+                    raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims}")
+                return matrix_norm(x, "nuc", tuple(dims), keepdim)
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported; use 'fro', 'nuc' "
+                               "or a number")
+        dims = reduce.norm_dims(dim, x.ndim)
+        if p == 2:
+            return reduce.Norm2.apply(x, dims, keepdim)
+        if p == 1:
+            return x.abs().sum(dims, keepdim)
+        if p == math.inf or p == -math.inf:
+            return x.abs().amax(dims, keepdim) if p > 0 else x.abs().amin(dims, keepdim)
+        if p == 0:  # piecewise constant: no gradient, as in torch
+            count = np.count_nonzero(x.data, axis=dims, keepdims=keepdim)
+            return Tensor._make(np.asarray(count, x.data.dtype if x.is_floating_point()
+                                           else dtypes.DEFAULT_FLOAT))
+        return reduce.NormP.apply(x, dims, keepdim, float(p))
 
     def logsumexp(self, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
-        """log(sum(exp(x))) over ``dim``, shifted by the max so it never overflows."""
+        """log(sum(exp(x))) over ``dim``, shifted by the max m so it never overflows.
+
+        As m + log1p(sum(exp(x - m)) - 1), with one maximum's term entering the sum as
+        expm1(0) = 0: the small terms then keep their digits (logsumexp([0, -40]) is
+        4.2e-18, as in scipy; torch rounds it to 0)."""
         dims = reduce.norm_dims(dim, self.ndim)
         m = _max_shift(self, dims)
-        out = (self - m).exp().sum(dims, keepdim=True).log() + m
+        z = self - m
+        if self.data.size == 0:
+            out = z.exp().sum(dims, keepdim=True).log() + m
+        else:
+            one_max = Tensor._make(_one_max(self.data, dims))
+            out = arith.Where.apply(one_max, z.expm1(), z.exp()).sum(dims, keepdim=True)
+            out = out.log1p() + m
         return out if keepdim else out.squeeze(dims)
 
     def softmax(self, dim: int) -> Tensor:
@@ -858,13 +921,19 @@ class Tensor:
         return self.expand(tuple(shape_))
 
     def repeat(self, *sizes: Any) -> Tensor:
+        """This tensor tiled ``sizes[i]`` times along dim i (new leading dims as needed): a
+        copy, as in torch, so the result can be written to.
+
+        >>> mg.tensor([1, 2]).repeat(2, 2).tolist()
+        [[1, 2, 1, 2], [1, 2, 1, 2]]
+        """
         reps = _shape_arg(sizes)
-        x = self.reshape((1,) * (len(reps) - self.ndim) + self.shape)
-        inter = []
-        for r, n in zip(reps, x.shape):
-            inter += [r, n]
-        return x.reshape(tuple(v for n in x.shape for v in (1, n))).expand(inter).reshape(
-            tuple(r * n for r, n in zip(reps, x.shape)))
+        if len(reps) < self.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                               "number of dimensions of tensor")
+        if any(r < 0 for r in reps):
+            raise RuntimeError(f"Trying to create tensor with negative dimension: {list(reps)}")
+        return shape.Repeat.apply(self, reps)
 
     def __getitem__(self, index: Any) -> Tensor:
         idx = shape.normalize_index(index)
@@ -927,14 +996,18 @@ class Tensor:
         raise RuntimeError(f"diag expects a 1-D or 2-D tensor, got {self.ndim}-D")
 
     def tril(self, diagonal: int = 0) -> Tensor:
+        _check_matrix(self, "tril")
         mask = np.tri(*self.shape[-2:], k=diagonal, dtype=bool)
         return arith.Where.apply(Tensor._make(mask), self, 0)
 
     def triu(self, diagonal: int = 0) -> Tensor:
+        _check_matrix(self, "triu")
         mask = ~np.tri(*self.shape[-2:], k=diagonal - 1, dtype=bool)
         return arith.Where.apply(Tensor._make(mask), self, 0)
 
     def trace(self) -> Tensor:
+        if self.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
         return self.diagonal().sum()
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1022,6 +1095,11 @@ def _view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tens
     return out
 
 
+def _check_matrix(x: Tensor, fn: str) -> None:
+    if x.ndim < 2:  # numpy would broadcast a 1-D tensor against a 2-D mask
+        raise RuntimeError(f"{fn}: input tensor must have at least 2 dimensions")
+
+
 def _count(shape_: tuple[int, ...], dims: tuple[int, ...]) -> int:
     """How many elements a reduction over ``dims`` combines."""
     return math.prod(shape_[d] for d in dims)
@@ -1071,6 +1149,16 @@ def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     under, so it needs no gradient; infinite maxima become 0 to avoid inf - inf."""
     m = np.max(x.data, axis=dims, keepdims=True) if x.data.size else np.zeros(())
     return Tensor._make(np.where(np.isfinite(m), m, 0).astype(x.data.dtype))
+
+
+def _one_max(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """A bool mask, True at one maximum (the first) of each slice over ``dims``."""
+    rest = [d for d in range(a.ndim) if d not in dims]
+    moved = np.transpose(a, rest + list(dims))
+    lead = moved.shape[:len(rest)]
+    flat = moved.reshape(lead + (-1,))
+    hit = np.arange(flat.shape[-1]) == np.argmax(flat, axis=-1)[..., None]
+    return np.transpose(hit.reshape(moved.shape), np.argsort(rest + list(dims)))
 
 
 def _tensor_like(x: Any, ref: Tensor) -> Tensor:

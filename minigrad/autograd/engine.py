@@ -157,13 +157,27 @@ def _run_hooks(node: Node, grads: list) -> None:
                 if grads[nr] is not None:
                     out = hook(grads[nr])
                     if out is not None:
-                        grads[nr] = out
+                        grads[nr] = _hook_result(hook, grads[nr], out)
     if node.retained:
         for nr, ref in node.retained.items():
             t = ref()
             if t is not None and grads[nr] is not None:
                 g = grads[nr]
                 t.grad = g.detach() if t.grad is None else (t.grad + g).detach()
+
+
+def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
+    """A hook may replace a gradient, but not by one of another type or shape (torch)."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if not isinstance(out, _Tensor):
+        raise TypeError(f"expected Tensor, but hook '{name}' returned '{type(out).__name__}'")
+    if out.shape != g.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value (was {tuple(g.shape)} "
+                           f"got {tuple(out.shape)})")
+    if out.dtype != g.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.dtype} got "
+                           f"{out.dtype}); return grad.to({g.dtype}) instead")
+    return out
 
 
 def _call(node: Node, grads: list) -> tuple:
@@ -186,11 +200,13 @@ def _call(node: Node, grads: list) -> tuple:
 
 def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     """Add ``g`` into ``leaf.grad``: in place when that is safe, as torch does."""
+    if leaf is None:  # the leaf was freed while its graph lived on: no one can read its grad
+        return
     old = leaf.grad
     if old is None:
-        # Keep g itself only when it carries a graph to differentiate; otherwise copy, since
-        # g may be a read-only broadcast view or the very tensor another leaf receives.
-        leaf.grad = g if create_graph and g.requires_grad else _Tensor._make(np.array(g.data))
+        # Always a fresh copy, as torch's: g may be a read-only broadcast view or the very
+        # tensor another leaf receives. With a graph to keep, the copy is recorded (Clone).
+        leaf.grad = g.clone() if create_graph and g.requires_grad else _Tensor._make(np.array(g.data))
     elif create_graph or old.requires_grad:
         leaf.grad = old + g  # out of place: old may be part of a graph someone will use
     else:

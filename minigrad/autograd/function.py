@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +25,7 @@ class Context:
     _saved: Any = ()
     _versions: tuple[int, ...] = ()
     _non_diff: tuple = ()
+    _node: Any = None  # weakref to this ctx's node, once an output is saved (_SavedOutput)
 
     def __init__(self, needs_input_grad: tuple[bool, ...], fn: type) -> None:
         self.needs_input_grad = needs_input_grad
@@ -49,7 +52,10 @@ class Context:
                 "its saved tensors). Specify retain_graph=True on the first backward() or "
                 "autograd.grad() call if you need to backward through the graph again."
             )
-        for i, (t, v) in enumerate(zip(self._saved, self._versions)):
+        saved = self._saved
+        if self._node is not None:
+            saved = tuple([t.unpack(self) if type(t) is _SavedOutput else t for t in saved])
+        for i, (t, v) in enumerate(zip(saved, self._versions)):
             if t is not None and t._version[0] != v:
                 raise RuntimeError(
                     f"One of the tensors needed for gradient computation has been modified by "
@@ -57,11 +63,44 @@ class Context:
                     f"{tuple(t.shape)}) is at version {t._version[0]}, expected version {v}. "
                     "Use an out-of-place operation or .clone() before modifying it."
                 )
-        return self._saved
+        return saved
+
+    def _pack_outputs(self, raw: tuple, outs: tuple, node: Node) -> None:
+        """Swap the outputs forward saved (matched by identity) for ``_SavedOutput``s."""
+        returned = {id(r): o for r, o in zip(raw, outs) if o.grad_fn is node}
+        if not returned:
+            return
+        self._saved = tuple([t if returned.get(id(t)) is None else _SavedOutput(returned[id(t)])
+                             for t in self._saved])
+        self._node = weakref.ref(node)
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Outputs listed here never require grad (indices, masks)."""
         self._non_diff = tensors
+
+
+class _SavedOutput:
+    """An output that forward saved, kept as its array and version counter only.
+
+    Holding the output Tensor itself would close a cycle (output -> node -> ctx -> output)
+    that only the cyclic gc can free (torch's SavedVariable avoids it the same way). Unpacking
+    rebuilds a Tensor with the same data and version whose grad_fn is the node and whose
+    _output_nr is the output's index, so a backward written with it stays differentiable.
+    """
+
+    __slots__ = ("data", "version", "output_nr")
+
+    def __init__(self, out: Tensor) -> None:
+        self.data, self.version, self.output_nr = out.data, out._version, out._output_nr
+
+    def unpack(self, ctx: Context) -> Tensor:
+        node = ctx._node()
+        if node is None:  # only reachable by keeping a ctx beyond its graph
+            raise RuntimeError(f"{ctx._name}: the graph holding this saved output was freed")
+        t = _make(self.data)
+        t._version = self.version
+        t.grad_fn, t._output_nr, t.requires_grad = node, self.output_nr, True
+        return t
 
 
 class Node:
@@ -90,13 +129,21 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The sink of a leaf that requires grad: the engine adds into ``leaf.grad``."""
+    """The sink of a leaf that requires grad: the engine adds into ``leaf.grad``.
 
-    __slots__ = ("leaf",)
+    The leaf holds its sink (and the hooks on it) strongly; the sink holds the leaf weakly,
+    so the pair is no cycle. A leaf freed while a graph still reaches its sink gets nothing:
+    no one is left to read that gradient."""
+
+    __slots__ = ("_leaf",)
 
     def __init__(self, leaf: Tensor) -> None:
         super().__init__(None, None, (), ((leaf.data.shape, leaf.data.dtype),))
-        self.leaf = leaf
+        self._leaf = weakref.ref(leaf)
+
+    @property
+    def leaf(self) -> Tensor | None:
+        return self._leaf()
 
 
 def edge_of(t: Tensor) -> tuple | None:
@@ -168,18 +215,13 @@ class Function:
         if type(raw) is not tuple:
             out = _make(raw) if type(raw) is np.ndarray else _wrap(raw)
             if record and out.data.dtype.kind == "f" and not ctx._non_diff:
-                if ctx._saved and type(raw) is not np.ndarray:  # maybe a saved output: below
-                    ctx._saved = tuple([out if t is raw else t for t in ctx._saved])
                 edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
-                out.grad_fn = Node(cls, ctx, edges, ((out.data.shape, out.data.dtype),))
+                out.grad_fn = node = Node(cls, ctx, edges, ((out.data.shape, out.data.dtype),))
                 out.requires_grad = True
+                if ctx._saved and type(raw) is not np.ndarray:  # forward may have saved raw
+                    ctx._pack_outputs((raw,), (out,), node)
             return out
         outs = tuple([_wrap(r) for r in raw])
-        if record and ctx._saved:
-            # Outputs saved in forward become the recorded outputs, so a backward written
-            # with them is itself differentiable (higher order through this node).
-            returned = {id(r): o for r, o in zip(raw, outs)}
-            ctx._saved = tuple([returned.get(id(t), t) for t in ctx._saved])
         if record:
             edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
             node = Node(cls, ctx, edges, tuple([(o.data.shape, o.data.dtype) for o in outs]))
@@ -190,6 +232,10 @@ class Function:
                     o.grad_fn = node
                     o._output_nr = i
                     o.requires_grad = True
+            if ctx._saved:
+                # Outputs saved in forward come back from saved_tensors as the recorded
+                # outputs, so a backward written with them is itself differentiable.
+                ctx._pack_outputs(raw, outs, node)
         return outs
 
 
@@ -202,6 +248,74 @@ class _NoGrads(dict):
 
 
 _NO_GRADS = _NoGrads()
+
+
+class DelayedError(Function):
+    """The node behind a gradient that a ``once_differentiable`` backward produced while
+    recording: reaching it means differentiating that backward, which it cannot do."""
+
+    @staticmethod
+    def backward(ctx: Context, *grads: Any) -> Any:
+        raise RuntimeError(
+            f"trying to differentiate twice a function that was marked with "
+            f"@once_differentiable: {ctx.fn_name} computes its gradient outside the graph, so "
+            "it has no second derivative; take this derivative without create_graph=True, "
+            "or write that backward with minigrad ops"
+        )
+
+
+def once_differentiable(backward: Callable) -> Callable:
+    """Mark a Function's ``backward`` as first-order only (torch's decorator of that name).
+
+    The decorated backward runs under ``no_grad`` (it may use numpy freely). Without
+    ``create_graph`` nothing changes. With ``create_graph=True`` the backward still runs and
+    its gradients come back requiring grad, but differentiating any of them again raises a
+    RuntimeError that names the Function, instead of silently treating them as constants.
+    Unlike torch, this holds even when only the saved tensors (not the incoming gradients)
+    carry a graph: a second derivative is never silently missing.
+
+    >>> class Cube(mg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x.data ** 3
+    ...     @staticmethod
+    ...     @mg.autograd.function.once_differentiable
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return g * mg.tensor(3 * x.data ** 2)
+    >>> x = mg.tensor(2.0, requires_grad=True)
+    >>> mg.autograd.grad(Cube.apply(x), x)
+    (tensor(12.),)
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Context, *grads: Any) -> Any:
+        recording = _state.enabled
+        _state.enabled = False
+        try:
+            out = backward(ctx, *grads)
+        finally:
+            _state.enabled = recording
+        if not recording:
+            return out
+        if type(out) is not tuple:
+            return _poisoned(out, ctx)
+        return tuple([_poisoned(g, ctx) for g in out])
+
+    return wrapper
+
+
+def _poisoned(g: Any, ctx: Context) -> Any:
+    """``g`` as a gradient whose own backward raises (see ``once_differentiable``)."""
+    if not isinstance(g, _Tensor) or g.data.dtype.kind != "f":
+        return g
+    err = Context((), DelayedError)
+    err.fn_name = ctx._name
+    out = _make(g.data)
+    out.grad_fn = Node(DelayedError, err, (), ((g.data.shape, g.data.dtype),))
+    out.requires_grad = True
+    return out
 
 
 def constant(arr: Any) -> Tensor:

@@ -4,29 +4,50 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ops.shape import wrap_dim
 from ..tensor import Tensor
 from .svd import svdvals
 
 
-def _matrix_dims_last(A: Tensor, dim: tuple[int, int]) -> Tensor:
-    """Move the two matrix dims to the end (a no-op for the default (-2, -1))."""
+def _matrix_dims(A: Tensor, dim: tuple[int, int]) -> tuple[int, int]:
+    """The two matrix dims, validated as torch does (out of range is an IndexError)."""
     if A.ndim < 2:
-        raise RuntimeError(f"matrix_norm: the input must have at least 2 dimensions, got {A.ndim}")
-    r, c = (d % A.ndim for d in dim)
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           f"dimensions, got {A.ndim}")
+    if isinstance(dim, int) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+    r, c = (wrap_dim(d, A.ndim) for d in dim)
     if r == c:
-        raise RuntimeError(f"matrix_norm: dims must be different, got {dim}")
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got {tuple(dim)}")
+    return r, c
+
+
+def _matrix_dims_last(A: Tensor, dims: tuple[int, int]) -> Tensor:
+    """Move the two matrix dims to the end (a no-op for the default (-2, -1))."""
+    r, c = dims
     if (r, c) == (A.ndim - 2, A.ndim - 1):
         return A
     rest = [d for d in range(A.ndim) if d not in (r, c)]
     return A.permute(*rest, r, c)
 
 
-def _keep(out: Tensor, A: Tensor, dim: tuple[int, int], keepdim: bool) -> Tensor:
+def _keep(out: Tensor, dims: tuple[int, int], keepdim: bool) -> Tensor:
     if not keepdim:
         return out
-    for d in sorted(d % A.ndim for d in dim):
+    for d in sorted(dims):
         out = out.unsqueeze(d)
     return out
+
+
+def _extreme(t: Tensor, largest: bool, what: str) -> Tensor:
+    """max / min over the last dim; the max over nothing is 0 (a norm of an empty matrix, as
+    in numpy and torch), the min over nothing has no value."""
+    if t.shape[-1] == 0:
+        if not largest:
+            raise IndexError(f"linalg.matrix_norm: the smallest {what} of an empty matrix is "
+                             "undefined (torch: amin() of a zero-size dim)")
+        return t.sum(-1)  # zeros, still connected to the graph
+    return t.amax(-1) if largest else t.amin(-1)
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
@@ -40,24 +61,26 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
     >>> mg.linalg.matrix_norm(mg.tensor([[3.0, 0.0], [0.0, -4.0]]), "nuc")
     tensor(7.)
     """
-    M = _matrix_dims_last(A, dim)
+    dims = _matrix_dims(A, dim)
+    M = _matrix_dims_last(A, dims)
     if ord == "fro":
         out = M.norm("fro", dim=(-2, -1))
     elif ord == "nuc":
         out = svdvals(M).sum(-1)
     elif ord in (2, -2):
         s = svdvals(M)
-        out = s[..., 0] if ord == 2 else s[..., -1]
+        if s.shape[-1] == 0:
+            out = _extreme(s, ord == 2, "singular value")
+        else:
+            out = s[..., 0] if ord == 2 else s[..., -1]
     elif ord in (1, -1):
-        col = M.abs().sum(-2)
-        out = col.amax(-1) if ord == 1 else col.amin(-1)
+        out = _extreme(M.abs().sum(-2), ord == 1, "column sum")
     elif ord in (float("inf"), float("-inf")):
-        row = M.abs().sum(-1)
-        out = row.amax(-1) if ord > 0 else row.amin(-1)
+        out = _extreme(M.abs().sum(-1), ord > 0, "row sum")
     else:
         raise RuntimeError(f"matrix_norm: order {ord!r} is not supported; use 'fro', 'nuc', "
                            "2, -2, 1, -1, inf or -inf")
-    return _keep(out, A, dim, keepdim)
+    return _keep(out, dims, keepdim)
 
 
 def nuclear_norm(A: Tensor, keepdim: bool = False) -> Tensor:

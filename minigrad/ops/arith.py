@@ -115,6 +115,9 @@ class Div(Function):
         na, nb = ctx.needs_input_grad
         _save(ctx, a, b, nb, na or nb)
         x, y = _float_operands(a, b)
+        if np.ndim(y) == 0 and y == 0:  # x / 0 is inf or nan silently, as in torch (mean of
+            with np.errstate(divide="ignore", invalid="ignore"):  # an empty dim lands here)
+                return np.divide(x, y)
         return np.divide(x, y)
 
     @staticmethod

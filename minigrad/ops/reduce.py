@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd.function import Context, Function, constant
 from .arith import Where
-from .shape import wrap_dim
+from .shape import Cat, wrap_dim
 
 _ALL = [tuple(range(n)) for n in range(33)]
 
@@ -128,17 +128,34 @@ class Prod(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         (a,) = ctx.saved_tensors
         g = g.reshape(ctx.kept)
-        x = a.data
-        if np.all(x != 0):
+        if np.all(a.data != 0):
             return g * Prod.apply(a, _single(ctx.dims), True) / a, None, None
-        # With zeros present, the product of the others, computed directly (first order only).
-        moved = np.moveaxis(x, ctx.dims, range(len(ctx.dims)))
-        flat = moved.reshape((-1,) + moved.shape[len(ctx.dims):])
-        before = np.concatenate([np.ones_like(flat[:1]), np.cumprod(flat, 0)[:-1]])
-        after = np.concatenate([np.cumprod(flat[::-1], 0)[::-1][1:], np.ones_like(flat[:1])])
-        others = np.moveaxis((before * after).reshape(moved.shape), range(len(ctx.dims)),
-                             ctx.dims)
-        return g * constant(others), None, None
+        # With zeros, P / a is 0/0: take the product of the others directly, built from
+        # minigrad ops so that it differentiates again (d2/da_i da_j of a product with zeros
+        # is the product of the rest, not 0).
+        return g * _product_of_others(a, ctx.dims), None, None
+
+
+def _product_of_others(a: Any, dims: tuple[int, ...]) -> Any:
+    """prod_{j != i} a_j over ``dims`` at every i: exclusive prefix times suffix products."""
+    rest = [d for d in range(a.ndim) if d not in dims]
+    order = (*dims, *rest)
+    moved = a.permute(*order)
+    flat = moved.reshape(math.prod(moved.shape[:len(dims)]), -1)
+    others = _exclusive_cumprod(flat) * _exclusive_cumprod(flat.flip(0)).flip(0)
+    inverse = sorted(range(len(order)), key=order.__getitem__)
+    return others.reshape(moved.shape).permute(*inverse)
+
+
+def _exclusive_cumprod(x: Any) -> Any:
+    """y_i = prod_{j < i} x_j along dim 0, by Hillis-Steele doubling: log2(n) multiplies."""
+    n = x.shape[0]
+    y = Cat.apply(0, constant(np.ones((1,) + x.shape[1:], x.dtype)), x[:n - 1])
+    k = 1
+    while k < n:
+        y = Cat.apply(0, y[:k], y[k:] * y[:n - k])
+        k *= 2
+    return y
 
 
 def _single(dims: tuple[int, ...]) -> int | None:
@@ -161,6 +178,38 @@ class Norm2(Function):
         n = Norm2.apply(a, ctx.dims, True)
         safe = Where.apply(n == 0, 1, n)
         return g.reshape(ctx.kept) * a / safe, None, None
+
+
+class NormP(Function):
+    """(sum |a|^p)^(1/p) over dims, for a number p other than 0, 1, 2 and +-inf.
+
+    d/da = sign(a) |a|^(p-1) / n^(p-1); 0 where n = 0 (a subgradient, as for the 2-norm).
+    For 0 < p < 1 it is infinite at a zero entry of a non-zero slice: backward raises there.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool,
+                p: float) -> np.ndarray:
+        x = a.data if a.data.dtype.kind == "f" else a.data.astype(np.float32)
+        ctx.save_for_backward(a)
+        ctx.dims, ctx.kept, ctx.p = dims, _kept(x.shape, dims), p
+        with np.errstate(divide="ignore", over="ignore"):  # |0|^p = inf for p < 0: n = 0
+            return np.asarray(np.sum(np.abs(x) ** p, axis=dims, keepdims=keepdim) ** (1 / p))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        (a,) = ctx.saved_tensors
+        p = ctx.p
+        n = NormP.apply(a, ctx.dims, True, p)
+        zero = a.data == 0
+        if 0 < p < 1 and np.any(zero & (n.data != 0)):
+            raise RuntimeError(f"the {p}-norm has no derivative at a zero entry (its slope "
+                               "there is infinite for p < 1)")
+        flat = n == 0  # (for p < 0, any zero entry makes n = 0)
+        safe = Where.apply(flat, 1, n)
+        mag = Where.apply(constant(zero), 1, a.abs()) if p < 1 else a.abs()  # 0 ** (p - 1)
+        slope = Where.apply(flat, 0, a.sign() * mag ** (p - 1) / safe ** (p - 1))
+        return g.reshape(ctx.kept) * slope, None, None, None
 
 
 class Cumsum(Function):

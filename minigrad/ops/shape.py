@@ -103,6 +103,23 @@ class Expand(Function):
         return sum_to_shape(g, ctx.shape), None
 
 
+class Repeat(Function):
+    """``a`` tiled ``reps`` times along each dim, as a fresh array (torch's repeat copies);
+    the gradient sums the tiles back."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, reps: tuple[int, ...]) -> np.ndarray:
+        x = a.data.reshape((1,) * (len(reps) - a.data.ndim) + a.data.shape)
+        ctx.shape, ctx.reps, ctx.padded = a.data.shape, reps, x.shape
+        return np.tile(x, reps)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        tiles = tuple(v for r, n in zip(ctx.reps, ctx.padded) for v in (r, n))
+        summed = g.reshape(tiles).sum(tuple(range(0, len(tiles), 2)))
+        return summed.reshape(ctx.shape), None
+
+
 class GetItem(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, index: Any) -> np.ndarray:

@@ -66,6 +66,36 @@ class Log(Function):
         return g / a
 
 
+class Log1p(Function):
+    """log(1 + a), exact for tiny a where log(a + 1) rounds 1 + a first."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log1p(_float(a.data))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return g / (1 + a)
+
+
+class Expm1(Function):
+    """exp(a) - 1, exact for tiny a where exp(a) - 1 cancels."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        with np.errstate(over="ignore"):
+            return np.expm1(_float(a.data))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return g * a.exp()
+
+
 class Sqrt(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
@@ -112,8 +142,23 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         (a,) = ctx.saved_tensors
-        t = a.tanh()
-        return g * (1 - t * t)
+        return g * Sech2.apply(a)
+
+
+class Sech2(Function):
+    """tanh'(a) = sech(a)^2 = 4 e / (1 + e)^2 with e = exp(-2|a|): 1 - tanh(a)^2 would cancel
+    to 0 once tanh rounds to +-1 (|a| > 9 in float32). d/da = -2 sech(a)^2 tanh(a)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        e = np.exp(-2 * np.abs(_float(a.data)))
+        return 4 * e / ((1 + e) * (1 + e))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return g * -2 * Sech2.apply(a) * a.tanh()
 
 
 class Sigmoid(Function):
@@ -125,8 +170,24 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         (a,) = ctx.saved_tensors
-        s = a.sigmoid()
-        return g * s * (1 - s)
+        return g * SigmoidGrad.apply(a)
+
+
+class SigmoidGrad(Function):
+    """sigmoid'(a) = e / (1 + e)^2 with e = exp(-|a|): s (1 - s) would cancel to 0 once s
+    rounds to 1 (a > 17 in float32). d/da = sigmoid'(a) (1 - 2 sigmoid(a)) = -sigmoid'(a)
+    tanh(a / 2), the last form free of cancellation near 0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        e = np.exp(-np.abs(_float(a.data)))
+        return e / ((1 + e) * (1 + e))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return -g * SigmoidGrad.apply(a) * (a * 0.5).tanh()
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
