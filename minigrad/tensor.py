@@ -3,6 +3,7 @@ composite operations (mean, softmax, var, ...) are written here from those primi
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 import weakref
@@ -341,6 +342,37 @@ class Tensor:
             return
         _autograd.backward([self], None if gradient is None else [gradient], retain_graph,
                            create_graph, inputs=inputs)
+
+    # ---- pickling and copying -------------------------------------------------------------
+    _copies_grad = True  # deepcopy copies .grad (torch's Tensor; its Parameter does not)
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        """Pickle the values and ``requires_grad`` only, as torch does: the graph, ``.grad``,
+        hooks and view bookkeeping stay behind, so a view or a non-leaf comes back as a leaf
+        of its own (numpy pickles a view's values, not its base)."""
+        return _rebuild, (type(self), self.data, self.requires_grad)
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """A copy in memory of its own, with ``requires_grad`` and a copy of ``.grad``.
+
+        A view of a tensor copied by the same deepcopy stays a view of that copy (as in
+        torch); other views get memory of their own. The graph is not copied: a non-leaf
+        copies as a leaf (torch refuses instead), the same thing pickling gives."""
+        done = memo.get(id(self))
+        if done is not None:
+            return done
+        data = None
+        if self._base is not None and self.grad_fn is None:
+            data = _same_view(self.data, self._base.data, copy.deepcopy(self._base, memo).data)
+        out = type(self)._make(self.data.copy(order="K") if data is None else data)
+        if data is not None:
+            out._base = memo[id(self._base)]
+            out._version = out._base._version
+        out.requires_grad = self.requires_grad
+        memo[id(self)] = out
+        if self.grad is not None and self._copies_grad:
+            out.grad = copy.deepcopy(self.grad, memo)
+        return out
 
     # ---- in-place -------------------------------------------------------------------------
     def _inplace(self, compute: Callable[[Tensor], Tensor],
@@ -1098,6 +1130,28 @@ def _view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tens
 def _check_matrix(x: Tensor, fn: str) -> None:
     if x.ndim < 2:  # numpy would broadcast a 1-D tensor against a 2-D mask
         raise RuntimeError(f"{fn}: input tensor must have at least 2 dimensions")
+
+
+def _rebuild(cls: type, data: np.ndarray, requires_grad: bool) -> Tensor:
+    """Unpickle a Tensor (or Parameter) from its values and requires_grad."""
+    t = cls._make(data)
+    t.requires_grad = bool(requires_grad)
+    return t
+
+
+def _same_view(view: np.ndarray, base: np.ndarray, new_base: np.ndarray) -> np.ndarray | None:
+    """The view of ``new_base`` that ``view`` is of ``base`` (same offset and strides), or
+    None when ``new_base`` does not lay its memory out like ``base``."""
+    if new_base.strides != base.strides or new_base.shape != base.shape:
+        return None
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    try:
+        out = np.ndarray(view.shape, view.dtype, buffer=new_base, offset=offset,
+                         strides=view.strides)
+    except (TypeError, ValueError):  # a base numpy cannot hand out as a buffer
+        return None
+    out.flags.writeable = view.flags.writeable
+    return out
 
 
 def _count(shape_: tuple[int, ...], dims: tuple[int, ...]) -> int:

@@ -18,6 +18,8 @@ class Parameter(Tensor):
     True
     """
 
+    _copies_grad = False  # copy.deepcopy leaves .grad behind, as torch's Parameter does
+
     def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
         if data is None:
             data = np.empty(0, np.float32)

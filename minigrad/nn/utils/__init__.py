@@ -1,9 +1,10 @@
-"""Module utilities: SVD-powered reparametrisations and gradient clipping."""
+"""Module utilities: reparametrisations (torch's parametrize API and the SVD-powered ones)
+and gradient clipping."""
 
-from . import parametrizations
+from . import parametrizations, parametrize
 from .clip_grad import clip_grad_norm_
 from .orthogonal import orthogonal, remove_orthogonal
 from .spectral_norm import remove_spectral_norm, spectral_norm
 
 __all__ = ["spectral_norm", "remove_spectral_norm", "orthogonal", "remove_orthogonal",
-           "clip_grad_norm_", "parametrizations"]
+           "clip_grad_norm_", "parametrizations", "parametrize"]

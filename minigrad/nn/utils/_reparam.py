@@ -16,13 +16,24 @@ class WeightHook:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.last: Tensor | None = None  # what it last set: an assignment is not lost quietly
 
     def compute(self, module: Module, update: bool) -> Tensor:
         raise NotImplementedError
 
+    def refresh(self, module: Module, update: bool) -> None:
+        self.last = self.compute(module, update)
+        setattr(module, self.name, self.last)
+
     def __call__(self, module: Module, args: Any) -> None:
+        if module.__dict__.get(self.name) is not self.last:
+            raise RuntimeError(
+                f"{type(module).__name__}.{self.name} was assigned, but it is recomputed from "
+                f"{self.name}_orig before every forward, so the assignment would be lost; "
+                f"assign to {self.name}_orig instead, or use nn.utils.parametrizations, "
+                "where assigning goes through right_inverse")
         # Power iterations (the only state that moves) advance only in training mode.
-        setattr(module, self.name, self.compute(module, module.training))
+        self.refresh(module, module.training)
 
 
 def install(module: Module, hook: WeightHook) -> None:

@@ -1,36 +1,29 @@
-"""Orthogonal weights through the polar factor U Vh of a free matrix."""
+"""minigrad's ``nn.utils.orthogonal``: the polar-factor orthogonal parametrization."""
 
 from __future__ import annotations
 
-from ...tensor import Tensor
 from ..module import Module
-from ._reparam import WeightHook, install, uninstall
-
-
-class Orthogonal(WeightHook):
-    def compute(self, module: Module, update: bool) -> Tensor:
-        from ...linalg import svd
-
-        u, _, vh = svd(getattr(module, self.name + "_orig"), full_matrices=False)
-        return u @ vh
+from .parametrizations import orthogonal as _orthogonal
+from .parametrize import remove_parametrizations
 
 
 def orthogonal(module: Module, name: str = "weight") -> Module:
-    """Reparametrise ``module.<name>`` as the polar factor ``U @ Vh`` of a free matrix
-    ``<name>_orig`` (the orthogonal matrix nearest to it; semi-orthogonal when not square;
-    leading dims are a batch).
+    """Reparametrise ``module.<name>`` as the polar factor ``U @ Vh`` of a free matrix (the
+    orthogonal matrix nearest to it; semi-orthogonal when not square; leading dims are a
+    batch): ``parametrizations.orthogonal(module, name, orthogonal_map="polar")``.
 
-    The gradient goes through the differentiable SVD and stays finite when singular values
-    repeat (e.g. at the identity, where torch's SVD backward gives NaN).
+    The free matrix is ``module.parametrizations.<name>.original``. The gradient goes
+    through the differentiable SVD and stays finite when singular values repeat (e.g. at the
+    identity, where torch's SVD backward gives NaN). Assigning ``module.<name> = W`` sets the
+    free matrix to W, so the weight becomes W's polar factor (W itself when orthogonal).
 
     >>> layer = nn.utils.orthogonal(nn.Linear(4, 4))
-    >>> (layer.weight.T @ layer.weight)  # doctest: +SKIP  (the identity)
+    >>> float((layer.weight.T @ layer.weight - mg.eye(4)).abs().max()) < 1e-5
+    True
     """
-    install(module, Orthogonal(name))
-    setattr(module, name, Orthogonal(name).compute(module, False))
-    return module
+    return _orthogonal(module, name, orthogonal_map="polar")
 
 
 def remove_orthogonal(module: Module, name: str = "weight") -> Module:
     """Undo ``orthogonal``: ``<name>`` becomes a Parameter holding the orthogonal weight."""
-    return uninstall(module, name, Orthogonal)
+    return remove_parametrizations(module, name, leave_parametrized=True)

@@ -1,5 +1,7 @@
-"""Spectral normalisation: W / sigma_max(W), with sigma_max exact (differentiable SVD) or
-estimated by power iteration as torch does (Miyato et al., 2018)."""
+"""Spectral normalisation with torch's legacy spelling (``torch.nn.utils.spectral_norm``):
+W / sigma_max(W), sigma_max exact (differentiable SVD) or estimated by power iteration in
+that function's classic order (Miyato et al., 2018). torch's current one is
+``nn.utils.parametrizations.spectral_norm``."""
 
 from __future__ import annotations
 
@@ -64,10 +66,15 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     """Reparametrise ``module.<name>`` as ``W / sigma_max(W)`` so its spectral norm is 1.
 
     ``exact=True`` takes sigma_max from the differentiable SVD (``mg.linalg.svdvals``), so
-    the bound holds at every step and the gradient is the true one. ``exact=False`` is torch's
-    estimate: ``n_power_iterations`` of power iteration per training-mode forward, with
-    buffers ``<name>_u``, ``<name>_v`` and no gradient through them. The learnable parameter
-    becomes ``<name>_orig``; ``<name>`` is recomputed before every forward.
+    the bound holds at every step and the gradient is the true one. ``exact=False`` is the
+    estimate of torch's legacy ``torch.nn.utils.spectral_norm``, in its order: per
+    training-mode forward, ``n_power_iterations`` rounds of v = W^T u / |W^T u|, then
+    u = W v / |W v|, on buffers ``<name>_u``, ``<name>_v`` with no gradient through them
+    (minigrad runs 15 rounds at registration, torch none). torch's current
+    ``parametrizations.spectral_norm`` runs the rounds the other way round (u first): for
+    that, use ``mg.nn.utils.parametrizations.spectral_norm``. The learnable parameter
+    becomes ``<name>_orig``; ``<name>`` is recomputed before every forward, so assign to
+    ``<name>_orig`` (assigning ``<name>`` raises at the next forward).
 
     >>> layer = nn.utils.spectral_norm(nn.Linear(20, 40))
     >>> float(mg.linalg.svdvals(layer.weight)[0])  # doctest: +SKIP
@@ -84,7 +91,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         u, v = fn.power_iteration(mat, u, 15)  # start from a good estimate, as torch's does
         module.register_buffer(name + "_u", Tensor(u))
         module.register_buffer(name + "_v", Tensor(v))
-    setattr(module, name, fn.compute(module, False))
+    fn.refresh(module, False)
     return module
 
 

@@ -1,0 +1,95 @@
+"""The maps behind ``parametrizations.orthogonal``, written with minigrad ops so that every
+order of derivative goes through them: the matrix exponential and the Cayley transform of a
+skew-symmetric matrix, and a product of Householder reflectors; plus the numpy-side QR
+helpers their ``right_inverse`` needs (run under no_grad)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...autograd.function import Context, Function, constant
+from ...tensor import Tensor
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """exp(A) of a (batch of) square matrix by scaling and squaring a Taylor polynomial.
+
+    A is scaled by 2^-s until its 1-norm is at most 1/2, where the Taylor tail of degree 18
+    (10 in float32) is below the rounding error; the result is squared s times. Built from
+    matmuls, so it differentiates to any order.
+
+    >>> matrix_exp(mg.zeros(2, 2)).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    n = A.shape[-1]
+    norm = float(np.abs(A.data).sum(-2).max()) if A.data.size else 0.0
+    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
+    X = A / 2.0 ** s if s else A
+    eye = constant(np.eye(n, dtype=A.dtype))
+    P = eye
+    for k in range(18 if A.dtype == np.float64 else 10, 0, -1):  # Horner: I + X/k (...)
+        P = eye + (X @ P) / k
+    for _ in range(s):
+        P = P @ P
+    return P
+
+
+class _Inverse(Function):
+    """A^-1 of a (batch of) square matrix; d(A^-1) = -A^-1 dA A^-1, written with the saved
+    output, so it differentiates again."""
+
+    @staticmethod
+    def forward(ctx: Context, A: Any) -> Any:
+        out = Tensor._make(np.linalg.inv(A.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (inv,) = ctx.saved_tensors
+        return -(inv.mT @ g @ inv.mT)
+
+
+def cayley(A: Tensor) -> Tensor:
+    """(I - A/2)^-1 (I + A/2): orthogonal for skew-symmetric A (torch's Cayley retraction);
+    I - A/2 is then always invertible."""
+    eye = constant(np.eye(A.shape[-1], dtype=A.dtype))
+    return _Inverse.apply(eye - A * 0.5) @ (eye + A * 0.5)
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
+    A below the diagonal with a 1 on it (LAPACK's orgqr, torch.linalg.householder_product).
+    """
+    n, k = A.shape[-2], A.shape[-1]
+    eye = np.eye(n, k, dtype=A.dtype)
+    V = A.tril(-1) + constant(eye)
+    Q = constant(np.broadcast_to(eye, A.shape).copy())
+    for i in range(k - 1, -1, -1):  # Q <- H_i Q, from the last reflector to the first
+        v = V[..., :, i:i + 1]
+        Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.mT @ Q)
+    return Q
+
+
+def is_orthogonal(Q: np.ndarray) -> bool:
+    """Q^T Q = I to 10 n eps, torch's test before keeping Q as the base."""
+    n, k = Q.shape[-2], Q.shape[-1]
+    eps = 10.0 * n * np.finfo(Q.dtype).eps
+    return bool(np.allclose(np.swapaxes(Q, -1, -2) @ Q, np.eye(k), rtol=1e-5, atol=eps))
+
+
+def make_orthogonal(A: np.ndarray) -> np.ndarray:
+    """The Q of A = QR with diag(R) >= 0 (unique for full-rank A; columns of a zero R_ii
+    keep their sign)."""
+    q, r = np.linalg.qr(A)
+    d = np.sign(np.diagonal(r, axis1=-2, axis2=-1))
+    return q * np.where(d == 0, 1, d)[..., None, :]
+
+
+def geqrf(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LAPACK's compact QR of tall A: R on and above the diagonal, the reflectors below."""
+    h, tau = np.linalg.qr(A, mode="raw")
+    return np.swapaxes(h, -1, -2).copy(), tau
