@@ -442,6 +442,40 @@ def test_matrix_norm_values_match_numpy(ord) -> None:
                                rtol=1e-10)
 
 
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0)])
+def test_matrix_norms_of_empty_matrices_are_zero_like_numpy(shape) -> None:
+    a = mg.zeros(*shape, dtype=mg.float64, requires_grad=True)
+    for ord in ("fro", "nuc", 2, 1, math.inf):
+        out = matrix_norm(a, ord)
+        assert out.shape == shape[:-2] and out.tolist() == np.zeros(shape[:-2]).tolist()
+        out.sum().backward()  # the gradient of an empty input is empty, not an error
+        assert a.grad.shape == shape
+    # the minimum over no singular values, columns (-1) or rows (-inf) has no value: torch
+    # raises IndexError too; a minimum over zero-length columns or rows is 0
+    for ord, empty in ((-2, True), (-1, shape[-1] == 0), (-math.inf, shape[-2] == 0)):
+        if empty:
+            with pytest.raises(IndexError, match="empty matrix is undefined"):
+                matrix_norm(a, ord)
+        else:
+            assert matrix_norm(a, ord).tolist() == np.zeros(shape[:-2]).tolist()
+
+
+def test_matrix_norm_dims_are_validated_like_torch() -> None:
+    a = mg.ones(2, 3)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
+                                         r"\[-2, 1\], but got 3\)"):
+        matrix_norm(a, "nuc", dim=(0, 3))  # used to wrap to (0, 1) silently
+    with pytest.raises(RuntimeError, match=r"dims must be different. Got \(0, -2\)"):
+        matrix_norm(a, dim=(0, -2))
+    with pytest.raises(RuntimeError, match="must be a 2-tuple"):
+        matrix_norm(a, dim=(1,))
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        matrix_norm(mg.ones(3))
+    b = mg.tensor(np.random.default_rng(2).standard_normal((2, 3, 4)))
+    np.testing.assert_allclose(matrix_norm(b, "nuc", dim=(2, 0)).numpy(),
+                               [np.linalg.norm(b.numpy()[:, i, :].T, "nuc") for i in range(3)])
+
+
 def test_nuclear_norm_and_spectral_norm_gradients() -> None:
     a = rand64(4, 3, seed=8)
     assert gradcheck(nuclear_norm, (a,))

@@ -222,3 +222,46 @@ def test_an_mlp_learns_xor(opt_cls, kw) -> None:
         opt.step()
     assert loss.item() < 0.05
     np.testing.assert_array_equal(net(x).detach().numpy().argmax(1), [0, 1, 1, 0])
+
+
+# ---- issue 9: 0-d parameters (PyTorch's polynomial tutorial) --------------------------------
+def _polynomial_fit(m, opt_name: str, steps: int, **kw) -> list[float]:
+    """y = a + b x + c x^2 + d x^3 fitted to sin(x), with four 0-d parameters."""
+    x = m.tensor(np.linspace(-np.pi, np.pi, 50))
+    y = x.sin()
+    params = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in (0.1, -0.2, 0.3, 0.05)]
+    opt = getattr(m.optim, opt_name)(params, **kw)
+    for _ in range(steps):
+        a, b, c, d = params
+        loss = ((a + b * x + c * x ** 2 + d * x ** 3 - y) ** 2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return [float(p.detach().numpy()) for p in params]
+
+
+ZERO_D_CONFIGS = [("SGD", dict(lr=1e-4)), ("SGD", dict(lr=1e-4, momentum=0.9, nesterov=True)),
+                  ("SGD", dict(lr=1e-4, weight_decay=0.1, maximize=False)),
+                  ("Adam", dict(lr=1e-2)), ("Adam", dict(lr=1e-2, amsgrad=True, weight_decay=0.1))]
+
+
+@pytest.mark.parametrize("name,kw", ZERO_D_CONFIGS, ids=str)
+def test_optimizers_step_0d_parameters_like_torch(name: str, kw: dict) -> None:
+    ours = _polynomial_fit(mg, name, 5, **kw)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(ours, _polynomial_fit(torch, name, 5, **kw), rtol=1e-10)
+
+
+def test_every_optimizer_keeps_a_0d_parameter_a_0d_array() -> None:
+    classes = [c for c in vars(optim).values()
+               if isinstance(c, type) and issubclass(c, optim.Optimizer) and c is not
+               optim.Optimizer]
+    assert classes
+    for cls in classes:
+        p = nn.Parameter(mg.tensor(2.0))
+        opt = cls([p], lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            (p * p).backward()
+            opt.step()
+        assert type(p.data) is np.ndarray and p.shape == () and p.item() < 2.0, cls.__name__
