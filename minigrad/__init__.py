@@ -9,14 +9,14 @@ from .creation import (Generator, arange, as_tensor, default_generator, empty, e
 from .dtypes import (bool_, double, float16, float32, float64, half, int32, int64, long)
 from .functions import (abs, add, allclose, amax, amin, argmax, argmin, bmm, broadcast_shapes,
                         broadcast_to, cat, ceil, chunk, clamp, clone, concat, concatenate, cos,
-                        cumsum, detach, diag, diag_embed, diagonal, div, dot, equal, exp, expm1,
-                        flatten, flip, floor, floor_divide, gather, index_select, is_tensor, isfinite,
+                        cumsum, detach, diag, diag_embed, diagonal, div, dot, equal, exp, flatten,
+                        flip, floor, floor_divide, gather, index_select, is_tensor, isfinite,
                         isinf, isnan, log, log1p, log_softmax, logsumexp, masked_fill, matmul,
                         max, maximum, mean, min, minimum, mm, mul, neg, norm, numel, outer,
                         permute, pow, prod, relu, remainder, reshape, round, rsqrt, sigmoid, sign,
                         sin, softmax, split, sqrt, square, squeeze, stack, std, sub, sum,
                         swapaxes, t, tanh, trace, transpose, tril, triu, trunc, unbind, unsqueeze,
-                        var, where)
+                        var, where, expm1)
 from .serialization import load, save
 from .tensor import Tensor
 
@@ -34,13 +34,12 @@ __all__ = [
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "abs", "add", "allclose", "amax", "amin", "argmax", "argmin", "broadcast_shapes",
     "broadcast_to", "cat", "chunk", "clamp", "clone", "concat", "concatenate", "cos", "cumsum",
-    "detach", "diag", "diag_embed", "diagonal", "div", "dot", "equal", "exp", "expm1",
-    "flatten",
+    "detach", "diag", "diag_embed", "diagonal", "div", "dot", "equal", "exp", "flatten",
     "is_tensor", "isfinite", "isinf", "isnan", "log", "log1p", "log_softmax", "logsumexp",
     "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul", "neg", "norm", "numel",
     "outer", "permute", "pow", "prod", "relu", "reshape", "rsqrt", "sigmoid", "sign", "sin",
     "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum", "swapaxes",
     "t", "tanh", "trace", "transpose", "tril", "triu", "unbind", "unsqueeze", "var", "where",
     "bmm", "ceil", "flip", "floor", "floor_divide", "gather", "index_select", "masked_fill",
-    "remainder", "round", "trunc",
+    "remainder", "round", "trunc", "expm1",
 ]

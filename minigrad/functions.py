@@ -77,7 +77,8 @@ def _unary(name: str):
 
 
 _UNARY = ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs",
-          "neg", "sign", "square", "log1p", "expm1", "sum", "mean", "amax", "amin", "max", "min", "prod",
+          "neg", "sign", "square", "log1p", "expm1",
+          "sum", "mean", "amax", "amin", "max", "min", "prod",
           "var", "std", "norm", "argmax", "argmin", "logsumexp", "softmax", "log_softmax",
           "reshape", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "diagonal",
           "diag_embed", "diag", "tril", "triu", "trace", "cumsum", "isnan", "isinf",

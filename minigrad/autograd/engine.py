@@ -206,7 +206,8 @@ def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     if old is None:
         # Always a fresh copy, as torch's: g may be a read-only broadcast view or the very
         # tensor another leaf receives. With a graph to keep, the copy is recorded (Clone).
-        leaf.grad = g.clone() if create_graph and g.requires_grad else _Tensor._make(np.array(g.data))
+        keep = create_graph and g.requires_grad
+        leaf.grad = g.clone() if keep else _Tensor._make(np.array(g.data))
     elif create_graph or old.requires_grad:
         leaf.grad = old + g  # out of place: old may be part of a graph someone will use
     else:
