@@ -9,9 +9,7 @@ in an optimizer's state), so numpy alone can read the numbers. What holds them t
 
 from __future__ import annotations
 
-import json
 import os
-import zipfile
 from collections import OrderedDict
 from typing import IO, Any
 
@@ -39,6 +37,8 @@ def save(obj: Any, f: PathOrFile) -> None:
     >>> mg.save({"epoch": 3, "model": model.state_dict()}, "ckpt.npz")  # doctest: +SKIP
     >>> model.load_state_dict(mg.load("ckpt.npz")["model"])            # doctest: +SKIP
     """
+    import json  # here, not at the top: `import minigrad` stays fast
+
     arrays: dict[str, np.ndarray] = {}
     tree = _Packer(arrays).pack(obj, ())
     payload = json.dumps({"format": _FORMAT, "tree": tree}).encode()
@@ -60,6 +60,8 @@ def load(f: PathOrFile, map_location: Any = None, *, weights_only: bool | None =
 
     >>> sd = mg.load("model.npz", map_location="cpu", weights_only=True)  # doctest: +SKIP
     """
+    import json  # here, not at the top: `import minigrad` stays fast
+
     if kwargs:
         raise TypeError(f"load() got unexpected keyword arguments {sorted(kwargs)}")
     if map_location is not None:
@@ -99,6 +101,8 @@ def _name(f: PathOrFile) -> str:
 
 def _write_npz(fh: IO[bytes], arrays: dict[str, np.ndarray]) -> None:
     """np.savez's layout, written member by member (no keyword names to collide with)."""
+    import zipfile  # as numpy does: only when a file is written
+
     with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
         for key, arr in arrays.items():
             with zf.open(key + ".npy", "w", force_zip64=True) as member:
