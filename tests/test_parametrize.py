@@ -160,6 +160,14 @@ def test_spectral_norm_follows_torch_step_for_step(api: str) -> None:
     for k, v in ref.state_dict().items():
         np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), rtol=1e-9,
                                    atol=1e-12)
+    fresh = _spectral(torch, api)  # and minigrad's state dict loads into torch
+    fresh.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    fresh.eval()
+    ours.eval()
+    x = np.random.default_rng(11).standard_normal((3, 7))
+    with mg.no_grad(), torch.no_grad():  # a forward: the legacy weight is set by a pre-hook
+        np.testing.assert_allclose(fresh(torch.tensor(x)).numpy(), ours(mg.tensor(x)).numpy(),
+                                   rtol=1e-12)
 
 
 def test_the_two_power_iteration_orders_really_differ() -> None:
