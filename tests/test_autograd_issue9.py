@@ -138,7 +138,8 @@ def _live_outputs(step) -> int:
     """How many of 30 iterations' outputs are still alive, with the cyclic gc off."""
     refs = []
     was = gc.isenabled()
-    gc.collect()
+    step(0)  # compile first: numba's caught exceptions hold frames (and their locals) in
+    gc.collect()  # cycles that only the collector frees
     gc.disable()
     try:
         for i in range(30):
