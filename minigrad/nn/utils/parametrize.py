@@ -26,7 +26,7 @@ import numpy as np
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 from ..module import Module
-from ..modules import ModuleList
+from ..modules import ModuleDict, ModuleList
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
@@ -166,38 +166,6 @@ class ParametrizationList(ModuleList):
         return x
 
 
-class ParametrizationDict(Module):
-    """``module.parametrizations``: tensor name -> its ParametrizationList (torch's
-    ModuleDict there)."""
-
-    def __getitem__(self, name: str) -> ParametrizationList:
-        return self._modules[name]
-
-    def __setitem__(self, name: str, plist: ParametrizationList) -> None:
-        self.add_module(name, plist)
-
-    def __delitem__(self, name: str) -> None:
-        del self._modules[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._modules
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
-
-    def keys(self) -> Any:
-        return self._modules.keys()
-
-    def items(self) -> Any:
-        return self._modules.items()
-
-    def values(self) -> Any:
-        return self._modules.values()
-
-
 def _inject_new_class(module: Module) -> None:
     """Give ``module`` a class of its own, ``Parametrized<Class>``, to hang properties on."""
     cls = module.__class__
@@ -280,7 +248,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         delattr(module, tensor_name)
         if not is_parametrized(module):
             _inject_new_class(module)
-            module.parametrizations = ParametrizationDict()
+            module.parametrizations = ModuleDict()
         _inject_property(module, tensor_name)
         module.parametrizations[tensor_name] = plist
     else:
@@ -292,7 +260,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
 def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     """Whether ``module`` has a parametrization (on ``tensor_name``, when given)."""
     plists = module.__dict__.get("_modules", {}).get("parametrizations")
-    if not isinstance(plists, ParametrizationDict):
+    if not isinstance(plists, ModuleDict):
         return False
     return len(plists) > 0 if tensor_name is None else tensor_name in plists
 
