@@ -777,3 +777,35 @@ def test_view_of_a_no_grad_view_survives_an_in_place_write_on_the_base():
     assert w.item() == 2.0  # shares memory: the write shows
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_autograd_grad_runs_only_what_leads_to_its_inputs() -> None:
+    """As in torch: a branch that cannot reach the inputs is not walked (its hooks stay
+    quiet), and the walk stops at the inputs (whose own hooks see their gradient)."""
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    w = mg.tensor([3.0, 4.0], requires_grad=True)
+    y, z = x * 2, w * 3
+    seen = []
+    z.register_hook(lambda g: seen.append("z"))
+    y.register_hook(lambda g: seen.append("y"))
+    (gy,) = mg.autograd.grad((y * z).sum(), [y])
+    np.testing.assert_allclose(gy.numpy(), z.detach().numpy())
+    assert seen == ["y"]  # z's branch did not run
+    (gx,) = mg.autograd.grad((y * z).sum(), [x])
+    np.testing.assert_allclose(gx.numpy(), 2 * z.detach().numpy())
+    assert seen == ["y", "y"]
+
+
+def test_a_walk_that_records_for_a_node_hands_out_plain_results() -> None:
+    """An SVD at a tie makes the walk record (to differentiate its cotangents again); what
+    reaches the user is still a plain, graph-free gradient, and the graph is freed."""
+    A = mg.tensor(np.eye(3), dtype=mg.float64, requires_grad=True)
+    U, S, Vh = mg.linalg.svd(A)
+    loss = ((U * S) @ Vh).sum()
+    (g,) = mg.autograd.grad(loss, A, retain_graph=True)
+    assert not g.requires_grad and g.grad_fn is None
+    loss.backward()
+    assert not A.grad.requires_grad
+    np.testing.assert_allclose(A.grad.numpy(), np.ones((3, 3)), atol=1e-13)
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()

@@ -2,13 +2,21 @@
 
 Broadcasting and dtype promotion are undone here and nowhere else: a gradient arriving at
 an input is summed back to the input's shape and cast to the input's dtype.
+
+With ``inputs`` (autograd.grad) only the nodes on a path to an input run, as in torch; the
+walk stops at the inputs. A node whose ctx sets ``wants_downstream`` (the SVD near a tie)
+may ask, from its backward, for the gradients of its outputs recorded as functions of the
+graph (``recorded_output_grads``), to differentiate them again: a walk that meets such a
+node records itself (as create_graph=True does), frees nothing until it ends, and hands out
+detached results unless create_graph was asked for.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -48,31 +56,156 @@ def _fit(g: Tensor, shape: tuple, dtype, node: Node) -> Tensor:
     return g
 
 
+class _Pass(NamedTuple):
+    """A running walk: whether it records, and whether its caller wants that record."""
+
+    records: bool
+    create_graph: bool
+
+
+_passes = threading.local()  # .stack: the walks running in this thread, innermost last
+
+
 def run_backward(
     roots: Sequence[Tensor],
     grad_roots: Sequence[Tensor],
     retain_graph: bool,
     create_graph: bool,
-    inputs: Sequence[Tensor] | None = None,
+    inputs: Sequence[Tensor | tuple[Node, int]] | None = None,
+    look_downstream: bool = True,
 ) -> list[Tensor | None] | None:
     """Propagate ``grad_roots`` from ``roots``; accumulate into leaves, or return the
-    gradients of ``inputs`` when given (autograd.grad)."""
+    gradients of ``inputs`` (Tensors, or ``(node, output_nr)`` pairs) when given.
+
+    ``look_downstream=False``: record only as ``create_graph`` says, whatever the nodes
+    want (a walk made by a node's backward, which has what it needs)."""
     buffers: dict[Node, list] = {}
-    deps: dict[Node, int] = {}
-    starts = []
+    starts: list[Node] = []
     for t, g in zip(roots, grad_roots):
         node, nr = edge_of(t)[:2]
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * len(node.out_meta)
             starts.append(node)
-            deps[node] = 0
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        buf[nr] = g if buf[nr] is None else _add(buf[nr], g, create_graph)
 
-    # Count the edges entering each node of the part of the graph we will walk.
+    captured: dict[tuple[Node, int], int] = {}
+    results: list[Tensor | None] = []
+    run: set[Node] | None = None  # the nodes whose backward runs; None: all of them
+    targets: set[Node] = set()  # the nodes of the inputs
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if type(t) is tuple:
+                captured[t] = i
+                continue
+            if not t.requires_grad:
+                raise RuntimeError(f"input {i} of autograd.grad does not require grad")
+            captured[edge_of(t)[:2]] = i
+        results = [None] * len(inputs)
+        targets = {node for node, _ in captured}
+        run = _leading_to(targets, starts)
+    deps, downstream = _count_dependencies(starts, run)
+    records = create_graph or (downstream and look_downstream)
+
+    ready = [n for n in starts if deps[n] == 0]
+    walked: list[Node] = []  # nodes run, freed only at the end when the walk records
+    stack = _passes.__dict__.setdefault("stack", [])
+    stack.append(_Pass(records, create_graph))
+    prev = _state.enabled
+    _state.enabled = records
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            if run is not None and node not in run:
+                # An input (the walk stops there; its hooks see its gradient first), or
+                # off every path to one: nothing of it runs.
+                if grads is not None and node in targets:
+                    if node.hooks or node.retained:
+                        _run_hooks(node, grads)
+                    _capture(node, grads, captured, results)
+                continue
+            if grads is not None:
+                if node.hooks or node.retained:
+                    _run_hooks(node, grads)
+                if captured:
+                    _capture(node, grads, captured, results)
+            if type(node) is AccumulateGrad:
+                if grads is not None and inputs is None and grads[0] is not None:
+                    accumulate(node.leaf, grads[0], create_graph)  # copies unless asked
+                continue
+            if grads is None:  # nothing reached this node: its inputs get nothing from it
+                in_grads = _NO_GRADS
+            else:
+                in_grads = _call(node, grads)
+                if not retain_graph:
+                    # A recorded backward may be differentiated again within this walk, and
+                    # that reaches back into nodes already run: keep them until the end.
+                    if records and not create_graph:
+                        walked.append(node)
+                    else:
+                        node.ctx._saved = _FREED
+            for edge, g in zip(node.next_edges, in_grads):
+                if edge is None:
+                    continue
+                child = edge[0]
+                left = deps.get(child)
+                if left is None:  # off every path to an input
+                    continue
+                if g is not None:
+                    _deliver(buffers, edge, g, node, records)
+                deps[child] = left - 1
+                if left == 1:
+                    ready.append(child)
+    finally:
+        _state.enabled = prev
+        stack.pop()
+        for node in walked:
+            node.ctx._saved = _FREED
+    if inputs is None:
+        return None
+    if records and not create_graph:
+        return [None if g is None else g.detach() for g in results]
+    return results
+
+
+_NO_GRADS = itertools.repeat(None)  # endless Nones, zipped against a node's edges
+
+
+def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
+    """The nodes with a path to one of ``targets``: the only ones autograd.grad must run."""
+    leads: dict[Node, bool] = {}
+    for s in starts:
+        todo = [s]
+        while todo:
+            n = todo[-1]
+            if n in leads:
+                todo.pop()
+                continue
+            children = [e[0] for e in n.next_edges if e is not None]
+            fresh = [c for c in children if c not in leads]
+            if fresh:
+                todo.extend(fresh)
+                continue
+            todo.pop()
+            leads[n] = any(c in targets or leads[c] for c in children)
+    return {n for n, yes in leads.items() if yes}
+
+
+def _count_dependencies(starts: list[Node], run: set[Node] | None) -> tuple[dict, bool]:
+    """How many edges enter each node of the part of the graph the walk visits, and
+    whether a node there may ask to look downstream."""
+    deps = {n: 0 for n in starts}
+    downstream = False
     stack = list(starts)
     while stack:
-        for edge in stack.pop().next_edges:
+        node = stack.pop()
+        if run is not None and node not in run:
+            continue
+        ctx = node.ctx
+        if ctx is not None and ctx.wants_downstream:
+            downstream = True
+        for edge in node.next_edges:
             if edge is not None:
                 child = edge[0]
                 n = deps.get(child)
@@ -81,66 +214,27 @@ def run_backward(
                     stack.append(child)
                 else:
                     deps[child] = n + 1
-
-    captured: dict[tuple[Node, int], int] = {}
-    results: list[Tensor | None] = []
-    if inputs is not None:
-        for i, t in enumerate(inputs):
-            if not t.requires_grad:
-                raise RuntimeError(f"input {i} of autograd.grad does not require grad")
-            captured[edge_of(t)[:2]] = i
-        results = [None] * len(inputs)
-
-    ready = [n for n in starts if deps[n] == 0]
-    prev = _state.enabled
-    _state.enabled = create_graph
-    try:
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None)
-            if grads is not None:
-                if node.hooks or node.retained:
-                    _run_hooks(node, grads)
-                if captured:
-                    _capture(node, grads, captured, results)
-            if type(node) is AccumulateGrad:
-                if grads is not None and inputs is None and grads[0] is not None:
-                    accumulate(node.leaf, grads[0], create_graph)
-                continue
-            if grads is None:  # nothing reached this node: its inputs get nothing from it
-                in_grads = _NO_GRADS
-            else:
-                in_grads = _call(node, grads)
-                if not retain_graph:
-                    node.ctx._saved = _FREED
-            for edge, g in zip(node.next_edges, in_grads):
-                if edge is None:
-                    continue
-                child = edge[0]
-                if g is not None:
-                    if g.data.shape != edge[2] or g.data.dtype != edge[3]:
-                        g = _fit(g, edge[2], edge[3], node)
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * len(child.out_meta)
-                    nr = edge[1]
-                    old = buf[nr]
-                    if old is None:
-                        buf[nr] = g
-                    elif create_graph:
-                        buf[nr] = old + g
-                    else:  # nothing records here: skip the op machinery (a hot path)
-                        buf[nr] = _Tensor._make(old.data + g.data)
-                left = deps[child] - 1
-                deps[child] = left
-                if left == 0:
-                    ready.append(child)
-    finally:
-        _state.enabled = prev
-    return results if inputs is not None else None
+    return deps, downstream
 
 
-_NO_GRADS = itertools.repeat(None)  # endless Nones, zipped against a node's edges
+def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
+    if create_graph:
+        return old + g
+    # Nothing records here: skip the op machinery (a hot path). asarray: numpy returns a
+    # scalar, not a 0-d array, for the sum of two 0-d arrays.
+    return _Tensor._make(np.asarray(old.data + g.data))
+
+
+def _deliver(buffers: dict, edge: tuple, g: Tensor, node: Node, create_graph: bool) -> None:
+    """Add ``g`` into the buffer of the input at ``edge``, fitted to its shape and dtype."""
+    child, nr, shape, dtype = edge
+    if g.data.shape != shape or g.data.dtype != dtype:
+        g = _fit(g, shape, dtype, node)
+    buf = buffers.get(child)
+    if buf is None:
+        buf = buffers[child] = [None] * len(child.out_meta)
+    old = buf[nr]
+    buf[nr] = g if old is None else _add(old, g, create_graph)
 
 
 def _capture(node: Node, grads: list, captured: dict, results: list) -> None:
@@ -196,6 +290,26 @@ def _call(node: Node, grads: list) -> tuple:
         if g is not None and type(g) is not _Tensor:
             return tuple(g if g is None or isinstance(g, _Tensor) else _Tensor(g) for g in out)
     return out
+
+
+def recorded_output_grads(grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+    """From inside a backward whose ctx set ``wants_downstream``: the gradients ``grads``
+    its node's outputs received, which the walk recorded as functions of the graph (so
+    they can be differentiated again with respect to the node's outputs)."""
+    if not _passes.stack[-1].records:
+        raise RuntimeError("recorded_output_grads: this walk was told not to record "
+                           "(look_downstream=False)")
+    return list(grads)
+
+
+def current_walk() -> object:
+    """The running walk (an object that identifies it while it runs)."""
+    return _passes.stack[-1]
+
+
+def result_is_differentiated() -> bool:
+    """Whether the running walk's caller asked for create_graph=True."""
+    return _passes.stack[-1].create_graph
 
 
 def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:

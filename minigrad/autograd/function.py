@@ -26,6 +26,8 @@ class Context:
     _versions: tuple[int, ...] = ()
     _non_diff: tuple = ()
     _node: Any = None  # weakref to this ctx's node, once an output is saved (_SavedOutput)
+    # Set in forward by a node whose backward may call engine.recorded_output_grads.
+    wants_downstream = False
 
     def __init__(self, needs_input_grad: tuple[bool, ...], fn: type) -> None:
         self.needs_input_grad = needs_input_grad
