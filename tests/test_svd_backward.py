@@ -300,23 +300,32 @@ def _gram_sqrt(a):  # V S Vh = sqrt(A^T A): smooth where A is invertible
 
 
 @pytest.mark.parametrize("loss", [_recon, _gram_sqrt], ids=["U S Vh", "V S Vh"])
-def test_S_with_U_or_Vh_at_an_exact_tie_raises_instead_of_guessing(loss):
-    """0/0 at a tie is 0 only for losses blind to the split (U @ Vh, projectors). For
-    U S Vh the true term is (M_ij + M_ji)/2: the cotangents at the tie cannot tell them
-    apart, so minigrad refuses rather than return a wrong number (PyTorch: NaN)."""
-    A = mg.tensor(_tied([2.0, 2.0, 1.0]), requires_grad=True)
-    with pytest.raises(LinAlgError, match=r"s\[0\] = s\[1\] = 2 \(repeated\).*uses S together"):
-        loss(A).backward()
-    # Just off the tie the same losses have their ordinary, correct gradients.
+def test_S_with_U_or_Vh_at_an_exact_tie_is_exact(loss):
+    """The 0/0 term at a tie is not 0 when S multiplies U or Vh: for U S Vh it is the
+    symmetric part of U^T C V, for V S Vh = sqrt(A^T A) the divided difference of sqrt.
+    minigrad takes the limit from the loss's second derivatives (PyTorch: NaN); finite
+    differences are the reference, at first and second order."""
+    A0 = _tied([2.0, 2.0, 1.0])
+    assert gradcheck(loss, (mg.tensor(A0, requires_grad=True),))
+    assert gradgradcheck(loss, (mg.tensor(A0, requires_grad=True),))
     assert gradcheck(loss, (mg.tensor(_tied([2.0, 2.001, 1.0]), requires_grad=True),))
 
 
-def test_reconstruction_at_rank_deficiency_raises():
+def test_reconstruction_at_an_exact_tie_gives_its_closed_form():
+    """d/dA <C, U diag(S) Vh> = C exactly, wherever the tie is."""
+    for values in ([2.0, 2.0, 1.0], [1.0, 1.0, 1.0], [3.0, 0.0, 0.0]):
+        A = mg.tensor(_tied(values), requires_grad=True)
+        _recon(A).backward()
+        np.testing.assert_allclose(A.grad.numpy(), weights((3, 3)).numpy(), atol=1e-13)
+
+
+def test_reconstruction_at_rank_deficiency_is_exact():
     rng = np.random.default_rng(8)
-    A = mg.tensor(rng.standard_normal((4, 1)) @ rng.standard_normal((1, 3)), requires_grad=True)
+    A0 = rng.standard_normal((4, 1)) @ rng.standard_normal((1, 3))
+    A = mg.tensor(A0, requires_grad=True)
     U, S, Vh = mg.linalg.svd(A, full_matrices=False)
-    with pytest.raises(LinAlgError, match="rank deficiency.*uses S together"):
-        (weights((4, 3)) * ((U * S.unsqueeze(-2)) @ Vh)).sum().backward()
+    (weights((4, 3)) * ((U * S.unsqueeze(-2)) @ Vh)).sum().backward()
+    np.testing.assert_allclose(A.grad.numpy(), weights((4, 3)).numpy(), atol=1e-13)
 
 
 def test_S_taken_separately_keeps_the_polar_gradient_at_a_tie():

@@ -1,0 +1,139 @@
+"""The SVD backward: Townsend's closed form split into its two poles (shared svd-math),
+exact at repeated and zero singular values.
+
+With J = U^T gU, K = V^T gV (after folding the full factors' complements in) the gradient is
+
+    gA = U [diag(gS) + X] V^T + R S^-1 V^T + U S^-1 Q^T,     R = (I - U U^T) gU  (m > k),
+    X_ij = N+_ij / 2(s_j - s_i) + N-_ij / 2(s_j + s_i),     Q = (I - V V^T) gV  (n > k),
+    N+ = (J - J^T) + (K - K^T),  N- = (J - J^T) - (K - K^T).
+
+Written so, it never forms s_j^2 - s_i^2 (which overflows or underflows at 1e+-150). Off
+the poles each term is the plain quotient. At and near a pole the tie policy decides
+(``ties.py``): "exact" takes the limit of the 0/0 term from the loss's second derivatives
+(``_tie_limits``, where the derivation is) and raises where the loss has no gradient;
+"zero" takes 0; "lorentzian" broadens every pole. Singular values count as equal within
+C_TIE sqrt(k) eps s_1 (the accuracy Jacobi computes them to, not growing with m or n).
+Off a pole by more than eps^(1/3) s_1 a pole term carries an absolute error of about
+eps |g| / gap (|g| the cotangents' scale): the conditioning of the formula itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._svd_parts import (
+    C_NOISE,
+    Factors,
+    Numerators,
+    Poles,
+    Terms,
+    absent_triplets,
+    fold_complement,
+    maybe_poles,
+    near_level,
+    numerators,
+    pairwise,
+    quot,
+    quot_cols,
+    tie_level,
+)
+from ._tie_errors import check_s_only
+from ._tie_limits import (
+    Downstream,
+    _Tap,
+    earlier_here,
+    exact_terms,
+    nested,
+    note_chained,
+    remember_dropped,
+)
+from .ties import TiePolicy
+
+_EXACT = TiePolicy()
+
+def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
+                 gVh: Tensor | None, policy: TiePolicy = _EXACT,
+                 down: Downstream | None = None) -> Tensor:
+    """gA = U [diag(gS) + X] V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T).
+
+    ``down`` (built from the SVD node's ctx during a backward walk) lets an exact tie limit
+    fetch the second-order information it needs."""
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    if k == 0:
+        return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
+    Uk = U if U.shape[-1] == k else U[..., :k]
+    Vhk = Vh if Vh.shape[-2] == k else Vh[..., :k, :]
+    if gU is None and gVh is None:
+        if policy.kind == "exact" and not nested():
+            check_s_only(S.data, gS.data)
+        return (Uk * gS.unsqueeze(-2)) @ Vhk
+    f = Factors(U, Vh, Uk, Vhk.mT, k)
+    eps = float(np.finfo(S.dtype).eps)
+    scale_noise = C_NOISE * eps * np.sqrt(max(m, n))
+    gUe = None if gU is None else fold_complement(U, gU, k, scale_noise, "U")
+    gVe = None if gVh is None else fold_complement(Vh.mT, gVh.mT, k, scale_noise, "Vh")
+    num = numerators(f.Uk, f.Vk, gUe, gVe, m > k, n > k)
+
+    s = S.data
+    tie = tie_level(s, eps)
+    near = near_level(s, eps) if policy.kind == "exact" else tie
+    minus_s, plus_s = pairwise(S)  # [.., i, j] = s_j - s_i and s_j + s_i
+    has_inv = num.R is not None or num.Q is not None
+    later = None
+    if policy.kind == "lorentzian":
+        P = _broadened(num, minus_s, plus_s, S, policy.eps)
+    elif not maybe_poles(s, near, has_inv):
+        P = _plain(num, minus_s, plus_s, S)
+    else:
+        poles = Poles(s, tie, near, has_inv, absent_triplets(gS, gUe, gVe, k))
+        # Inside another tie limit's look downstream only that limit is exact: ties met
+        # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
+        # and what bounds the cost; see the module docstring).
+        if policy.kind == "zero" or nested() or not poles.any():
+            if nested() and poles.any():
+                note_chained()
+            P = _plain(num, minus_s, plus_s, S, poles)
+        else:
+            P = exact_terms(num, poles, S, minus_s, plus_s, gS, gUe, gVe, f, down, scale_noise,
+                            eps, earlier_here(down), svd_backward)
+        later = remember_dropped(down, poles, policy, (gU, gS, gVh))
+    X = P.plus * 0.5 if P.minus is None else (P.plus + P.minus) * 0.5
+    if gS is not None:
+        X = X + gS.diag_embed()
+    gA = f.Uk @ X @ Vhk
+    if P.R is not None:
+        gA = gA + P.R @ Vhk
+    if P.Q is not None:
+        gA = gA + f.Uk @ P.Q.mT
+    if later is not None:
+        gA = _Tap.apply(gA, later)
+    return gA
+
+
+def _plain(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,
+           poles: Poles | None = None) -> Terms:
+    """Plain quotients; entries at a tie (and pairs of dropped triplets) are 0."""
+    if poles is None:
+        k = S.shape[-1]
+        diag = np.eye(k, dtype=bool)
+        plus = quot(num.plus, minus_s, diag)
+        minus = None if num.minus is None else quot(num.minus, plus_s, diag)
+        R = None if num.R is None else num.R / S.unsqueeze(-2)
+        Q = None if num.Q is None else num.Q / S.unsqueeze(-2)
+        return Terms(plus, minus, R, Q)
+    zp = poles.zero_exact | poles.tie_p
+    zm = poles.zero_exact | poles.tie_m
+    zz = poles.tie_z | poles.gone_z
+    return Terms(quot(num.plus, minus_s, zp), quot(num.minus, plus_s, zm),
+                  quot_cols(num.R, S, zz), quot_cols(num.Q, S, zz))
+
+
+def _broadened(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,
+               e: float) -> Terms:
+    """Every pole 1/x as x / (x^2 + e): finite everywhere, exact nowhere."""
+    def b(nu: Tensor | None, x: Tensor) -> Tensor | None:
+        return None if nu is None else nu * (x / (x * x + e))
+
+    Sr = S.unsqueeze(-2)
+    return Terms(b(num.plus, minus_s), b(num.minus, plus_s), b(num.R, Sr), b(num.Q, Sr))

@@ -1,0 +1,223 @@
+"""The pieces of the SVD backward that its formula and its tie limits share: the
+numerators of the pole terms, where the poles are, and masked quotients."""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import numpy as np
+
+from ..functions import where
+from ..tensor import Tensor
+from .errors import LinAlgError
+
+C_TIE = 16.0  # a tie: |x| <= C_TIE sqrt(k) eps s_1, the accuracy of the computed S
+
+
+C_NOISE = 64.0  # rounding-level size of a numerator: C_NOISE sqrt(max(m, n)) eps scale
+
+
+class Numerators(NamedTuple):
+    """The numerators of the pole terms, all linear in the cotangents (gU, gV)."""
+
+    J: Tensor | None
+    K: Tensor | None
+    plus: Tensor | None  # (*, k, k)  N+ = Ja + Ka, over s_j - s_i
+    minus: Tensor | None  # (*, k, k)  N- = Ja - Ka, over s_j + s_i
+    R: Tensor | None  # (*, m, k)  (I - U U^T) gU, over s_i, when m > k
+    Q: Tensor | None  # (*, n, k)  (I - V V^T) gV, over s_i, when n > k
+
+
+def tie_level(s: np.ndarray, eps: float) -> np.ndarray:
+    """(*, 1): singular values this close are equal to the accuracy they are computed to."""
+    return C_TIE * np.sqrt(s.shape[-1]) * eps * s[..., :1]
+
+
+def near_level(s: np.ndarray, eps: float) -> np.ndarray:
+    """(*, 1): this close to a pole, nu / x loses more than eps^(2/3) to rounding in nu."""
+    return eps ** (1 / 3) * s[..., :1]
+
+
+def numerators(Uk: Tensor, Vk: Tensor, gUe: Tensor | None, gVe: Tensor | None, tall: bool,
+               wide: bool) -> Numerators:
+    """N+, N- and the complement parts R, Q from the (folded) cotangents; None is zero."""
+    J = None if gUe is None else Uk.mT @ gUe
+    K = None if gVe is None else Vk.mT @ gVe
+    Ja = None if J is None else J - J.mT
+    Ka = None if K is None else K - K.mT
+    if Ka is None:
+        plus = minus = Ja
+    elif Ja is None:
+        plus, minus = Ka, -Ka
+    else:
+        plus, minus = Ja + Ka, Ja - Ka
+    R = gUe - Uk @ J if tall and gUe is not None else None
+    Q = gVe - Vk @ K if wide and gVe is not None else None
+    return Numerators(J, K, plus, minus, R, Q)
+
+
+def fold_complement(W: Tensor, gW: Tensor, k: int, noise: float, name: str) -> Tensor:
+    """gW_eff = gW[:, :k] - Wp (gWp^T W_k): the complement Wp's cotangent folded into W_k.
+
+    Defined only when the loss is blind to the basis of the complement, i.e. Wp^T gWp is
+    symmetric; otherwise raise."""
+    if W.shape[-1] == k:
+        return gW
+    Wk, Wp, gWk, gWp = W[..., :k], W[..., k:], gW[..., :k], gW[..., k:]
+    M = (Wp.mT @ gWp).data
+    asym = np.abs(M - np.swapaxes(M, -1, -2)).max(axis=(-2, -1))
+    bound = noise * np.abs(gWp.data).max(axis=(-2, -1))
+    bad = np.flatnonzero(asym > bound)
+    if bad.size:
+        where_ = batch_index(asym.shape, bad[0])
+        raise LinAlgError(
+            f"svd backward: the loss depends on the arbitrary basis of the complement "
+            f"{name}[..., {k}:] (the extra {'columns' if name == 'U' else 'rows'} of the full "
+            f"factor{where_}), so it has no gradient. Use a basis-free quantity such as the "
+            f"projector {name}_p {name}_p^T, or full_matrices=False.")
+    return gWk - Wp @ (gWp.mT @ Wk)
+
+
+def fold_linear(W: Tensor, gW: Tensor | None, k: int) -> Tensor | None:
+    """The same fold as ``fold_complement`` (it is linear in gW), without its check."""
+    if gW is None or W.shape[-1] == k:
+        return gW
+    return gW[..., :k] - W[..., k:] @ (gW[..., k:].mT @ W[..., :k])
+
+
+def maybe_poles(s: np.ndarray, near: np.ndarray, has_inv: bool) -> bool:
+    """Cheap tests on the sorted S that spare the (k, k) masks when nothing is near a pole."""
+    if s.shape[-1] > 1 and np.any(s[..., :-1] - s[..., 1:] <= near):
+        return True
+    if has_inv:
+        return bool(np.any(s <= near))
+    return bool(np.any(np.count_nonzero(s <= near, axis=-1) >= 2))
+
+
+class Poles:
+    """Masks of the entries at a pole (``tie_*``: within the accuracy of S) or near one
+    (``weak_*``: where nu / x loses digits), minus pairs whose cotangents are all zero."""
+
+    def __init__(self, s: np.ndarray, tie: np.ndarray, near: np.ndarray, has_inv: bool,
+                 absent: np.ndarray) -> None:
+        k = s.shape[-1]
+        off = ~np.eye(k, dtype=bool)
+        dp = np.abs(s[..., None, :] - s[..., :, None])
+        dm = s[..., None, :] + s[..., :, None]
+        t2, n2 = tie[..., None], near[..., None]
+        gone = absent[..., :, None] & absent[..., None, :]  # exactly zero terms: no pole
+        live = off & ~gone
+        self.s, self.absent, self.tie_level = s, absent, tie
+        self.tie_p = live & (dp <= t2)
+        self.weak_p = live & (dp > t2) & (dp <= n2)
+        self.tie_m = live & (dm <= t2)
+        self.weak_m = live & (dm > t2) & (dm <= n2)
+        self.zero_exact = ~live  # the diagonal, and pairs of absent triplets: exactly 0
+        if has_inv:
+            self.tie_z = ~absent & (s <= tie)
+            self.weak_z = ~absent & (s > tie) & (s <= near)
+        else:
+            self.tie_z = self.weak_z = np.zeros(s.shape, bool)
+        self.gone_z = absent & (s <= near)
+        self.dropped_near = bool(self.gone_z.any() or (
+            gone & off & ((dp <= n2) | (dm <= n2))).any())
+
+    def any(self) -> bool:
+        return bool(self.tie_p.any() or self.weak_p.any() or self.tie_m.any()
+                    or self.weak_m.any() or self.tie_z.any() or self.weak_z.any())
+
+
+def absent_triplets(gS: Tensor | None, gUe: Tensor | None, gVe: Tensor | None,
+                    k: int) -> np.ndarray:
+    """Triplets whose cotangents are all exactly zero (dropped by the loss)."""
+    out = None
+    for g, axis in ((gS, None), (gUe, -2), (gVe, -2)):
+        if g is None:
+            continue
+        z = (g.data == 0) if axis is None else np.all(g.data == 0, axis=axis)
+        out = z if out is None else out & z
+    return out
+
+
+class Terms(NamedTuple):
+    plus: Tensor  # N+ / (s_j - s_i), limits at the poles
+    minus: Tensor | None  # N- / (s_j + s_i)
+    R: Tensor | None  # R S^-1
+    Q: Tensor | None  # Q S^-1
+
+
+def quot(nu: Tensor | None, x: Tensor, mask: np.ndarray,
+          value: Tensor | None = None) -> Tensor | None:
+    """nu / x, with ``value`` (0 when None) where ``mask`` is set."""
+    if nu is None:
+        return None
+    if not mask.any():
+        return nu / x
+    m = Tensor._make(np.broadcast_to(mask, np.broadcast_shapes(mask.shape, x.shape)))
+    q = nu / where(m, 1.0, x)
+    return where(m, 0.0 if value is None else value, q)
+
+
+def quot_cols(nu: Tensor | None, S: Tensor, mask: np.ndarray,
+               value: Tensor | None = None) -> Tensor | None:
+    """Columns of nu over s_i, with ``value`` at the masked columns."""
+    if nu is None:
+        return None
+    return quot(nu, S.unsqueeze(-2), mask[..., None, :], value)
+
+
+class Factors(NamedTuple):
+    U: Tensor
+    Vh: Tensor
+    Uk: Tensor
+    Vk: Tensor
+    k: int
+
+    def numerators(self, dU: Tensor | None, dVh: Tensor | None) -> Numerators:
+        """The numerators made from a derivative of the cotangents (the maps are linear)."""
+        m, n = self.U.shape[-2], self.Vh.shape[-1]
+        dUe = fold_linear(self.U, dU, self.k)
+        dVe = None if dVh is None else fold_linear(self.Vh.mT, dVh.mT, self.k)
+        return numerators(self.Uk, self.Vk, dUe, dVe, m > self.k, n > self.k)
+
+
+def colmax(t: Tensor | None) -> np.ndarray | float:
+    """The largest column 2-norm, per batch element."""
+    if t is None:
+        return 0.0
+    return np.sqrt(np.max(np.sum(t.data.astype(np.float64) ** 2, axis=-2), axis=-1))
+
+
+def pairwise(S: Tensor) -> tuple[Tensor, Tensor]:
+    """s_j - s_i and s_j + s_i at [.., i, j]. For small k as one matmul with a constant
+    +-1 matrix: numpy's broadcasting loop over a 3-wide inner dim is ~8x slower."""
+    k = S.shape[-1]
+    if k > 16:
+        s_i, s_j = S.unsqueeze(-1), S.unsqueeze(-2)
+        return s_j - s_i, s_j + s_i
+    pm = Tensor._make(_pair_signs(k).astype(S.dtype))  # (k, 2 k^2)
+    both = (S @ pm).reshape(S.shape[:-1] + (2, k, k))
+    return both[..., 0, :, :], both[..., 1, :, :]
+
+
+@functools.lru_cache(maxsize=16)
+def _pair_signs(k: int) -> np.ndarray:
+    """The (k, 2 k^2) matrix D with (s @ D) = [s_j - s_i for i, j] + [s_j + s_i for i, j]."""
+    i, j = np.divmod(np.arange(k * k), k)
+    d = np.zeros((k, 2, k * k))
+    np.add.at(d[:, 0], (j, np.arange(k * k)), 1.0)
+    np.add.at(d[:, 0], (i, np.arange(k * k)), -1.0)
+    np.add.at(d[:, 1], (j, np.arange(k * k)), 1.0)
+    np.add.at(d[:, 1], (i, np.arange(k * k)), 1.0)
+    return d.reshape(k, 2 * k * k)
+
+
+def batch_text(b: list) -> str:
+    return f" in batch element {tuple(b)}" if b else ""
+
+
+def batch_index(shape: tuple, flat: int) -> str:
+    if not shape:
+        return ""
+    return f", batch element {tuple(int(v) for v in np.unravel_index(flat, shape))}"

@@ -1,0 +1,141 @@
+"""The errors of the exact SVD backward: where a loss has no gradient at a tie, and why."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._svd_parts import C_NOISE, C_TIE, Poles, batch_text, maybe_poles, tie_level
+from .errors import LinAlgError
+
+
+def check_kinks(poles: Poles, gS: Tensor | None, eps: float) -> None:
+    """A tie between a triplet the loss keeps (through S) and one it drops entirely."""
+    if gS is None:
+        return
+    g = np.abs(gS.data)
+    present = g > C_NOISE * eps * g.max(axis=-1, keepdims=True)
+    a = poles.absent
+    straddle = poles.tie_p & (a[..., None, :] ^ a[..., :, None])
+    kink = straddle & (present[..., :, None] | present[..., None, :])
+    if kink.any():
+        *b, i, j = (int(v) for v in np.argwhere(kink)[0])
+        i, j = min(i, j), max(i, j)
+        v = float(poles.s[tuple(b) + (i,)])
+        raise LinAlgError(
+            f"svd backward: s[{i}] = s[{j}] = {v:.6g}{batch_text(b)}, and the loss uses one of "
+            "them and drops the other (a truncation at a crossing of singular values): the "
+            "loss has a kink here, its one-sided derivatives differ, so it has no gradient. "
+            "Keep both or neither, or move A off the crossing.")
+
+
+def check_s_only(s: np.ndarray, g: np.ndarray) -> None:
+    """A function of S alone has a gradient at a tie only if it treats the tied values
+    alike, and at s_i = 0 only if it is flat in s_i there (s_i behaves like |t|)."""
+    eps = float(np.finfo(s.dtype).eps)
+    tie = tie_level(s, eps)
+    if not maybe_poles(s, tie, True):
+        return
+    noise = C_NOISE * eps * np.abs(g).max(axis=-1, keepdims=True)
+    zero = (s <= tie) & (np.abs(g) > noise)
+    if zero.any():
+        *b, i = (int(v) for v in np.argwhere(zero)[0])
+        raise LinAlgError(
+            f"svd backward: s[{i}] = 0{batch_text(b)} and the loss changes with it there "
+            "(d loss / d s = {:.3g}): a singular value is |t| near 0, so the loss has a kink "
+            "and no gradient (the nuclear norm at a rank-deficient matrix, say). Move A off "
+            "the rank deficiency.".format(float(g[tuple(b) + (i,)])))
+    tied = (np.abs(s[..., None, :] - s[..., :, None]) <= tie[..., None]) & (
+        np.abs(g[..., None, :] - g[..., :, None]) > noise[..., None])
+    if tied.any():
+        *b, i, j = (int(v) for v in np.argwhere(tied)[0])
+        i, j = min(i, j), max(i, j)
+        raise LinAlgError(
+            f"svd backward: s[{i}] = s[{j}] = {float(s[tuple(b) + (i,)]):.6g}{batch_text(b)}, and "
+            "the loss treats them differently (a weighted sum, the largest k of them): it has "
+            "a kink where they cross, so no gradient here. Losses symmetric in equal singular "
+            "values (sums of f(s_i), norms) work.")
+
+
+def raise_if_undefined(name: str, need: np.ndarray, bad: np.ndarray, poles: Poles,
+                        eps: float) -> None:
+    bad = np.broadcast_to(bad, np.broadcast_shapes(need.shape, bad.shape)) & need
+    if not bad.any():
+        return
+    s, s1 = poles.s, poles.tie_level / (C_TIE * np.sqrt(poles.s.shape[-1]) * eps)
+    col = name in ("R", "Q")
+    tie = (poles.tie_z[..., None, :] if col else
+           poles.tie_p if name == "plus" else poles.tie_m)
+    at_tie = bad & np.broadcast_to(tie, bad.shape)
+    if at_tie.any():
+        idx = [int(v) for v in np.argwhere(at_tie)[0]]
+        raise _basis_error(name, idx, poles)
+    # Near a pole, nu != x mu means one of two things. If the pair is isolated (no other
+    # singular value, nor 0, within 4k times its gap, so the expansion of mu is sound),
+    # the loss depends on their basis: nu / x is its gradient, but as ill-conditioned as
+    # the singular vectors (relative error ~ eps s_1 / x): refuse it below sqrt(eps) s_1.
+    # In a cluster mu's expansion fails instead; nu / x stays, to eps |g| / x.
+    for idx in np.argwhere(bad):
+        *b, i, j = (int(v) for v in idx)
+        x = _pole_value(name, s, b, i, j)
+        s1_b = float(s1[tuple(b) + (0,)])
+        if x <= np.sqrt(eps) * s1_b and _isolated(name, s[tuple(b)], i, j, x):
+            raise _near_error(name, s, b, i, j, x, s1_b, eps)
+
+
+def _isolated(name: str, s: np.ndarray, i: int, j: int, x: float) -> bool:
+    """No other singular value (nor 0) within 4k x of the pole's values."""
+    k = s.shape[-1]
+    at = [j] if name in ("R", "Q") else [i, j]
+    near = 4 * k * x
+    others = np.delete(s, at)
+    if name == "plus":
+        return bool(min(s[i], s[j]) > near and not np.any(
+            np.abs(others[:, None] - s[at][None, :]) <= near))
+    return bool(not np.any(others <= near))
+
+
+def _pole_value(name: str, s: np.ndarray, b: list, i: int, j: int) -> float:
+    if name in ("R", "Q"):
+        return float(s[tuple(b) + (j,)])
+    si, sj = float(s[tuple(b) + (i,)]), float(s[tuple(b) + (j,)])
+    return abs(sj - si) if name == "plus" else si + sj
+
+
+def _basis_error(name: str, idx: list, poles: Poles) -> LinAlgError:
+    *b, i, j = idx
+    s = poles.s
+    if name in ("R", "Q"):
+        what = "U out of its column space" if name == "R" else "Vh out of its row space"
+        return LinAlgError(
+            f"svd backward: singular value s[{j}] = 0{batch_text(b)} (rank deficiency): the loss "
+            f"moves {what} there, which depends on an arbitrary null-space basis, so it has "
+            "no gradient.")
+    i, j = min(i, j), max(i, j)
+    v = float(s[tuple(b) + (i,)])
+    zero = v <= float(poles.tie_level[tuple(b) + (0,)])
+    what = (f"s[{i}] = s[{j}] = 0 (rank deficiency)" if zero
+            else f"s[{i}] = s[{j}] = {v:.6g} (repeated)")
+    dropped = poles.absent[tuple(b) + (i,)] or poles.absent[tuple(b) + (j,)]
+    extra = (" (the loss keeps one of the two and drops the other: a truncation inside a "
+             "repeated value)" if dropped else "")
+    return LinAlgError(
+        f"svd backward: singular values {what}{batch_text(b)}: the loss depends on the arbitrary "
+        f"choice of singular vectors for them{extra}, so it has no gradient. Losses that are "
+        "functions of A (U @ Vh, U f(S) V^T, functions of S, projectors onto a gapped "
+        "subspace) have one and work.")
+
+
+def _near_error(name: str, s: np.ndarray, b: list, i: int, j: int, x: float, s1: float,
+                eps: float) -> LinAlgError:
+    if name in ("R", "Q"):
+        what = f"s[{j}] = {x:.3g} is {x / s1:.2g} s_1, close to 0"
+    else:
+        i, j = min(i, j), max(i, j)
+        what = (f"s[{i}] = {float(s[tuple(b) + (i,)]):.9g} and s[{j}] = "
+                f"{float(s[tuple(b) + (j,)]):.9g} are {x / s1:.2g} s_1 apart")
+    return LinAlgError(
+        f"svd backward: {what}{batch_text(b)}, and the loss depends on their singular vectors: "
+        f"its gradient there is as ill-conditioned as they are (relative error about "
+        f"{eps * s1 / max(x, 1e-300):.1g} in this precision), so minigrad refuses it. Use "
+        "float64, or a loss that is a function of A.")
