@@ -39,7 +39,10 @@ def main(fast: bool = False, plot_dir: str | None = None) -> dict:
     lam_start, lam_end = 10.0, 0.1
     M, mask = make_problem()
     target, observed = mg.tensor(M), mg.tensor(mask.astype(np.float64))
-    X = mg.zeros(N_ROWS, N_COLS, dtype=mg.float64, requires_grad=True)
+    # Not X = 0: the nuclear norm has no gradient at a rank-deficient matrix (a kink, where
+    # minigrad raises rather than hand out a subgradient), so start from a small random X.
+    gen = mg.Generator().manual_seed(1)
+    X = (1e-3 * mg.randn(N_ROWS, N_COLS, dtype=mg.float64, generator=gen)).requires_grad_()
     opt = optim.SGD([X], lr=0.1, momentum=0.9)
     print(f"low-rank completion: {N_ROWS}x{N_COLS} rank {RANK}, {mask.mean():.0%} observed, "
           f"{steps} steps")
