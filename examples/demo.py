@@ -1,7 +1,8 @@
 """A short tour of minigrad's SVD-powered training examples (what `make demo` runs).
 
 Each example runs in its fast mode; run the scripts themselves for the full versions:
-complement.py, spectral_norm_regression.py, low_rank_completion.py, procrustes.py.
+complement.py, spectral_norm_regression.py, low_rank_completion.py, procrustes.py,
+ising_trg.py.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import time
 
 import _common  # noqa: F401  (puts the checkout on sys.path)
 import complement
+import ising_trg
 import low_rank_completion
 import procrustes
 import spectral_norm_regression
@@ -19,6 +21,7 @@ TOUR = [
     ("2. a Lipschitz-bounded MLP with exact spectral normalisation", spectral_norm_regression),
     ("3. matrix completion with a nuclear-norm penalty", low_rank_completion),
     ("4. learning 64 rotations through the batched 3x3 SVD", procrustes),
+    ("5. the 2-D Ising model's energy and specific heat through TRG's SVDs", ising_trg),
 ]
 
 

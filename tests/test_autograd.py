@@ -809,3 +809,17 @@ def test_a_walk_that_records_for_a_node_hands_out_plain_results() -> None:
     np.testing.assert_allclose(A.grad.numpy(), np.ones((3, 3)), atol=1e-13)
     with pytest.raises(RuntimeError, match="second time"):
         loss.backward()
+
+
+def test_third_derivative_of_a_square_at_zero_is_zero_not_nan():
+    """x ** 2 differentiated three times at 0: the a ** 0 -> 0 * a ** -1 step must not leave
+    a nan that a later derivative multiplies through its mask."""
+    x = mg.tensor([0.0, 1.5], dtype=mg.float64, requires_grad=True)
+    (g1,) = mg.autograd.grad((x ** 2).sum(), x, create_graph=True)
+    (g2,) = mg.autograd.grad(g1.sum(), x, create_graph=True)
+    (g3,) = mg.autograd.grad(g2.sum(), x, allow_unused=True)
+    assert g3 is None or np.array_equal(g3.numpy(), [0.0, 0.0])
+    (h,) = mg.autograd.grad(((x ** 2) ** 2).sum(), x, create_graph=True)
+    (h2,) = mg.autograd.grad(h.sum(), x, create_graph=True)
+    (h3,) = mg.autograd.grad(h2.sum(), x)
+    np.testing.assert_allclose(h3.numpy(), [0.0, 24 * 1.5])

@@ -64,3 +64,12 @@ def test_loss_curve_is_skipped_or_saved(tmp_path) -> None:
     else:
         assert path is not None and Path(path).exists()
     assert common.save_loss_curve([1.0], None, "curve") is None
+
+
+def test_ising_trg_energy_and_specific_heat_track_onsager(capsys) -> None:
+    out = load("ising_trg").main(fast=True)
+    for T, e, e0, c, c0 in out["rows"]:
+        assert abs(e - e0) < 2e-2  # bond dimension 6 on 2^8 sites: TRG's own error
+        if abs(T - 2.269) > 0.5:  # away from the critical point C converges too
+            assert abs(c - c0) < 5e-3
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("ising_trg:")

@@ -436,3 +436,4 @@ def test_onsager_reference_is_self_consistent():
         e = lambda beta: trg.onsager(1 / beta)[0]  # noqa: E731
         assert trg.onsager(T)[1] == pytest.approx(-b * b * (e(b + h) - e(b - h)) / (2 * h),
                                                   rel=1e-7)
+

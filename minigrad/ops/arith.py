@@ -148,10 +148,12 @@ class Pow(Function):
         a, b = _saved(ctx)
         na, nb = ctx.needs_input_grad
         ga = gb = None
-        if na:
+        b_zero = np.asarray(_arr(b)) == 0
+        # a ** 0 has derivative 0: skip the 0 * a**-1 (nan at a = 0, which would reach
+        # through a mask into the next derivative's graph as 0 * inf).
+        if na and (_is_tensor(b) or not np.all(b_zero)):
             ga = g * b * a ** (b - 1)
             # torch's rule: 0 where the exponent is 0 (else 0 * 0**-1 = nan at a == 0).
-            b_zero = np.asarray(_arr(b)) == 0
             if np.any(b_zero):
                 ga = Where.apply(constant(~b_zero), ga, 0)
         if nb:
