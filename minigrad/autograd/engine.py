@@ -188,7 +188,8 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
                 todo.extend(fresh)
                 continue
             todo.pop()
-            leads[n] = any(c in targets or leads[c] for c in children)
+            leads[n] = any(c in targets or leads[c] for c in children) or getattr(
+                n.fn, "runs_when_reached", False)
     return {n for n, yes in leads.items() if yes}
 
 

@@ -256,6 +256,10 @@ class DelayedError(Function):
     """The node behind a gradient that a ``once_differentiable`` backward produced while
     recording: reaching it means differentiating that backward, which it cannot do."""
 
+    # It has no inputs, yet a walk that reaches it must run it (and raise) rather than
+    # skip it as leading nowhere: the derivative it stands for is not zero.
+    runs_when_reached = True
+
     @staticmethod
     def backward(ctx: Context, *grads: Any) -> Any:
         raise RuntimeError(
