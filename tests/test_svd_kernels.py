@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import minigrad.linalg._svd_forward as fwd
-from minigrad.linalg._svd_forward import svd_forward
+from minigrad.linalg._svd_forward import Path, Plan
+from minigrad.linalg._svd_forward import svd_forward as _svd_forward
 from minigrad.linalg.errors import LinAlgError
 
 C = 5  # the "small multiple" in every tolerance
@@ -25,21 +25,27 @@ def eps(dtype) -> float:
     return float(np.finfo(dtype).eps)
 
 
-@pytest.fixture(params=["batched", "single", "qr"])
-def path(request, monkeypatch):
-    """Run a test through each dispatch path, forced here on small inputs: the batch-parallel
-    kernel, the lone-matrix kernel (threads inside the sweep), and LAPACK QR + Jacobi on R.
-    (Batched inputs always take the batched kernel.)"""
-    if request.param != "batched":
-        monkeypatch.setattr(fwd, "_BIG", 1)
-        monkeypatch.setattr(fwd, "_QR_RATIO", 1.0 if request.param == "qr" else np.inf)
-        monkeypatch.setattr(fwd, "_THREADS_MIN", 1)
-    return request.param
+PLANS = {"batched": None, "lone": Plan(Path.LONE, 1), "lone-threads": Plan(Path.LONE, 2),
+         "qr": Plan(Path.QR, 1)}
 
 
-def check_svd(a: np.ndarray, full: bool, c: float = C) -> None:
+@pytest.fixture(params=list(PLANS))
+def path(request):
+    """Run a test through each dispatch path, forced here on small inputs: the batch kernel,
+    the lone-matrix kernel (serial, and with threads inside the sweep), and LAPACK QR +
+    Jacobi on R. (Batched inputs always take the batch kernel.)"""
+    return PLANS[request.param]
+
+
+def svd_forward(a, *args, _plan=None, **kwargs):
+    """The driver, on the forced plan when a is a single matrix."""
+    single = np.ndim(a) == 2
+    return _svd_forward(a, *args, _plan=_plan if single else None, **kwargs)
+
+
+def check_svd(a: np.ndarray, full: bool, c: float = C, plan: Plan | None = None) -> None:
     """Shapes, dtype, order, reconstruction, orthonormality and S against numpy."""
-    u, s, vh = svd_forward(a, full_matrices=full)
+    u, s, vh = svd_forward(a, full_matrices=full, _plan=plan)
     *batch, m, n = a.shape
     k = min(m, n)
     batch = tuple(batch)
@@ -82,7 +88,7 @@ def test_random_matches_numpy(shape, dtype, full, seed):
 @pytest.mark.parametrize("full", [True, False])
 def test_larger_both_paths(path, shape, dtype, full):
     a = np.random.default_rng(7).standard_normal(shape).astype(dtype)
-    check_svd(a, full)
+    check_svd(a, full, plan=path)
 
 
 @pytest.mark.parametrize("shape", [(300, 60), (60, 300), (70, 60), (60, 70)])
@@ -100,8 +106,8 @@ def low_rank(rng, m, n, r):
 @pytest.mark.parametrize("full", [True, False])
 def test_rank_deficient(path, m, n, r, full):
     a = low_rank(np.random.default_rng(m * n + r), m, n, r)
-    check_svd(a, full)
-    s = svd_forward(a, full)[1]
+    check_svd(a, full, plan=path)
+    s = svd_forward(a, full, _plan=path)[1]
     assert np.all(s[r:] <= C * max(m, n) * eps(np.float64) * s[0])
 
 
@@ -110,8 +116,8 @@ def test_identical_columns_converge(path, shape):
     """Rank one with identical columns: a rotation cancels a column to rounding noise that
     stays exactly parallel to the other; it must be dropped, not shrunk by eps per sweep."""
     a = np.ones(shape)
-    check_svd(a, True)
-    s = svd_forward(a, max_sweeps=6)[1]
+    check_svd(a, True, plan=path)
+    s = svd_forward(a, max_sweeps=6, _plan=path)[1]
     assert np.all(s[..., 1:] <= C * max(shape[-2:]) * eps(np.float64) * s[..., :1])
 
 
@@ -133,29 +139,29 @@ def test_repeated_singular_values(path):
     q2, _ = np.linalg.qr(rng.standard_normal((5, 5)))
     d = np.array([3.0, 2.0, 2.0, 2.0, 1.0])
     a = q1[:, :5] * d @ q2.T
-    check_svd(a, True)
-    np.testing.assert_allclose(svd_forward(a)[1], d, rtol=C * 7 * eps(np.float64))
+    check_svd(a, True, plan=path)
+    np.testing.assert_allclose(svd_forward(a, _plan=path)[1], d, rtol=C * 7 * eps(np.float64))
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3), (2, 5, 5)])
 def test_zero_matrix(path, shape):
     a = np.zeros(shape)
-    u, s, vh = svd_forward(a)
+    u, s, vh = svd_forward(a, _plan=path)
     assert np.all(s == 0)
-    check_svd(a, True)
-    check_svd(a, False)
+    check_svd(a, True, plan=path)
+    check_svd(a, False, plan=path)
 
 
 @pytest.mark.parametrize("n", [1, 3, 8])
 def test_identity_gives_identity(path, n):
-    u, s, vh = svd_forward(np.eye(n))
+    u, s, vh = svd_forward(np.eye(n), _plan=path)
     np.testing.assert_array_equal(s, np.ones(n))
     np.testing.assert_allclose(u @ vh, np.eye(n), atol=C * n * eps(np.float64))
 
 
 def test_diagonal_is_signed_permutation(path):
     d = np.array([0.5, -3.0, 2.0, 0.0, -1.0])
-    u, s, vh = svd_forward(np.diag(d))
+    u, s, vh = svd_forward(np.diag(d), _plan=path)
     np.testing.assert_array_equal(s, [3.0, 2.0, 1.0, 0.5, 0.0])
     # U and Vh are exactly signed permutations, and U's entries are +1 (the sign rule).
     assert set(np.abs(u).ravel()) <= {0.0, 1.0} and set(np.abs(vh).ravel()) <= {0.0, 1.0}
@@ -180,9 +186,9 @@ def mp_singular_values(a: np.ndarray, dps: int = 50) -> np.ndarray:
 @pytest.mark.parametrize("n", [6, 10])
 def test_hilbert(path, n):
     a = 1.0 / (np.arange(n)[:, None] + np.arange(n)[None, :] + 1.0)
-    check_svd(a, True)
+    check_svd(a, True, plan=path)
     ref = mp_singular_values(a)
-    s = svd_forward(a)[1]
+    s = svd_forward(a, _plan=path)[1]
     # Hilbert is hopelessly ill-conditioned for the smallest values, so absolute accuracy.
     assert np.all(np.abs(s - ref) <= C * n * eps(np.float64) * ref[0])
 
@@ -207,7 +213,7 @@ def test_graded_relative_accuracy(path, n, seed):
     b = rng.standard_normal((n, n))
     a = b * np.logspace(0, -14, n)
     ref = mp_singular_values(a)
-    s = svd_forward(a)[1]
+    s = svd_forward(a, _plan=path)[1]
     rel = np.max(np.abs(s - ref) / ref)
     cond = np.linalg.cond(b / np.linalg.norm(b, axis=0))
     assert rel <= C * n * eps(np.float64) * cond
@@ -222,9 +228,21 @@ def test_graded_float32_relative_accuracy(path):
     b = np.random.default_rng(5).standard_normal((n, n))
     a = (b * np.logspace(0, -14, n)).astype(np.float32)
     ref = mp_singular_values(a)
-    s = svd_forward(a)[1].astype(np.float64)
+    s = svd_forward(a, _plan=path)[1].astype(np.float64)
     cond = np.linalg.cond(b / np.linalg.norm(b, axis=0))
     assert np.max(np.abs(s - ref) / ref) <= C * n * eps(np.float32) * cond
+
+
+def test_values_only_on_every_path(path):
+    """compute_uv=False (svdvals without grad) on each path, the lone-matrix one included:
+    the same values as with vectors, and numpy's."""
+    a = np.random.default_rng(12).standard_normal((60, 50))
+    a[:, 7] = a[:, 3]  # and a rank deficiency
+    u, s, vh = svd_forward(a, compute_uv=False, _plan=path)
+    assert u is None and vh is None
+    np.testing.assert_allclose(s, svd_forward(a, _plan=path)[1], rtol=0, atol=1e-13 * s[0])
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=0,
+                               atol=C * 60 * eps(np.float64) * s[0])
 
 
 def test_compute_uv_false_gives_same_values():
@@ -238,8 +256,8 @@ def test_deterministic_and_sign_convention(path):
     rng = np.random.default_rng(9)
     one = rng.standard_normal((5, 7))
     a = np.stack([one, rng.standard_normal((5, 7)), one])
-    u1, s1, vh1 = svd_forward(a)
-    u2, s2, vh2 = svd_forward(a.copy())
+    u1, s1, vh1 = svd_forward(a, _plan=path)
+    u2, s2, vh2 = svd_forward(a.copy(), _plan=path)
     for x, y in ((u1, u2), (s1, s2), (vh1, vh2)):
         np.testing.assert_array_equal(x, y)
     np.testing.assert_array_equal(u1[0], u1[2])
@@ -302,14 +320,15 @@ def test_not_finite_single_matrix_both_paths(path):
     a = np.ones((60, 50))
     a[4, 4] = np.nan
     with pytest.raises(LinAlgError, match="not finite"):
-        svd_forward(a)
+        svd_forward(a, _plan=path)
 
 
-def test_not_converged_raises(path):
-    a = np.random.default_rng(4).standard_normal((3, 8, 8))
+@pytest.mark.parametrize("shape", [(8, 8), (3, 8, 8), (40, 3, 3)])
+def test_not_converged_raises(path, shape):
+    a = np.random.default_rng(4).standard_normal(shape)
     with pytest.raises(LinAlgError, match="did not converge"):
-        svd_forward(a, max_sweeps=1)
-    check_svd(a, True)  # and the default cap is enough
+        svd_forward(a, max_sweeps=1, _plan=path)
+    check_svd(a, True, plan=path)  # and the default cap is enough
 
 
 def test_linalgerror_is_runtimeerror():
@@ -330,13 +349,14 @@ def test_kernels_without_jit():
             k = min(shape[-2:])
             assert np.allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, atol=1e-13)
             assert np.allclose(np.linalg.svd(a, compute_uv=False), s, atol=1e-13)
-        fwd._BIG = 1
-        fwd._THREADS_MIN = 1
-        for ratio in (1.0, np.inf):  # the QR path, then the lone-matrix parallel sweeps
-            fwd._QR_RATIO = ratio
-            u, s, vh = fwd.svd_forward(np.ones((4, 3)))
-            assert np.allclose(u.T @ u, np.eye(4), atol=1e-13)
-            assert np.allclose(s, [12**0.5, 0, 0], atol=1e-13)
+        # The QR path, the lone-matrix path, and its threaded sweep.
+        for plan in (fwd.Plan(fwd.Path.QR, 1), fwd.Plan(fwd.Path.LONE, 1),
+                     fwd.Plan(fwd.Path.LONE, 2)):
+            a = np.ones((9, 8))
+            u, s, vh = fwd.svd_forward(a, _plan=plan)
+            assert np.allclose(u.T @ u, np.eye(9), atol=1e-13)
+            assert np.allclose(s, [72**0.5] + [0] * 7, atol=1e-13)
+            assert np.allclose((u[:, :8] * s) @ vh, a, atol=1e-13)
         import numba
         assert numba.config.DISABLE_JIT
         print("ok")

@@ -5,13 +5,40 @@ rotation and every dot product runs over contiguous memory. Dot products accumul
 float64 whatever the storage dtype. Everything compiles lazily on first call and is cached
 on disk (``cache=True``); importing this module compiles nothing.
 
+Every kernel is ``nogil`` and serial: the driver runs them on its own threads
+(``_threads.py``), never through numba's threading layer, whose OpenMP backend kills a
+forked child and whose workqueue backend aborts when two threads launch kernels at once.
+
 Status codes written per batch element: ``OK``, ``NOT_FINITE``, ``NOT_CONVERGED``.
 """
 
 import math
+import sys
+from typing import NamedTuple
 
 import numpy as np
-from numba import get_num_threads, njit, prange  # noqa: F401 (re-exported)
+from numba import njit
+
+
+def _probe():
+    pass
+
+
+def _cache_available() -> bool:
+    """Whether numba can cache this file's kernels: beside it, in NUMBA_CACHE_DIR or in the
+    user's cache directory. When none is writable (a read-only install and no writable
+    home), compile in every process instead of failing, and say so once."""
+    try:
+        njit(cache=True)(_probe)  # numba picks its cache directory here, per source file
+    except RuntimeError:
+        print("minigrad: no writable numba cache directory (the package is read-only and so "
+              "is the user cache); the SVD kernels compile anew in every process. Set "
+              "NUMBA_CACHE_DIR to a writable directory to keep them.", file=sys.stderr)
+        return False
+    return True
+
+
+_CACHE = _cache_available()
 
 OK = 0
 NOT_FINITE = 1
@@ -25,10 +52,48 @@ _FAST = {"reassoc", "contract"}
 # and sqrt(1 + zeta^2) can no longer overflow.
 _BIG_ZETA = 1e8
 
+# tiny / eps of float64: a dot product (or squared norm) below this may have lost digits to
+# underflow, so rows that small are rescaled by a power of two before they are multiplied.
+_SAFE = 2.0**-970
+
+
+class Tol(NamedTuple):
+    """The iteration's thresholds (see _svd_forward for the defaults)."""
+
+    rotate: float  # rotate a pair while |cos(angle)| > rotate
+    noise: float  # a row cut below this fraction of the largest norm it had is rounding noise
+    small: float  # rows below this norm (largest entry ~1) are zero to working precision
+    max_sweeps: int
+
+
+class Workspace(NamedTuple):
+    """Scratch for one matrix of n columns and m >= n rows (ucols rows of Ut)."""
+
+    X: np.ndarray  # (n, m) the columns being orthogonalised
+    Vt: np.ndarray  # (n, n) rotations accumulated, or (0, 0) when V is not wanted
+    Ut: np.ndarray  # (ucols, m) left vectors as rows
+    nrm: np.ndarray  # (n,) column norms (not squared: squares of 1e-160 underflow)
+    ref: np.ndarray  # (n,) the largest norm each column has had
+    sv: np.ndarray  # (n,)
+    perm: np.ndarray  # (n,) int64
+    sgn: np.ndarray  # (ucols,)
+    filled: np.ndarray  # (ucols,) bool
+
+
+@njit(cache=_CACHE, nogil=True)
+def workspace(like, n, m, ucols, with_v):
+    """A Workspace in like's dtype."""
+    nv = n if with_v else 0
+    return Workspace(np.empty((n, m), like.dtype), np.empty((nv, nv), like.dtype),
+                     np.empty((ucols, m), like.dtype), np.empty(n), np.empty(n), np.empty(n),
+                     np.empty(n, np.int64), np.empty(ucols), np.empty(ucols, np.bool_))
+
+
+# ---- rows: dot products, norms, rotations -------------------------------------------------
 
 # Not inline="always": numba-level inlining would compile the loop with the caller's (strict)
 # flags and lose the vectorisation; LLVM still inlines the call, keeping these flags.
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
 def _dot(x, y):
     acc = 0.0
     for i in range(x.shape[0]):
@@ -36,7 +101,40 @@ def _dot(x, y):
     return acc
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
+def _dot_rows(X, p, q):
+    acc = 0.0
+    for i in range(X.shape[1]):
+        acc += np.float64(X[p, i]) * np.float64(X[q, i])
+    return acc
+
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+def _scaled_dot(X, p, q, a, b):
+    """X[p] . X[q] / (a b) with both rows first scaled by powers of two near 1/a and 1/b."""
+    sp = math.ldexp(1.0, -math.frexp(a)[1])
+    sq = math.ldexp(1.0, -math.frexp(b)[1])
+    acc = 0.0
+    for i in range(X.shape[1]):
+        acc += (np.float64(X[p, i]) * sp) * (np.float64(X[q, i]) * sq)
+    return acc / ((a * sp) * (b * sq))
+
+
+@njit(cache=_CACHE, nogil=True)
+def _norm(X, p):
+    """|X[p]|, also for rows so small that their square underflows."""
+    d = _dot_rows(X, p, p)
+    if d >= _SAFE:
+        return math.sqrt(d)
+    amax = 0.0
+    for i in range(X.shape[1]):
+        amax = max(amax, abs(np.float64(X[p, i])))
+    if amax == 0.0:
+        return 0.0
+    return _scaled_dot(X, p, p, amax, amax) ** 0.5 * amax
+
+
+@njit(cache=_CACHE, nogil=True, inline="always")
 def _swap_rows(X, p, q):
     for i in range(X.shape[1]):
         tmp = X[p, i]
@@ -44,11 +142,13 @@ def _swap_rows(X, p, q):
         X[q, i] = tmp
 
 
-@njit(cache=True, inline="always")
-def _rotation(alpha, beta, gamma):
-    """(c, s, t) of the rotation that makes columns with Gram [[alpha, gamma], [gamma, beta]]
-    orthogonal; the new norms are alpha - t*gamma and beta + t*gamma."""
-    zeta = (beta - alpha) / (2.0 * gamma)
+@njit(cache=_CACHE, nogil=True, inline="always")
+def _rotation(a, b, cos):
+    """(c, s, new a, new b) of the rotation X[p] <- c X[p] - s X[q], X[q] <- s X[p] + c X[q]
+    that makes rows of norms a, b at angle arccos(cos) orthogonal; written with the ratio
+    b / a, never a square, so that it holds for norms from 1e-300 to 1."""
+    r = b / a
+    zeta = (r - 1.0 / r) / (2.0 * cos)
     if abs(zeta) > _BIG_ZETA:
         t = 0.5 / zeta
     else:
@@ -56,12 +156,14 @@ def _rotation(alpha, beta, gamma):
         if zeta < 0.0:
             t = -t
     c = 1.0 / math.sqrt(1.0 + t * t)
-    return c, c * t, t
+    na = a * math.sqrt(max(0.0, 1.0 - t * cos * r))
+    nb = b * math.sqrt(max(0.0, 1.0 + t * cos / r))
+    return c, c * t, na, nb
 
 
 # The pair loop works on whole rows by 2-d indexing, inlined into one fastmath function:
 # that is what LLVM vectorises best (row views passed to helpers ran ~30% slower).
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
 def _rotate_rows(X, p, q, c, s):
     for i in range(X.shape[1]):
         xi = X[p, i]
@@ -70,7 +172,7 @@ def _rotate_rows(X, p, q, c, s):
         X[q, i] = s * xi + c * yi
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
 def _rotate_rows_dot(X, p, q, r, c, s):
     """_rotate_rows(X, p, q, c, s) and return the new X[p] . X[r]: the next pair's dot
     product rides on the rotation's loads and stores (the loop is bound by the stores)."""
@@ -85,76 +187,85 @@ def _rotate_rows_dot(X, p, q, r, c, s):
     return acc
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _dot_rows(X, p, q):
-    acc = 0.0
-    for i in range(X.shape[1]):
-        acc += np.float64(X[p, i]) * np.float64(X[q, i])
-    return acc
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _pairs(X, Vt, nrm, p, q0, q1, tol, with_v):
-    """Orthogonalise row p of X against rows q0..q1-1 (the relative test decides which);
-    rotations are mirrored on Vt when with_v. Returns the number of rotations."""
-    done = 0
-    if q0 >= q1:
-        return done
-    gamma = _dot_rows(X, p, q0)
-    for q in range(q0, q1):
-        alpha = nrm[p]
-        beta = nrm[q]
-        last = q + 1 == q1
-        if abs(gamma) <= tol * math.sqrt(alpha) * math.sqrt(beta):
-            if not last:
-                gamma = _dot_rows(X, p, q + 1)
-            continue
-        c, s, t = _rotation(alpha, beta, gamma)
-        # Rotate in the storage dtype: float64 factors would halve float32's SIMD width.
-        c_ = X.dtype.type(c)
-        s_ = X.dtype.type(s)
-        g = gamma
-        if last:
-            _rotate_rows(X, p, q, c_, s_)
-        else:
-            gamma = _rotate_rows_dot(X, p, q, q + 1, c_, s_)
-        if with_v:
-            _rotate_rows(Vt, p, q, c_, s_)
-        # Updating the norms saves a dot product per rotation; a norm that shrank a lot has
-        # lost digits to cancellation, so recompute that one (as dgesvj does).
-        na = alpha - t * g
-        nb = beta + t * g
-        nrm[p] = na if na > 0.1 * alpha else _recompute(X, p, alpha, tol)
-        nrm[q] = nb if nb > 0.1 * beta else _recompute(X, q, beta, tol)
-        done += 1
-    return done
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _recompute(X, p, old, tol):
-    """|X[p]|^2 after a rotation cancelled most of it. If less than a tol fraction of the
-    old norm is left, the row is rounding noise (from a rank deficiency): zero it. Else
-    each further rotation would shrink such noise by only ~eps, for dozens of sweeps; the
-    change is a columnwise relative perturbation of size tol, as any rotation makes."""
-    new = _dot_rows(X, p, p)
-    if new > tol * tol * old:
+@njit(cache=_CACHE, nogil=True)
+def _settle(X, p, new, ref, tol):
+    """new (|X[p]|), or 0 after zeroing X[p] if it is rounding noise: below tol.small, or
+    below tol.noise times the largest norm ref the row has had. Such a row is what is left
+    of a rank deficiency; rotating it on would shrink it by only ~eps per sweep until it
+    underflows and never settles. Zeroing it moves the column by a tol.noise fraction, the
+    size of the rounding any rotation commits."""
+    if new > tol.small and new > tol.noise * ref:
         return new
     X[p, :] = 0.0
     return 0.0
 
 
-@njit(cache=True, fastmath=_FAST)
-def jacobi_sweeps(X, Vt, nrm, tol, max_sweeps, with_v):
+# ---- one sweep ----------------------------------------------------------------------------
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
+    """Orthogonalise row p of X against rows q0..q1-1 (the relative test decides which);
+    rotations are mirrored on Vt unless it is empty. Returns the number of rotations."""
+    done = 0
+    if q0 >= q1:
+        return done
+    gamma = _dot_rows(X, p, q0)
+    for q in range(q0, q1):
+        a = nrm[p]
+        b = nrm[q]
+        last = q + 1 == q1
+        cos = 0.0
+        if a > 0.0 and b > 0.0:
+            cos = gamma / (a * b) if a * b >= _SAFE else _scaled_dot(X, p, q, a, b)
+        if abs(cos) <= tol.rotate:
+            if not last:
+                gamma = _dot_rows(X, p, q + 1)
+            continue
+        c, s, na, nb = _rotation(a, b, cos)
+        # Rotate in the storage dtype: float64 factors would halve float32's SIMD width.
+        c_ = X.dtype.type(c)
+        s_ = X.dtype.type(s)
+        if last:
+            _rotate_rows(X, p, q, c_, s_)
+        else:
+            gamma = _rotate_rows_dot(X, p, q, q + 1, c_, s_)
+        if Vt.shape[0]:
+            _rotate_rows(Vt, p, q, c_, s_)
+        # The updated norms save a dot product per rotation; a norm that shrank a lot has
+        # lost digits to cancellation, so measure that one again (as dgesvj does).
+        ref[p] = max(ref[p], na)
+        ref[q] = max(ref[q], nb)
+        nrm[p] = na if na > 0.3 * a and na > tol.noise * ref[p] else \
+            _settle(X, p, _norm(X, p), ref[p], tol)
+        nrm[q] = nb if nb > 0.3 * b and nb > tol.noise * ref[q] else \
+            _settle(X, q, _norm(X, q), ref[q], tol)
+        done += 1
+    return done
+
+
+@njit(cache=_CACHE, nogil=True)
+def renorm(X, nrm, ref, tol):
+    """Fresh norms at the start of a sweep (the updated ones drift); rows that the last
+    sweep reduced to noise are zeroed. ref must hold each row's largest norm so far (or
+    zeros, on the first sweep)."""
+    for j in range(X.shape[0]):
+        new = _norm(X, j)
+        ref[j] = max(ref[j], new)
+        nrm[j] = _settle(X, j, new, ref[j], tol)
+
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+def sweeps(X, Vt, nrm, ref, tol):
     """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of X (the columns of A).
 
-    Rotations are mirrored on the rows of Vt when with_v. Returns the number of sweeps,
-    or -1 if a sweep still rotated after max_sweeps.
+    Rotations are mirrored on the rows of Vt unless it is empty. Returns the number of
+    sweeps, or -1 if a sweep still rotated after tol.max_sweeps.
     """
     n = X.shape[0]
-    for sweep in range(max_sweeps):
+    ref[:] = 0.0
+    for sweep in range(tol.max_sweeps):
+        renorm(X, nrm, ref, tol)
         rotated = 0
-        for j in range(n):
-            nrm[j] = _dot(X[j], X[j])
         for p in range(n - 1):
             # de Rijk: the largest remaining column goes first; fewer sweeps, nearly sorted.
             best = p
@@ -163,67 +274,47 @@ def jacobi_sweeps(X, Vt, nrm, tol, max_sweeps, with_v):
                     best = j
             if best != p:
                 _swap_rows(X, p, best)
-                if with_v:
+                if Vt.shape[0]:
                     _swap_rows(Vt, p, best)
                 nrm[p], nrm[best] = nrm[best], nrm[p]
-            rotated += _pairs(X, Vt, nrm, p, p + 1, n, tol, with_v)
+                ref[p], ref[best] = ref[best], ref[p]
+            rotated += _pairs(X, Vt, nrm, ref, p, p + 1, n, tol)
         if rotated == 0:
             return sweep + 1
     return -1
 
 
-@njit(cache=True, fastmath=_FAST, parallel=True)
-def jacobi_sweeps_parallel(X, Vt, nrm, tol, max_sweeps, with_v, nthreads):
-    """jacobi_sweeps for one large matrix on nthreads threads.
-
-    The columns are cut into 2 * nthreads blocks; a round-robin tournament over the blocks
-    pairs them disjointly, so each round is nthreads independent block pairs (every column
-    pair of the two blocks, plus the pairs inside each block in the first round). A sweep
-    is 2 * nthreads - 1 parallel rounds, few enough that the fork/join cost is negligible.
-    """
-    n = X.shape[0]
-    nb = 2 * nthreads
-    bnd = np.empty(nb + 1, dtype=np.int64)
-    for i in range(nb + 1):
-        bnd[i] = i * n // nb
-    left = np.empty(nthreads, dtype=np.int64)
-    right = np.empty(nthreads, dtype=np.int64)
-    count = np.zeros(nthreads, dtype=np.int64)
-    for sweep in range(max_sweeps):
-        for j in prange(n):
-            nrm[j] = _dot(X[j], X[j])
-        # de Rijk's pivoting, once per sweep: rows sorted by norm, descending, which saves
-        # a few sweeps (and leaves the result nearly sorted).
-        order = np.argsort(-nrm)
-        X[:, :] = X[order]
-        nrm[:] = nrm[order]
-        if with_v:
-            Vt[:, :] = Vt[order]
-        count[:] = 0
-        for rnd in range(nb - 1):
-            # Circle method: block nb - 1 stays put, the others rotate one place per round.
-            left[0] = nb - 1
-            right[0] = rnd
-            for i in range(1, nthreads):
-                left[i] = (rnd + i) % (nb - 1)
-                right[i] = (rnd - i + nb - 1) % (nb - 1)
-            for t in prange(nthreads):
-                bi = left[t]
-                bj = right[t]
-                done = 0  # a local counter: neighbouring count[t] would false-share
-                if rnd == 0:
-                    for blk in (bi, bj):
-                        for p in range(bnd[blk], bnd[blk + 1]):
-                            done += _pairs(X, Vt, nrm, p, p + 1, bnd[blk + 1], tol, with_v)
-                for p in range(bnd[bi], bnd[bi + 1]):
-                    done += _pairs(X, Vt, nrm, p, bnd[bj], bnd[bj + 1], tol, with_v)
-                count[t] += done
-        if count.sum() == 0:
-            return sweep + 1
-    return -1
+@njit(cache=_CACHE, nogil=True)
+def renorm_sorted(X, nrm, ref, tol):
+    """renorm, then the rows sorted by norm, largest first: de Rijk's pivoting once per
+    sweep, for the threaded sweep (which cannot pivot pair by pair)."""
+    renorm(X, nrm, ref, tol)
+    order = np.argsort(-nrm)
+    X[:, :] = X[order]
+    nrm[:] = nrm[order]
+    ref[:] = ref[order]
 
 
-@njit(cache=True)
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+def block_pairs(X, nrm, ref, tol, p0, p1, q0, q1, inner):
+    """One task of a threaded sweep: every row of X[p0:p1] against every row of X[q0:q1]
+    (two blocks that no other task of the round touches), after the pairs inside each
+    block when inner. Returns the number of rotations."""
+    empty = np.empty((0, 0), X.dtype)
+    done = 0
+    if inner:
+        for p in range(p0, p1):
+            done += _pairs(X, empty, nrm, ref, p, p + 1, p1, tol)
+        for p in range(q0, q1):
+            done += _pairs(X, empty, nrm, ref, p, p + 1, q1, tol)
+    for p in range(p0, p1):
+        done += _pairs(X, empty, nrm, ref, p, q0, q1, tol)
+    return done
+
+
+# ---- finishing: singular values, left vectors, signs --------------------------------------
+
+@njit(cache=_CACHE, nogil=True)
 def complete_rows(Ut, filled):
     """Fill the rows of Ut with filled[i] False so that all rows are orthonormal.
 
@@ -259,7 +350,7 @@ def complete_rows(Ut, filled):
         filled[i] = True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, nogil=True, inline="always")
 def _sign_of_largest(x):
     """-1.0 if the first entry of largest magnitude in x is negative, else 1.0."""
     best = 0
@@ -269,61 +360,7 @@ def _sign_of_largest(x):
     return -1.0 if x[best] < 0 else 1.0
 
 
-@njit(cache=True)
-def _load(src, trans, X):
-    """X = (src, or src.T if trans) transposed and scaled by a power of two so the largest
-    entry lies in [0.5, 1): squares can then neither overflow nor (mostly) underflow.
-    Returns the scale, or -1.0 if src holds a NaN or Inf."""
-    n, m = X.shape
-    amax = 0.0
-    for i in range(src.shape[0]):
-        for j in range(src.shape[1]):
-            v = np.float64(src[i, j])
-            if not math.isfinite(v):
-                return -1.0
-            amax = max(amax, abs(v))
-    scale = 1.0
-    if amax > 0.0:
-        scale = math.ldexp(1.0, -math.frexp(amax)[1])
-    if trans:
-        for j in range(n):
-            for i in range(m):
-                X[j, i] = src[j, i] * scale
-    else:
-        for i in range(m):
-            for j in range(n):
-                X[j, i] = src[i, j] * scale
-    return scale
-
-
-@njit(cache=True)
-def _svd_one(src, trans, full, compute_uv, with_v, tol, max_sweeps, u, s, vh,
-             X, Vt, Ut, nrm, sv, perm, sgn, filled, nthreads):
-    """SVD of one matrix A (= src, or src.T when trans, so that A is m x n with m >= n)
-    written into u, s, vh in the orientation of src. Returns a status code.
-
-    With compute_uv and not with_v, V is not accumulated and only s and Ut (the left
-    singular vectors of A as rows, unsigned) are produced; u and vh are left alone."""
-    n, m = X.shape
-    scale = _load(src, trans, X)
-    if scale < 0.0:
-        return NOT_FINITE
-    with_v = compute_uv and with_v
-    if with_v:
-        Vt[:, :] = 0.0
-        for j in range(n):
-            Vt[j, j] = 1.0
-    if nthreads > 1:
-        sweeps = jacobi_sweeps_parallel(X, Vt, nrm, tol, max_sweeps, with_v, nthreads)
-    else:
-        sweeps = jacobi_sweeps(X, Vt, nrm, tol, max_sweeps, with_v)
-    if sweeps < 0:
-        return NOT_CONVERGED
-    return _finish(X, Vt, scale, trans, compute_uv, with_v, u, s, vh, Ut, sv, perm, sgn,
-                   filled)
-
-
-@njit(cache=True)
+@njit(cache=_CACHE, nogil=True)
 def _sort_descending(sv, perm):
     """Order perm so that sv[perm] is descending; a stable insertion sort, since de Rijk
     pivoting (and tiny n) leave it nearly sorted already."""
@@ -336,44 +373,51 @@ def _sort_descending(sv, perm):
         perm[i + 1] = pj
 
 
-@njit(cache=True)
-def _finish(X, Vt, scale, trans, compute_uv, with_v, u, s, vh, Ut, sv, perm, sgn, filled):
-    """The converged X (and Vt when with_v) to sorted s, completed Ut, signed u and vh."""
-    n, m = X.shape
+@njit(cache=_CACHE, nogil=True)
+def left_vectors(X, Ut, s, sv, perm, filled):
+    """s = the row norms of the converged X, descending, and Ut's first n rows the rows
+    of X normalised in that order (zero rows, and any rows past n, completed to an
+    orthonormal basis); Ut may have 0 rows when only s is wanted."""
+    n = X.shape[0]
     for j in range(n):
-        sv[j] = math.sqrt(_dot(X[j], X[j]))
+        sv[j] = _norm(X, j)
         perm[j] = j
     _sort_descending(sv, perm)
     for j in range(n):
-        s[j] = sv[perm[j]] / scale
-    if not compute_uv:
-        return OK
-
+        s[j] = sv[perm[j]]
     ucols = Ut.shape[0]
-    for j in range(ucols):
-        filled[j] = False
+    if ucols == 0:
+        return
+    filled[:] = False
     for j in range(n):
         sj = sv[perm[j]]
         if sj > 0.0:
-            inv = 1.0 / sj
-            for i in range(m):
-                Ut[j, i] = X[perm[j], i] * inv
+            for i in range(X.shape[1]):
+                Ut[j, i] = X[perm[j], i] / sj
             filled[j] = True
     if ucols > n or not filled[:n].all():  # complete_rows allocates: skip it if it has no work
         complete_rows(Ut, filled)
-    if not with_v:
-        return OK
 
+
+@njit(cache=_CACHE, nogil=True)
+def _finish(ws, e, trans, compute_uv, u, s, vh):
+    """The converged workspace (X, and Vt) to s (times 2^e), and signed u and vh written
+    in the orientation of the source (A transposed when trans)."""
+    n, m = ws.X.shape
+    ut = ws.Ut if compute_uv else ws.Ut[:0]
+    left_vectors(ws.X, ut, s, ws.sv, ws.perm, ws.filled)
+    for j in range(n):
+        s[j] = math.ldexp(s[j], e)
+    if not compute_uv:
+        return
+    Ut, Vt, perm, sgn = ws.Ut, ws.Vt, ws.perm, ws.sgn
+    ucols = Ut.shape[0]
     # Sign convention: the largest-|.| entry of each column of U (in src's orientation)
     # is positive; v_j flips with u_j, complement vectors are normalised on their own.
     for j in range(n):
-        if trans:
-            sgn[j] = _sign_of_largest(Vt[perm[j]])
-        else:
-            sgn[j] = _sign_of_largest(Ut[j])
+        sgn[j] = _sign_of_largest(Vt[perm[j]] if trans else Ut[j])
     for j in range(n, ucols):
         sgn[j] = _sign_of_largest(Ut[j])
-
     if trans:
         for j in range(n):
             for i in range(n):
@@ -388,8 +432,57 @@ def _finish(X, Vt, scale, trans, compute_uv, with_v, u, s, vh, Ut, sv, perm, sgn
         for j in range(n):
             for i in range(n):
                 vh[j, i] = Vt[perm[j], i] * sgn[j]
+
+
+# ---- one matrix of a batch ----------------------------------------------------------------
+
+@njit(cache=_CACHE, nogil=True, inline="always")
+def _scale_exponent(amax):
+    """e with amax * 2^-e in [0.5, 1) (0 for amax = 0)."""
+    return math.frexp(amax)[1] if amax > 0.0 else 0
+
+
+@njit(cache=_CACHE, nogil=True)
+def _load(src, trans, X):
+    """X = (src, or src.T if trans) transposed and scaled by 2^-e so that the largest entry
+    lies in [0.5, 1): squares can then neither overflow nor (mostly) underflow. The scale
+    is applied in two exact halves: 2^-e alone over- or underflows for e beyond +-1022.
+    Returns e, or None if src holds a NaN or Inf."""
+    n, m = X.shape
+    amax = 0.0
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            v = np.float64(src[i, j])
+            if not math.isfinite(v):
+                return None
+            amax = max(amax, abs(v))
+    e = _scale_exponent(amax)
+    h1 = math.ldexp(1.0, -(e // 2))
+    h2 = math.ldexp(1.0, -(e - e // 2))
+    for j in range(n):
+        for i in range(m):
+            X[j, i] = (np.float64(src[j, i] if trans else src[i, j]) * h1) * h2
+    return e
+
+
+@njit(cache=_CACHE, nogil=True)
+def _svd_one(src, trans, compute_uv, tol, u, s, vh, ws):
+    """SVD of one matrix A (= src, or src.T when trans, so that A is m x n with m >= n)
+    into u, s, vh (in the orientation of src), V accumulated. Returns a status code."""
+    e = _load(src, trans, ws.X)
+    if e is None:
+        return NOT_FINITE
+    Vt = ws.Vt if compute_uv else ws.Vt[:0, :0]
+    Vt[:, :] = 0.0
+    for j in range(Vt.shape[0]):
+        Vt[j, j] = 1.0
+    if sweeps(ws.X, Vt, ws.nrm, ws.ref, tol) < 0:
+        return NOT_CONVERGED
+    _finish(ws, e, trans, compute_uv, u, s, vh)
     return OK
 
+
+# ---- many tiny matrices at once: lanes ----------------------------------------------------
 
 # Matrices with at most _LANES_MAX_N columns (after the transpose) and _LANES_MAX_M rows go
 # through the batch in blocks of _LANES: one Jacobi step is then the same few flops on
@@ -400,20 +493,81 @@ _LANES_MAX_N = 4
 _LANES_MAX_M = 8
 
 
-@njit(cache=True, fastmath=_FAST, error_model="numpy")
-def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
+class Lanes(NamedTuple):
+    """Scratch for _LANES matrices of n columns and m rows, lane l in the last axis."""
+
+    X: np.ndarray  # (n, m, _LANES)
+    Vt: np.ndarray  # (n, n, _LANES)
+    ref: np.ndarray  # (n, _LANES) the largest squared norm of each column so far
+    tmp: np.ndarray  # (7, _LANES) per-pair lane scalars
+    rot: np.ndarray  # (_LANES,) int64: rotations in the last sweep
+    expo: np.ndarray  # (_LANES,) int64: each lane's scale exponent
+    state: np.ndarray  # (_LANES,) int64: a status code, or -1 to go through _svd_one
+
+
+@njit(cache=_CACHE, nogil=True)
+def _lanes(like, n, m):
+    return Lanes(np.empty((n, m, _LANES), like.dtype), np.empty((n, n, _LANES), like.dtype),
+                 np.empty((n, _LANES)), np.empty((7, _LANES)), np.empty(_LANES, np.int64),
+                 np.empty(_LANES, np.int64), np.empty(_LANES, np.int64))
+
+
+@njit(cache=_CACHE, nogil=True)
+def _load_lanes(a, lo, hi, trans, L, tol):
+    """_load for a[lo:hi] into the lanes. Lanes left idle, non-finite or with a column so
+    small that its square loses digits (then _svd_one does it) hold zeros, which converge
+    at once. Indexes a[b] in place: views of a cost refcount traffic at this size."""
+    n, m = L.X.shape[0], L.X.shape[1]
+    L.X[:, :, :] = 0.0
+    L.Vt[:, :, :] = 0.0
+    L.ref[:, :] = 0.0
+    for j in range(n):
+        L.Vt[j, j, :] = 1.0
+    L.state[:] = OK
+    for l in range(hi - lo):
+        b = lo + l
+        amax = 0.0
+        nan = 0.0  # stays 0.0 unless an entry is NaN or Inf
+        for i in range(a.shape[1]):
+            for j in range(a.shape[2]):
+                v = abs(np.float64(a[b, i, j]))
+                amax = max(amax, v)
+                nan += v * 0.0
+        if nan != 0.0:
+            L.state[l] = NOT_FINITE
+            continue
+        e = _scale_exponent(amax)
+        h1 = math.ldexp(1.0, -(e // 2))
+        h2 = math.ldexp(1.0, -(e - e // 2))
+        L.expo[l] = e
+        for j in range(n):
+            acc = 0.0
+            for i in range(m):
+                x = (np.float64(a[b, j, i] if trans else a[b, i, j]) * h1) * h2
+                L.X[j, i, l] = x
+                acc += x * x
+            if 0.0 < acc < tol.small:
+                L.state[l] = -1
+        if L.state[l] < 0:
+            L.X[:, :, l] = 0.0
+
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+def _sweeps_lanes(L, tol, with_v):
     """Cyclic one-sided Jacobi on the rows of X[:, :, l] for every lane l at once (rotations
     mirrored on Vt[:, :, l] when with_v); rot[l] ends as the rotations of lane l's last
     sweep, so rot[l] > 0 means lane l did not converge in max_sweeps.
 
     The same tests as _pairs, made branch-free so that the lane loops vectorise: a lane
     whose pair is already orthogonal gets the exact identity (c = 1, s = 0). No de Rijk
-    pivoting (a data-dependent swap per lane); _finish sorts.
+    pivoting (a data-dependent swap per lane); the finish sorts.
     """
+    X, Vt, ref, rot = L.X, L.Vt, L.ref, L.rot
     n, m = X.shape[0], X.shape[1]  # the lane count is the constant _LANES: fixed-trip loops
-    al, be, ga, cs, sn = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
-    nap, nbq = tmp[5], tmp[6]
-    for _sweep in range(max_sweeps):
+    al, be, ga, cs, sn, nap, nbq = L.tmp[0], L.tmp[1], L.tmp[2], L.tmp[3], L.tmp[4], \
+        L.tmp[5], L.tmp[6]
+    noise2 = tol.noise * tol.noise
+    for _sweep in range(tol.max_sweeps):
         rot[:] = 0
         for p in range(n - 1):
             for q in range(p + 1, n):
@@ -431,7 +585,7 @@ def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
                     alpha = al[l]
                     beta = be[l]
                     gamma = ga[l]
-                    go = abs(gamma) > tol * math.sqrt(alpha) * math.sqrt(beta)
+                    go = abs(gamma) > tol.rotate * math.sqrt(alpha) * math.sqrt(beta)
                     zeta = (beta - alpha) / (2.0 * (gamma if go else 1.0))
                     t = 1.0 / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
                     t = -t if zeta < 0.0 else t
@@ -441,6 +595,8 @@ def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
                     cs[l] = c
                     sn[l] = c * t
                     rot[l] += 1 if go else 0
+                    ref[p, l] = max(ref[p, l], alpha)
+                    ref[q, l] = max(ref[q, l], beta)
                 for i in range(m):
                     for l in range(_LANES):
                         x = X[p, i, l]
@@ -454,8 +610,8 @@ def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
                             y = Vt[q, i, l]
                             Vt[p, i, l] = cs[l] * x - sn[l] * y
                             Vt[q, i, l] = sn[l] * x + cs[l] * y
-                # _recompute's rule: a row that a rotation cut below a tol fraction of its
-                # norm is rounding noise from a rank deficiency; zero it, or it never settles.
+                # _settle's rule: a column cut below a noise fraction of its largest norm
+                # is rounding noise from a rank deficiency; zero it, or it never settles.
                 nap[:] = 0.0
                 nbq[:] = 0.0
                 for i in range(m):
@@ -463,8 +619,8 @@ def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
                         nap[l] += X[p, i, l] * X[p, i, l]
                         nbq[l] += X[q, i, l] * X[q, i, l]
                 for l in range(_LANES):
-                    nap[l] = 0.0 if nap[l] <= tol * tol * al[l] else 1.0
-                    nbq[l] = 0.0 if nbq[l] <= tol * tol * be[l] else 1.0
+                    nap[l] = 0.0 if nap[l] <= noise2 * ref[p, l] else 1.0
+                    nbq[l] = 0.0 if nbq[l] <= noise2 * ref[q, l] else 1.0
                 if nap.min() == 0.0 or nbq.min() == 0.0:
                     for i in range(m):
                         for l in range(_LANES):
@@ -474,157 +630,94 @@ def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
             return
 
 
-@njit(cache=True)
-def _svd_lanes(a, lo, hi, trans, compute_uv, tol, max_sweeps, u, s, vh, status,
-               XL, VL, tmp, rot, scale, X, Vt, Ut, sv, perm, sgn, filled):
-    """_svd_one for the matrices a[lo:hi] (hi - lo <= _LANES), swept together in lanes."""
-    n, m = XL.shape[0], XL.shape[1]
-    # _load, lane by lane; indexing a[b] in place, as views of a cost refcount traffic.
-    XL[:, :, :] = 0.0  # idle and non-finite lanes converge at once
-    VL[:, :, :] = 0.0
+@njit(cache=_CACHE, nogil=True)
+def _finish_lane(L, l, b, trans, compute_uv, u, s, vh, ws):
+    """_finish for lane l into u[b], s[b], vh[b], written out by hand for the common case
+    (no views or calls: at this size their refcounting costs more than the sweeps).
+    Returns False, writing nothing, when U needs completing (a zero singular value or a
+    full U): then the lane goes through _finish."""
+    n, m = L.X.shape[0], L.X.shape[1]
+    X, Vt, sv, perm, Ut = L.X, L.Vt, ws.sv, ws.perm, ws.Ut
     for j in range(n):
-        VL[j, j, :] = 1.0
-    for l in range(hi - lo):
-        b = lo + l
-        amax = 0.0
-        nan = 0.0  # stays 0.0 unless an entry is NaN or Inf
-        for i in range(a.shape[1]):
-            for j in range(a.shape[2]):
-                v = abs(np.float64(a[b, i, j]))
-                amax = max(amax, v)
-                nan += v * 0.0
-        scale[l] = -1.0
-        if nan != 0.0:
-            status[b] = NOT_FINITE
-            continue
-        sc = 1.0
-        if amax > 0.0:
-            sc = math.ldexp(1.0, -math.frexp(amax)[1])
-        scale[l] = sc
+        acc = 0.0
         for i in range(m):
-            for j in range(n):
-                XL[j, i, l] = (a[b, j, i] if trans else a[b, i, j]) * sc
-    _sweeps_lanes(XL, VL, tol, max_sweeps, compute_uv, tmp, rot)
-    ucols = Ut.shape[0]
+            acc += np.float64(X[j, i, l]) ** 2
+        sv[j] = math.sqrt(acc)
+        perm[j] = j
+    _sort_descending(sv, perm)
+    if compute_uv and (Ut.shape[0] > n or sv[perm[n - 1]] == 0.0):
+        return False
+    for j in range(n):
+        s[b, j] = math.ldexp(sv[perm[j]], int(L.expo[l]))
+    if not compute_uv:
+        return True
+    for j in range(n):
+        pj = perm[j]
+        inv = 1.0 / sv[pj]
+        for i in range(m):
+            Ut[j, i] = X[pj, i, l] * inv
+        best = 0  # _sign_of_largest of u's column j
+        if trans:
+            for i in range(1, n):
+                if abs(Vt[pj, i, l]) > abs(Vt[pj, best, l]):
+                    best = i
+            sg = -1.0 if Vt[pj, best, l] < 0 else 1.0
+            for i in range(n):
+                u[b, i, j] = Vt[pj, i, l] * sg
+            for i in range(m):
+                vh[b, j, i] = Ut[j, i] * sg
+        else:
+            for i in range(1, m):
+                if abs(Ut[j, i]) > abs(Ut[j, best]):
+                    best = i
+            sg = -1.0 if Ut[j, best] < 0 else 1.0
+            for i in range(m):
+                u[b, i, j] = Ut[j, i] * sg
+            for i in range(n):
+                vh[b, j, i] = Vt[pj, i, l] * sg
+    return True
+
+
+@njit(cache=_CACHE, nogil=True)
+def _svd_lanes(a, lo, hi, trans, compute_uv, tol, u, s, vh, status, L, ws):
+    """_svd_one for the matrices a[lo:hi] (hi - lo <= _LANES), swept together in lanes;
+    the few that lanes cannot finish (tiny columns, no convergence) go through _svd_one."""
+    _load_lanes(a, lo, hi, trans, L, tol)
+    _sweeps_lanes(L, tol, compute_uv)
     for l in range(hi - lo):
         b = lo + l
-        if scale[l] < 0.0:
+        status[b] = L.state[l]
+        if status[b] == NOT_FINITE:
             continue
-        if rot[l] > 0:
-            status[b] = NOT_CONVERGED
-            continue
-        # _finish, inlined by hand for the common case (no views or calls: at this size
-        # their refcounting cost more than the sweeps); completion cases go to _finish.
-        for j in range(n):
-            acc = 0.0
-            for i in range(m):
-                acc += np.float64(XL[j, i, l]) ** 2
-            sv[j] = math.sqrt(acc)
-            perm[j] = j
-        _sort_descending(sv, perm)
-        status[b] = OK
-        if not compute_uv or (ucols == n and sv[perm[n - 1]] > 0.0):
-            for j in range(n):
-                s[b, j] = sv[perm[j]] / scale[l]
-            if not compute_uv:
+        if status[b] == OK and L.rot[l] == 0:
+            if _finish_lane(L, l, b, trans, compute_uv, u, s, vh, ws):
                 continue
-            for j in range(n):
-                inv = 1.0 / sv[perm[j]]
-                for i in range(m):
-                    Ut[j, i] = XL[perm[j], i, l] * inv
-                best = 0  # _sign_of_largest of u's column j
-                if trans:
-                    for i in range(1, n):
-                        if abs(VL[perm[j], i, l]) > abs(VL[perm[j], best, l]):
-                            best = i
-                    sg = -1.0 if VL[perm[j], best, l] < 0 else 1.0
-                    for i in range(n):
-                        u[b, i, j] = VL[perm[j], i, l] * sg
-                    for i in range(m):
-                        vh[b, j, i] = Ut[j, i] * sg
-                else:
-                    for i in range(1, m):
-                        if abs(Ut[j, i]) > abs(Ut[j, best]):
-                            best = i
-                    sg = -1.0 if Ut[j, best] < 0 else 1.0
-                    for i in range(m):
-                        u[b, i, j] = Ut[j, i] * sg
-                    for i in range(n):
-                        vh[b, j, i] = VL[perm[j], i, l] * sg
+            ws.X[:, :] = L.X[:, :, l]
+            ws.Vt[:, :] = L.Vt[:, :, l]
+            _finish(ws, int(L.expo[l]), trans, compute_uv, u[b], s[b], vh[b])
             continue
-        for j in range(n):
-            for i in range(m):
-                X[j, i] = XL[j, i, l]
-            for i in range(n):
-                Vt[j, i] = VL[j, i, l]
-        status[b] = _finish(X, Vt, scale[l], trans, compute_uv, compute_uv, u[b], s[b], vh[b],
-                            Ut, sv, perm, sgn, filled)
+        status[b] = _svd_one(a[b], trans, compute_uv, tol, u[b], s[b], vh[b], ws)
 
 
-@njit(cache=True, parallel=True)
-def svd_batched(a, trans, full, compute_uv, tol, max_sweeps, u, s, vh, status, nchunks):
+# ---- entry points -------------------------------------------------------------------------
+
+@njit(cache=_CACHE, nogil=True)
+def svd_batched(a, trans, full, compute_uv, tol, u, s, vh, status):
     """Batched SVD of a[b] (or a[b].T when trans, whichever has rows >= columns).
 
     Outputs are written in a's orientation: u (B, M, M|k), s (B, k), vh (B, k|N, N),
-    status (B,). The batch is split into nchunks parallel chunks (a few per thread, for
-    balance); scratch is allocated once per chunk, never inside the per-matrix loop.
+    status (B,). Serial: the driver hands slices of the batch to its threads. Scratch is
+    allocated once per call, never inside the per-matrix loop.
     """
     nbatch = a.shape[0]
     m = a.shape[2] if trans else a.shape[1]
     n = a.shape[1] if trans else a.shape[2]
-    ucols = m if full else n
-    nchunks = max(1, min(nbatch, nchunks))
-    for c in prange(nchunks):
-        lo = c * nbatch // nchunks
-        hi = (c + 1) * nbatch // nchunks
-        X = np.empty((n, m), dtype=a.dtype)
-        Vt = np.empty((n, n), dtype=a.dtype)
-        Ut = np.empty((ucols, m), dtype=a.dtype)
-        nrm = np.empty(n)
-        sv = np.empty(n)
-        perm = np.empty(n, dtype=np.int64)
-        sgn = np.empty(ucols)
-        filled = np.empty(ucols, dtype=np.bool_)
-        if n <= _LANES_MAX_N and m <= _LANES_MAX_M:
-            XL = np.empty((n, m, _LANES), dtype=a.dtype)
-            VL = np.empty((n, n, _LANES), dtype=a.dtype)
-            tmp = np.empty((7, _LANES))
-            rot = np.empty(_LANES, dtype=np.int64)
-            scale = np.empty(_LANES)
-            for b0 in range(lo, hi, _LANES):
-                _svd_lanes(a, b0, min(hi, b0 + _LANES), trans, compute_uv, tol, max_sweeps,
-                           u, s, vh, status, XL, VL, tmp, rot, scale, X, Vt, Ut, sv, perm,
-                           sgn, filled)
-            continue
-        for b in range(lo, hi):
-            status[b] = _svd_one(a[b], trans, full, compute_uv, True, tol, max_sweeps,
-                                 u[b], s[b], vh[b], X, Vt, Ut, nrm, sv, perm, sgn, filled, 1)
-
-
-@njit(cache=True)
-def svd_single(a, trans, full, compute_uv, tol, max_sweeps, u, s, vh, nthreads):
-    """svd_batched for one large matrix (a, u, s, vh without the batch axis): the
-    parallelism goes inside the Jacobi sweep instead of across the batch. Returns status."""
-    m = a.shape[1] if trans else a.shape[0]
-    n = a.shape[0] if trans else a.shape[1]
-    ucols = m if full else n
-    X = np.empty((n, m), dtype=a.dtype)
-    Vt = np.empty((n, n), dtype=a.dtype)
-    Ut = np.empty((ucols, m), dtype=a.dtype)
-    return _svd_one(a, trans, full, compute_uv, True, tol, max_sweeps, u, s, vh, X, Vt, Ut,
-                    np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(ucols),
-                    np.empty(ucols, dtype=np.bool_), nthreads)
-
-
-@njit(cache=True)
-def svd_left(a, trans, tol, max_sweeps, ut, s, nthreads):
-    """s and the left singular vectors of A = a (or a.T when trans; m >= n) as the rows of
-    ut (n or m rows: the extra ones complete an orthonormal basis), unsigned, without
-    accumulating V: the caller recovers V with BLAS. Returns status."""
-    m = ut.shape[1]
-    n = a.shape[0] if trans else a.shape[1]
-    X = np.empty((n, m), dtype=a.dtype)
-    dummy = np.empty((0, 0), dtype=a.dtype)
-    return _svd_one(a, trans, False, True, False, tol, max_sweeps, dummy, s, dummy, X, dummy,
-                    ut, np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(0),
-                    np.empty(ut.shape[0], dtype=np.bool_), nthreads)
+    ws = workspace(a, n, m, m if full else n, True)
+    if n <= _LANES_MAX_N and m <= _LANES_MAX_M:
+        L = _lanes(a, n, m)
+        for b0 in range(0, nbatch, _LANES):
+            _svd_lanes(a, b0, min(nbatch, b0 + _LANES), trans, compute_uv, tol, u, s, vh,
+                       status, L, ws)
+        return
+    for b in range(nbatch):
+        status[b] = _svd_one(a[b], trans, compute_uv, tol, u[b], s[b], vh[b], ws)

@@ -1,29 +1,59 @@
 """The ndarray-level SVD forward: validation, dtype policy, shapes, and dispatch to the
 numba Jacobi kernels. The Tensor layer (minigrad/linalg/svd.py) calls svd_forward."""
 
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+from enum import Enum
+from typing import NamedTuple
+
 import numpy as np
 
+from minigrad.linalg import _threads
 from minigrad.linalg.errors import LinAlgError
 
 DEFAULT_MAX_SWEEPS = 60  # one-sided Jacobi typically needs 5-12; dgesvj caps at 30
+_SWEEPS_CAP = 2**31 - 1  # more is "no cap" in practice, and must fit the kernel's int
 
-# A lone matrix with k >= _BIG goes to the lone-matrix kernel (threads inside its Jacobi
-# sweeps, as there is no batch to spread over), and its second factor is recovered with BLAS instead
-# of being accumulated rotation by rotation; if it is also tall (rows >= _QR_RATIO * k),
-# LAPACK's QR first shrinks it to the k x k triangle. Batches go to the batch-parallel kernel.
+# A lone matrix with k >= _BIG goes to the lone-matrix path (threads inside its Jacobi
+# sweeps, as there is no batch to spread over), and its second factor is recovered with BLAS
+# instead of being accumulated rotation by rotation; if it is also tall (rows >= _QR_RATIO *
+# k), LAPACK's QR first shrinks it to the k x k triangle. Batches go to the batch kernel.
 _BIG = 48
 _QR_RATIO = 1.5
 # Threads inside the sweeps only from this k on: each sweep has 2 * threads barriers, and
 # on a shared machine a descheduled thread stalls every one of them (measured on 2 busy
 # cores: 256x256 took 4x longer with 2 threads than with 1; 512x512 still gained).
 _THREADS_MIN = 400
+# A batch is split over threads only when it has this much work (batch * m * n * k): below
+# it, waking a thread costs more than it saves.
+_THREADS_WORK = 1 << 14
 
 _WORK_DTYPE = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float32,
                np.dtype(np.float64): np.float64}
 
 
-def _threads(k: int) -> int:
-    return _kernels().get_num_threads() if k >= _THREADS_MIN else 1
+class Path(Enum):
+    BATCHED = "batched"  # the batch kernel (lanes of 32 for k <= 4), V accumulated
+    LONE = "lone"  # one matrix: Jacobi on it, V recovered with BLAS
+    QR = "qr"  # one tall matrix: LAPACK QR, then Jacobi on R
+
+
+class Plan(NamedTuple):
+    path: Path
+    threads: int
+
+
+def plan(nbatch: int, m: int, n: int) -> Plan:
+    """Which kernel runs for nbatch matrices of m x n, and on how many threads."""
+    k = min(m, n)
+    if nbatch > 1 or k < _BIG:
+        work = nbatch * m * n * k
+        return Plan(Path.BATCHED, _threads.num_threads() if work >= _THREADS_WORK else 1)
+    threads = _threads.num_threads() if k >= _THREADS_MIN else 1
+    return Plan(Path.QR if max(m, n) >= _QR_RATIO * k else Path.LONE, threads)
 
 
 def _kernels():
@@ -34,27 +64,77 @@ def _kernels():
     return _jacobi
 
 
-def _validate(a: np.ndarray) -> None:
+def default_tol(rows: int, work) -> float:
+    """The relative orthogonality threshold: sqrt(rows) * eps, as dgesvj."""
+    return float(np.sqrt(rows) * np.finfo(work).eps)
+
+
+def _tolerances(tol, max_sweeps, rows: int, work):
+    """The kernels' Tol from the user's tol and max_sweeps, both validated."""
+    if max_sweeps is True or max_sweeps is False:
+        raise TypeError(f"svd: max_sweeps must be an integer, got {max_sweeps!r}")
+    try:
+        sweeps = operator.index(max_sweeps)
+    except TypeError:
+        raise TypeError(f"svd: max_sweeps must be an integer, got "
+                        f"{type(max_sweeps).__name__}") from None
+    if sweeps < 1:
+        raise ValueError(f"svd: max_sweeps must be at least 1, got {sweeps}")
+    default = default_tol(rows, work)
+    if tol is None:
+        tol = default
+    elif isinstance(tol, bool) or not isinstance(tol, numbers.Real):
+        raise TypeError(f"svd: tol must be a real number, got {type(tol).__name__}")
+    elif not 0.0 < float(tol) < 1.0:  # also refuses NaN
+        raise ValueError(f"svd: tol is the relative orthogonality threshold |cos| of two "
+                         f"columns and must lie in (0, 1), got {tol!r}; the default is "
+                         f"sqrt(rows) * eps = {default:.3g}")
+    finfo = np.finfo(work)
+    # Rows reduced to noise are dropped at the dtype's rounding level, whatever tol is: a
+    # loose tol must not zero real columns.
+    return _kernels().Tol(float(tol), min(float(tol), default),
+                          float(finfo.tiny / finfo.eps), min(sweeps, _SWEEPS_CAP))
+
+
+def _as_input(a) -> np.ndarray:
+    a = np.asarray(a)
     if a.ndim < 2:
         raise ValueError(
             f"svd expects an array of shape (*, m, n) with at least 2 dimensions, "
             f"got shape {a.shape}")
+    if a.dtype.kind == "f" and not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype not in _WORK_DTYPE:
         raise TypeError(
             f"svd needs a real floating-point array (float16, float32 or float64), got "
             f"{a.dtype}; convert it first, e.g. a.astype(np.float64)")
+    return a
 
 
-def _not_finite(index: tuple) -> LinAlgError:
-    where = f" at batch index {index}" if index else ""
-    return LinAlgError(f"svd: the input is not finite (contains NaN or Inf){where}")
+def _raise_for(status: int, index: tuple, max_sweeps: int) -> None:
+    """The LinAlgError for a kernel status code (batch index () for a lone matrix)."""
+    jac = _kernels()
+    if status == jac.NOT_FINITE:
+        where = f" at batch index {index}" if index else ""
+        raise LinAlgError(f"svd: the input is not finite (contains NaN or Inf){where}")
+    if status == jac.NOT_CONVERGED:
+        where = f" for batch index {index}" if index else ""
+        raise LinAlgError(
+            f"svd: Jacobi did not converge in {max_sweeps} sweeps{where}; "
+            f"raise max_sweeps or loosen tol")
 
 
-def _not_converged(index: tuple, max_sweeps: int) -> LinAlgError:
-    where = f" for batch index {index}" if index else ""
-    return LinAlgError(
-        f"svd: Jacobi did not converge in {max_sweeps} sweeps{where}; "
-        f"raise max_sweeps or loosen tol")
+def check_fits(s: np.ndarray, dtype) -> None:
+    """Raise if a singular value (computed in a wider dtype) is out of dtype's range, as
+    torch refuses an overflowing cast, instead of returning inf beside finite values."""
+    big = np.finfo(dtype).max
+    if s.size and not (np.abs(s) <= big).all():
+        value = float(np.max(s))
+        shown = f"{value:.6g}" if math.isfinite(value) else f"above {np.finfo(s.dtype).max:.6g}"
+        raise LinAlgError(
+            f"svd: a singular value ({shown}) cannot be represented in {np.dtype(dtype)} "
+            f"without overflow (largest {big:.6g}); compute in a wider dtype, e.g. "
+            f"A.double(), or scale A down")
 
 
 def _empty(batch: tuple, m: int, n: int, full: bool, compute_uv: bool, dtype):
@@ -94,7 +174,8 @@ def _other_side(x: np.ndarray, u: np.ndarray, s: np.ndarray) -> np.ndarray:
     along the columns with larger s_i, which a QR taken in descending order projects out;
     the rest moves x - U S V^T by only O(eps s_1). S itself, with its relative accuracy,
     comes from the sweeps alone. Columns with s_j <= eps s_1 are noise: they are zeroed
-    and the QR completes them to an orthonormal basis.
+    and the QR completes them to an orthonormal basis. x must be scaled so that 1 / s_j
+    cannot overflow (the driver scales A by a power of two first).
 
     Usually W = x^T U diag(1/s) is orthonormal up to a small F = W^T W - I (~eps s_1/s_k);
     then the QR is done to first order, for a quarter of its cost: W^T W = R^T R gives
@@ -121,9 +202,68 @@ def _other_side(x: np.ndarray, u: np.ndarray, s: np.ndarray) -> np.ndarray:
     return q
 
 
-def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol: float, max_sweeps: int):
-    """SVD of one tall matrix a (m >= n) via A P = Q R (columns sorted by norm, a cheap
-    stand-in for QR column pivoting), then Jacobi on the rows of R (as dgejsv, which
+def _sweeps_threaded(X: np.ndarray, nrm: np.ndarray, ref: np.ndarray, tol, threads: int) -> int:
+    """jac.sweeps (without V) for one large matrix on `threads` threads.
+
+    The rows are cut into 2 * threads blocks; a round-robin tournament over the blocks
+    pairs them disjointly, so each round is `threads` independent block pairs (every row
+    pair of the two blocks, plus the pairs inside each block in the first round). A sweep
+    is 2 * threads - 1 rounds, few enough that the hand-over cost is negligible.
+    """
+    jac = _kernels()
+    n = X.shape[0]
+    nb = 2 * threads
+    bnd = [i * n // nb for i in range(nb + 1)]
+    ref[:] = 0.0
+    for sweep in range(tol.max_sweeps):
+        # de Rijk's pivoting, once per sweep: rows sorted by norm, descending.
+        jac.renorm_sorted(X, nrm, ref, tol)
+        rotated = 0
+        for rnd in range(nb - 1):
+            # Circle method: block nb - 1 stays put, the others rotate one place per round.
+            pairs = [(nb - 1, rnd)] + [((rnd + i) % (nb - 1), (rnd - i) % (nb - 1))
+                                       for i in range(1, threads)]
+            tasks = [(X, nrm, ref, tol, bnd[i], bnd[i + 1], bnd[j], bnd[j + 1], rnd == 0)
+                     for i, j in pairs]
+            rotated += sum(_threads.run(jac.block_pairs, tasks, threads))
+        if rotated == 0:
+            return sweep + 1
+    return -1
+
+
+def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int):
+    """s and the left singular vectors of ak (m x n, m >= n, scaled) as the rows of ut
+    (nleft = 0, n or m rows: the extra ones complete an orthonormal basis), unsigned,
+    without accumulating V. Returns (status, s, ut)."""
+    jac = _kernels()
+    X = np.array(ak.T, order="C")  # row j = column j of ak; the sweeps work in place
+    n, m = X.shape
+    nrm, ref = np.empty(n), np.empty(n)
+    if threads > 1 and n >= 4 * threads:
+        done = _sweeps_threaded(X, nrm, ref, tol, threads)
+    else:
+        done = jac.sweeps(X, np.empty((0, 0), X.dtype), nrm, ref, tol)
+    s = np.empty(n, X.dtype)
+    ut = np.empty((nleft, m), X.dtype)
+    if done < 0:
+        return jac.NOT_CONVERGED, s, ut
+    jac.left_vectors(X, ut, s, np.empty(n), np.empty(n, np.int64), np.empty(nleft, np.bool_))
+    return jac.OK, s, ut
+
+
+def _svd_lone(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int):
+    """One matrix (scaled, m x n, m >= n) straight to the kernel; the side Jacobi does not
+    produce is recovered with BLAS (_other_side)."""
+    m, n = a.shape
+    status, s, ut = _jacobi_left(a, (m if full else n) if compute_uv else 0, tol, threads)
+    if status != _kernels().OK or not compute_uv:
+        return status, None, s, None
+    return status, ut.T, s, _other_side(a, ut.T, s).T
+
+
+def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int):
+    """SVD of one tall matrix a (scaled, m >= n) via A P = Q R (columns sorted by norm, a
+    cheap stand-in for QR column pivoting), then Jacobi on the rows of R (as dgejsv, which
     converges in fewer sweeps than Jacobi on A); the left vectors of R are recovered
     afterwards (_other_side)."""
     m, n = a.shape
@@ -134,60 +274,63 @@ def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol: float, max_sweeps:
     else:
         r = np.linalg.qr(a[:, perm], mode="r")
     r = np.ascontiguousarray(r[:n])
-    s = np.empty(n, dtype=a.dtype)
-    jac = _kernels()
-    if compute_uv:
-        vrt = np.empty((n, n), dtype=a.dtype)
-        status = jac.svd_left(r, True, tol, max_sweeps, vrt, s, _threads(n))
-    else:
-        dummy = np.empty((0, 0), dtype=a.dtype)
-        status = jac.svd_single(r, True, False, False, tol, max_sweeps, dummy, s, dummy,
-                                _threads(n))
-    if status != jac.OK:
-        raise _not_converged((), max_sweeps)
-    if not compute_uv:
-        return None, s, None
-    # Jacobi ran on the columns of R^T: its left vectors are R's right ones.
-    ur = _other_side(r.T, vrt.T, s)
-    u = q[:, :n] @ ur
+    # Jacobi on the columns of R^T: its left vectors are R's right ones.
+    status, s, vrt = _jacobi_left(r.T, n if compute_uv else 0, tol, threads)
+    if status != _kernels().OK or not compute_uv:
+        return status, None, s, None
+    u = q[:, :n] @ _other_side(r.T, vrt.T, s)
     if mode == "complete":
         u = np.concatenate([u, q[:, n:]], axis=1)
     vh = np.empty_like(vrt)
     vh[:, perm] = vrt
-    return u, s, vh
+    return status, u, s, vh
 
 
-def _svd_single(a: np.ndarray, trans: bool, full: bool, compute_uv: bool, tol: float,
-                max_sweeps: int):
-    """One large matrix straight to the kernel, threads working inside each sweep; the
-    side Jacobi does not produce is recovered with BLAS (_other_side)."""
-    m, n = a.shape
-    k = min(m, n)
-    s = np.empty(k, dtype=a.dtype)
-    jac = _kernels()
+def _svd_one_matrix(a: np.ndarray, full: bool, compute_uv: bool, tol, plan: Plan):
+    """The LONE and QR paths: A scaled by a power of two (exact; so that neither squares
+    nor 1 / s overflow or underflow), the transpose taken so that rows >= columns."""
+    if not np.isfinite(a).all():
+        _raise_for(_kernels().NOT_FINITE, (), tol.max_sweeps)
+    amax = float(np.abs(a).max())
+    e = math.frexp(amax)[1] if amax > 0 else 0
+    trans = a.shape[0] < a.shape[1]
+    ak = np.ldexp(a.T if trans else a, -e)
+    run = _svd_qr if plan.path is Path.QR else _svd_lone
+    status, u, s, vh = run(ak, full, compute_uv, tol, plan.threads)
+    _raise_for(status, (), tol.max_sweeps)
+    s = np.ldexp(s, e)
     if compute_uv:
-        ak = a.T if trans else a  # the matrix Jacobi works on: rows >= columns
-        ut = np.empty((ak.shape[0] if full else k, ak.shape[0]), dtype=a.dtype)
-        status = jac.svd_left(a, trans, tol, max_sweeps, ut, s, _threads(k))
-    else:
-        dummy = np.empty((0, 0), dtype=a.dtype)
-        status = jac.svd_single(a, trans, full, False, tol, max_sweeps, dummy, s, dummy,
-                                _threads(k))
-    if status == jac.NOT_FINITE:
-        raise _not_finite(())
-    if status != jac.OK:
-        raise _not_converged((), max_sweeps)
-    if not compute_uv:
-        return None, s, None
-    v = _other_side(ak, ut.T, s)
-    u, vh = (v, ut) if trans else (ut.T, v.T)
-    u, vh = np.ascontiguousarray(u), np.ascontiguousarray(vh)
-    _fix_signs(u, vh, k)
+        if trans:
+            u, vh = vh.T, u.T
+        u, vh = np.ascontiguousarray(u), np.ascontiguousarray(vh)
+        _fix_signs(u, vh, min(a.shape))
     return u, s, vh
+
+
+def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int):
+    nbatch, m, n = a3.shape
+    k = min(m, n)
+    if compute_uv:
+        u = np.empty((nbatch, m, m if full else k), dtype=a3.dtype)
+        vh = np.empty((nbatch, n if full else k, n), dtype=a3.dtype)
+    else:
+        u = vh = np.empty((nbatch, 0, 0), dtype=a3.dtype)
+    s = np.empty((nbatch, k), dtype=a3.dtype)
+    status = np.empty(nbatch, dtype=np.int8)
+    jac = _kernels()
+    # A few chunks per thread (a descheduled thread then delays only its chunk), each a
+    # whole number of the kernel's lanes.
+    step = max(jac._LANES, -(-nbatch // (4 * threads)) // jac._LANES * jac._LANES)
+    tasks = [(a3[lo:lo + step], m < n, full, compute_uv, tol, u[lo:lo + step],
+              s[lo:lo + step], vh[lo:lo + step], status[lo:lo + step])
+             for lo in range(0, nbatch, step)]
+    _threads.run(jac.svd_batched, tasks, threads)
+    return (u, s, vh), status
 
 
 def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = True, *,
                 tol: float | None = None, max_sweeps: int = DEFAULT_MAX_SWEEPS,
+                _plan: Plan | None = None,
                 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
     """A = U diag(S) Vh by one-sided Jacobi, batched over leading dims (torch.linalg.svd shapes).
 
@@ -196,75 +339,48 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
     float32). Without compute_uv, U and Vh are None. Signs: the first entry of largest
     magnitude in each column of U is positive (v_j flips with u_j; complement columns of a
     full U and rows of a full Vh are normalised the same way on their own).
-    tol is the relative orthogonality threshold |a_p.a_q| <= tol |a_p||a_q| (default
-    sqrt(rows) * eps of the working dtype); max_sweeps caps the Jacobi sweeps.
-    Raises ValueError / TypeError for bad shapes or dtypes, LinAlgError for NaN/Inf input
-    or non-convergence.
+    tol in (0, 1) is the relative orthogonality threshold |a_p.a_q| <= tol |a_p||a_q|
+    (default sqrt(rows) * eps of the working dtype); max_sweeps caps the Jacobi sweeps.
+    _plan overrides the dispatch (tests use it to run every path on small inputs).
+    Raises ValueError / TypeError for bad shapes, dtypes or options, LinAlgError for NaN/Inf
+    input, non-convergence, or a singular value that overflows the dtype.
 
     >>> u, s, vh = svd_forward(np.array([[3.0, 0.0], [0.0, -4.0]]))
     >>> s
     array([4., 3.])
     """
-    a = np.asarray(a)
-    _validate(a)
+    a = _as_input(a)
     out_dtype = a.dtype
     work = _WORK_DTYPE[out_dtype]
     *batch, m, n = a.shape
     batch = tuple(batch)
     k = min(m, n)
+    full = bool(full_matrices)
+    compute_uv = bool(compute_uv)
+    tol = _tolerances(tol, max_sweeps, max(m, n), work)
     if k == 0 or 0 in batch:
-        return _empty(batch, m, n, full_matrices, compute_uv, out_dtype)
-    if max_sweeps < 1:
-        raise ValueError(f"max_sweeps must be at least 1, got {max_sweeps}")
+        return _empty(batch, m, n, full, compute_uv, out_dtype)
 
     a3 = np.ascontiguousarray(a.reshape((-1, m, n)), dtype=work)
-    nbatch = a3.shape[0]
-    trans = m < n
-    rows = max(m, n)
-
-    if nbatch == 1 and k >= _BIG:
-        if rows >= _QR_RATIO * k:
-            if not np.isfinite(a3).all():
-                raise _not_finite(())
-            tol_ = float(np.sqrt(k) * np.finfo(work).eps) if tol is None else float(tol)
-            ak = a3[0].T if trans else a3[0]
-            uk, s, vhk = _svd_qr(ak, full_matrices, compute_uv, tol_, int(max_sweeps))
-            if compute_uv:
-                if trans:
-                    uk, vhk = np.ascontiguousarray(vhk.T), np.ascontiguousarray(uk.T)
-                _fix_signs(uk, vhk, k)
-        else:
-            tol_ = float(np.sqrt(rows) * np.finfo(work).eps) if tol is None else float(tol)
-            uk, s, vhk = _svd_single(a3[0], trans, full_matrices, compute_uv, tol_,
-                                     int(max_sweeps))
-        u = None if uk is None else uk.reshape(batch + uk.shape)
-        vh = None if vhk is None else vhk.reshape(batch + vhk.shape)
-        return _cast(u, out_dtype), _cast(s.reshape(batch + (k,)), out_dtype), _cast(vh, out_dtype)
-
-    tol_ = float(np.sqrt(rows) * np.finfo(work).eps) if tol is None else float(tol)
-    if compute_uv:
-        u = np.empty((nbatch, m, m if full_matrices else k), dtype=work)
-        vh = np.empty((nbatch, n if full_matrices else k, n), dtype=work)
+    how = _plan or plan(a3.shape[0], m, n)
+    if how.path is Path.BATCHED:
+        (u, s, vh), status = _svd_batched(a3, full, compute_uv, tol, how.threads)
+        bad = np.flatnonzero(status)
+        if bad.size:
+            index = tuple(int(i) for i in np.unravel_index(bad[0], batch)) if batch else ()
+            _raise_for(int(status[bad[0]]), index, max_sweeps)
+        if compute_uv:
+            u, vh = u.reshape(batch + u.shape[1:]), vh.reshape(batch + vh.shape[1:])
     else:
-        u = vh = np.empty((nbatch, 0, 0), dtype=work)
-    s = np.empty((nbatch, k), dtype=work)
-    status = np.empty(nbatch, dtype=np.int8)
-    jac = _kernels()
-    jac.svd_batched(a3, trans, bool(full_matrices), bool(compute_uv), tol_,
-                    int(max_sweeps), u, s, vh, status, 8 * jac.get_num_threads())
-    bad = np.flatnonzero(status)
-    if bad.size:
-        index = tuple(int(i) for i in np.unravel_index(bad[0], batch)) if batch else ()
-        if status[bad[0]] == jac.NOT_FINITE:
-            raise _not_finite(index)
-        raise _not_converged(index, max_sweeps)
+        u, s, vh = _svd_one_matrix(a3[0], full, compute_uv, tol, how)
+        if compute_uv:
+            u, vh = u.reshape(batch + u.shape), vh.reshape(batch + vh.shape)
+    check_fits(s, out_dtype)
     s = s.reshape(batch + (k,))
     if not compute_uv:
         return None, _cast(s, out_dtype), None
-    u = u.reshape(batch + u.shape[1:])
-    vh = vh.reshape(batch + vh.shape[1:])
     return _cast(u, out_dtype), _cast(s, out_dtype), _cast(vh, out_dtype)
 
 
-def _cast(x: np.ndarray | None, dtype) -> np.ndarray | None:
-    return x if x is None or x.dtype == dtype else x.astype(dtype)
+def _cast(x: np.ndarray, dtype) -> np.ndarray:
+    return x if x.dtype == dtype else x.astype(dtype)

@@ -12,7 +12,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import ties as _ties
 from ._svd_backward import svd_backward
-from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
+from ._svd_forward import DEFAULT_MAX_SWEEPS, check_fits, svd_forward
 from ._svd_parts import maybe_poles, near_level
 from ._tie_limits import Downstream
 
@@ -42,6 +42,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     policy = _ties.resolve(ties)
     if A.dtype == np.float16:
         U, S, Vh = _SVD.apply(A.float(), bool(full_matrices), tol, max_sweeps, policy)
+        check_fits(S.data, np.float16)
         return SVDResult(U.half(), S.half(), Vh.half())
     return SVDResult(*_SVD.apply(A, bool(full_matrices), tol, max_sweeps, policy))
 
