@@ -19,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from minigrad.linalg._svd_forward import svd_forward  # noqa: E402
+from minigrad.linalg._threads import num_threads  # noqa: E402
 
 try:
     import torch
@@ -108,7 +109,7 @@ def main() -> None:
     import numba
 
     print(f"python {platform.python_version()}, numpy {np.__version__}, numba "
-          f"{numba.__version__} ({numba.get_num_threads()} threads), torch "
+          f"{numba.__version__} ({num_threads()} threads), torch "
           f"{torch.__version__ if torch else 'not installed'}; cpu count {os.cpu_count()}")
     print(blas_note())
     print(f"median of {repeats} interleaved repeats; ratio = time / numpy time\n")

@@ -80,7 +80,7 @@ class Workspace(NamedTuple):
     filled: np.ndarray  # (ucols,) bool
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, inline="always")
 def workspace(like, n, m, ucols, with_v):
     """A Workspace in like's dtype."""
     nv = n if with_v else 0
@@ -243,7 +243,7 @@ def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
     return done
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, inline="always")
 def renorm(X, nrm, ref, tol):
     """Fresh norms at the start of a sweep (the updated ones drift); rows that the last
     sweep reduced to noise are zeroed. ref must hold each row's largest norm so far (or
@@ -254,8 +254,8 @@ def renorm(X, nrm, ref, tol):
         nrm[j] = _settle(X, j, new, ref[j], tol)
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
-def sweeps(X, Vt, nrm, ref, tol):
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
+def _sweeps(X, Vt, nrm, ref, tol):
     """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of X (the columns of A).
 
     Rotations are mirrored on the rows of Vt unless it is empty. Returns the number of
@@ -284,37 +284,9 @@ def sweeps(X, Vt, nrm, ref, tol):
     return -1
 
 
-@njit(cache=_CACHE, nogil=True)
-def renorm_sorted(X, nrm, ref, tol):
-    """renorm, then the rows sorted by norm, largest first: de Rijk's pivoting once per
-    sweep, for the threaded sweep (which cannot pivot pair by pair)."""
-    renorm(X, nrm, ref, tol)
-    order = np.argsort(-nrm)
-    X[:, :] = X[order]
-    nrm[:] = nrm[order]
-    ref[:] = ref[order]
-
-
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
-def block_pairs(X, nrm, ref, tol, p0, p1, q0, q1, inner):
-    """One task of a threaded sweep: every row of X[p0:p1] against every row of X[q0:q1]
-    (two blocks that no other task of the round touches), after the pairs inside each
-    block when inner. Returns the number of rotations."""
-    empty = np.empty((0, 0), X.dtype)
-    done = 0
-    if inner:
-        for p in range(p0, p1):
-            done += _pairs(X, empty, nrm, ref, p, p + 1, p1, tol)
-        for p in range(q0, q1):
-            done += _pairs(X, empty, nrm, ref, p, p + 1, q1, tol)
-    for p in range(p0, p1):
-        done += _pairs(X, empty, nrm, ref, p, q0, q1, tol)
-    return done
-
-
 # ---- finishing: singular values, left vectors, signs --------------------------------------
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, inline="always")
 def complete_rows(Ut, filled):
     """Fill the rows of Ut with filled[i] False so that all rows are orthonormal.
 
@@ -360,7 +332,7 @@ def _sign_of_largest(x):
     return -1.0 if x[best] < 0 else 1.0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, inline="always")
 def _sort_descending(sv, perm):
     """Order perm so that sv[perm] is descending; a stable insertion sort, since de Rijk
     pivoting (and tiny n) leave it nearly sorted already."""
@@ -373,8 +345,8 @@ def _sort_descending(sv, perm):
         perm[i + 1] = pj
 
 
-@njit(cache=_CACHE, nogil=True)
-def left_vectors(X, Ut, s, sv, perm, filled):
+@njit(cache=_CACHE, nogil=True, inline="always")
+def _left_vectors(X, Ut, s, sv, perm, filled):
     """s = the row norms of the converged X, descending, and Ut's first n rows the rows
     of X normalised in that order (zero rows, and any rows past n, completed to an
     orthonormal basis); Ut may have 0 rows when only s is wanted."""
@@ -399,13 +371,13 @@ def left_vectors(X, Ut, s, sv, perm, filled):
         complete_rows(Ut, filled)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, inline="always")
 def _finish(ws, e, trans, compute_uv, u, s, vh):
     """The converged workspace (X, and Vt) to s (times 2^e), and signed u and vh written
     in the orientation of the source (A transposed when trans)."""
     n, m = ws.X.shape
     ut = ws.Ut if compute_uv else ws.Ut[:0]
-    left_vectors(ws.X, ut, s, ws.sv, ws.perm, ws.filled)
+    _left_vectors(ws.X, ut, s, ws.sv, ws.perm, ws.filled)
     for j in range(n):
         s[j] = math.ldexp(s[j], e)
     if not compute_uv:
@@ -438,15 +410,23 @@ def _finish(ws, e, trans, compute_uv, u, s, vh):
 
 @njit(cache=_CACHE, nogil=True, inline="always")
 def _scale_exponent(amax):
-    """e with amax * 2^-e in [0.5, 1) (0 for amax = 0)."""
-    return math.frexp(amax)[1] if amax > 0.0 else 0
+    """(e, 2^-e) with amax * 2^-e in [0.5, 1) (e = 0 for amax = 0); the factor is 0 when
+    2^-e itself is not representable (|e| > 1000: subnormal or huge input)."""
+    e = math.frexp(amax)[1] if amax > 0.0 else 0
+    return e, math.ldexp(1.0, -e) if abs(e) <= 1000 else 0.0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, inline="always")
+def _times_pow2(v, e, sc):
+    """v * 2^-e, exactly: a multiply by sc where 2^-e is representable, else math.ldexp
+    (two factors would do too, until a fastmath caller reassociates their product)."""
+    return v * sc if sc != 0.0 else math.ldexp(v, -e)
+
+
+@njit(cache=_CACHE, nogil=True, inline="always")
 def _load(src, trans, X):
     """X = (src, or src.T if trans) transposed and scaled by 2^-e so that the largest entry
-    lies in [0.5, 1): squares can then neither overflow nor (mostly) underflow. The scale
-    is applied in two exact halves: 2^-e alone over- or underflows for e beyond +-1022.
+    lies in [0.5, 1): squares can then neither overflow nor (mostly) underflow.
     Returns e, or None if src holds a NaN or Inf."""
     n, m = X.shape
     amax = 0.0
@@ -456,16 +436,14 @@ def _load(src, trans, X):
             if not math.isfinite(v):
                 return None
             amax = max(amax, abs(v))
-    e = _scale_exponent(amax)
-    h1 = math.ldexp(1.0, -(e // 2))
-    h2 = math.ldexp(1.0, -(e - e // 2))
+    e, sc = _scale_exponent(amax)
     for j in range(n):
         for i in range(m):
-            X[j, i] = (np.float64(src[j, i] if trans else src[i, j]) * h1) * h2
+            X[j, i] = _times_pow2(np.float64(src[j, i] if trans else src[i, j]), e, sc)
     return e
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, inline="always")
 def _svd_one(src, trans, compute_uv, tol, u, s, vh, ws):
     """SVD of one matrix A (= src, or src.T when trans, so that A is m x n with m >= n)
     into u, s, vh (in the orientation of src), V accumulated. Returns a status code."""
@@ -476,7 +454,7 @@ def _svd_one(src, trans, compute_uv, tol, u, s, vh, ws):
     Vt[:, :] = 0.0
     for j in range(Vt.shape[0]):
         Vt[j, j] = 1.0
-    if sweeps(ws.X, Vt, ws.nrm, ws.ref, tol) < 0:
+    if _sweeps(ws.X, Vt, ws.nrm, ws.ref, tol) < 0:
         return NOT_CONVERGED
     _finish(ws, e, trans, compute_uv, u, s, vh)
     return OK
@@ -502,21 +480,35 @@ class Lanes(NamedTuple):
     tmp: np.ndarray  # (7, _LANES) per-pair lane scalars
     rot: np.ndarray  # (_LANES,) int64: rotations in the last sweep
     expo: np.ndarray  # (_LANES,) int64: each lane's scale exponent
-    state: np.ndarray  # (_LANES,) int64: a status code, or -1 to go through _svd_one
+    state: np.ndarray  # (_LANES,) int64: a status code, or MORE
+    Ut: np.ndarray  # (n, m) one lane's left vectors
+    sv: np.ndarray  # (n,)
+    perm: np.ndarray  # (n,) int64
 
 
-@njit(cache=_CACHE, nogil=True)
+# svd_lanes' status for a matrix that lanes cannot finish (a column whose square loses
+# digits, no convergence, a zero singular value to complete U for): svd_batched does it.
+MORE = -1
+
+# The lane functions are inlined into svd_lanes (same flags): compiled separately, each
+# caller re-optimises its callees' linked code, which multiplied the first-call compile time.
+_LANE = {"cache": _CACHE, "nogil": True, "fastmath": _FAST, "error_model": "numpy",
+         "inline": "always"}
+
+
+@njit(**_LANE)
 def _lanes(like, n, m):
     return Lanes(np.empty((n, m, _LANES), like.dtype), np.empty((n, n, _LANES), like.dtype),
                  np.empty((n, _LANES)), np.empty((7, _LANES)), np.empty(_LANES, np.int64),
-                 np.empty(_LANES, np.int64), np.empty(_LANES, np.int64))
+                 np.empty(_LANES, np.int64), np.empty(_LANES, np.int64),
+                 np.empty((n, m), like.dtype), np.empty(n), np.empty(n, np.int64))
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**_LANE)
 def _load_lanes(a, lo, hi, trans, L, tol):
     """_load for a[lo:hi] into the lanes. Lanes left idle, non-finite or with a column so
-    small that its square loses digits (then _svd_one does it) hold zeros, which converge
-    at once. Indexes a[b] in place: views of a cost refcount traffic at this size."""
+    small that its square loses digits (then svd_batched does it) hold zeros, which
+    converge at once. Indexes a[b] in place: views of a cost refcount traffic here."""
     n, m = L.X.shape[0], L.X.shape[1]
     L.X[:, :, :] = 0.0
     L.Vt[:, :, :] = 0.0
@@ -536,23 +528,21 @@ def _load_lanes(a, lo, hi, trans, L, tol):
         if nan != 0.0:
             L.state[l] = NOT_FINITE
             continue
-        e = _scale_exponent(amax)
-        h1 = math.ldexp(1.0, -(e // 2))
-        h2 = math.ldexp(1.0, -(e - e // 2))
+        e, sc = _scale_exponent(amax)
         L.expo[l] = e
         for j in range(n):
             acc = 0.0
             for i in range(m):
-                x = (np.float64(a[b, j, i] if trans else a[b, i, j]) * h1) * h2
+                x = _times_pow2(np.float64(a[b, j, i] if trans else a[b, i, j]), e, sc)
                 L.X[j, i, l] = x
                 acc += x * x
             if 0.0 < acc < tol.small:
-                L.state[l] = -1
-        if L.state[l] < 0:
+                L.state[l] = MORE
+        if L.state[l] == MORE:
             L.X[:, :, l] = 0.0
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(**_LANE)
 def _sweeps_lanes(L, tol, with_v):
     """Cyclic one-sided Jacobi on the rows of X[:, :, l] for every lane l at once (rotations
     mirrored on Vt[:, :, l] when with_v); rot[l] ends as the rotations of lane l's last
@@ -630,22 +620,27 @@ def _sweeps_lanes(L, tol, with_v):
             return
 
 
-@njit(cache=_CACHE, nogil=True)
-def _finish_lane(L, l, b, trans, compute_uv, u, s, vh, ws):
-    """_finish for lane l into u[b], s[b], vh[b], written out by hand for the common case
-    (no views or calls: at this size their refcounting costs more than the sweeps).
-    Returns False, writing nothing, when U needs completing (a zero singular value or a
-    full U): then the lane goes through _finish."""
+@njit(**_LANE)
+def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
+    """_finish for lane l into u[b], s[b], vh[b], written out by hand (no views or calls:
+    at this size their refcounting costs more than the sweeps). Returns False, writing
+    nothing, when a zero singular value leaves a column of U to complete."""
     n, m = L.X.shape[0], L.X.shape[1]
-    X, Vt, sv, perm, Ut = L.X, L.Vt, ws.sv, ws.perm, ws.Ut
+    X, Vt, sv, perm, Ut = L.X, L.Vt, L.sv, L.perm, L.Ut
     for j in range(n):
         acc = 0.0
         for i in range(m):
             acc += np.float64(X[j, i, l]) ** 2
         sv[j] = math.sqrt(acc)
         perm[j] = j
-    _sort_descending(sv, perm)
-    if compute_uv and (Ut.shape[0] > n or sv[perm[n - 1]] == 0.0):
+    for j in range(1, n):  # _sort_descending
+        pj = perm[j]
+        i = j - 1
+        while i >= 0 and sv[perm[i]] < sv[pj]:
+            perm[i + 1] = perm[i]
+            i -= 1
+        perm[i + 1] = pj
+    if compute_uv and sv[perm[n - 1]] == 0.0:
         return False
     for j in range(n):
         s[b, j] = math.ldexp(sv[perm[j]], int(L.expo[l]))
@@ -678,28 +673,73 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh, ws):
     return True
 
 
-@njit(cache=_CACHE, nogil=True)
-def _svd_lanes(a, lo, hi, trans, compute_uv, tol, u, s, vh, status, L, ws):
-    """_svd_one for the matrices a[lo:hi] (hi - lo <= _LANES), swept together in lanes;
-    the few that lanes cannot finish (tiny columns, no convergence) go through _svd_one."""
-    _load_lanes(a, lo, hi, trans, L, tol)
-    _sweeps_lanes(L, tol, compute_uv)
-    for l in range(hi - lo):
-        b = lo + l
-        status[b] = L.state[l]
-        if status[b] == NOT_FINITE:
-            continue
-        if status[b] == OK and L.rot[l] == 0:
-            if _finish_lane(L, l, b, trans, compute_uv, u, s, vh, ws):
-                continue
-            ws.X[:, :] = L.X[:, :, l]
-            ws.Vt[:, :] = L.Vt[:, :, l]
-            _finish(ws, int(L.expo[l]), trans, compute_uv, u[b], s[b], vh[b])
-            continue
-        status[b] = _svd_one(a[b], trans, compute_uv, tol, u[b], s[b], vh[b], ws)
-
-
 # ---- entry points -------------------------------------------------------------------------
+
+# numba links a separately compiled callee into each caller and optimises it again there,
+# so a deep call tree multiplied the first-call compile time. Functions called from one
+# place are therefore inlined (inline="always"); the small helpers called from several
+# (_norm, _settle, _pairs, ...) stay separate, as inlining would copy them at every call.
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+def sweeps(X, Vt, nrm, ref, tol):
+    """_sweeps, for the driver's lone-matrix path."""
+    return _sweeps(X, Vt, nrm, ref, tol)
+
+
+@njit(cache=_CACHE, nogil=True)
+def left_vectors(X, Ut, s, sv, perm, filled):
+    """_left_vectors, for the driver's lone-matrix path."""
+    _left_vectors(X, Ut, s, sv, perm, filled)
+
+
+@njit(cache=_CACHE, nogil=True)
+def renorm_sorted(X, nrm, ref, tol):
+    """renorm, then the rows sorted by norm, largest first: de Rijk's pivoting once per
+    sweep, for the threaded sweep (which cannot pivot pair by pair)."""
+    renorm(X, nrm, ref, tol)
+    order = np.argsort(-nrm)
+    X[:, :] = X[order]
+    nrm[:] = nrm[order]
+    ref[:] = ref[order]
+
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+def block_pairs(X, nrm, ref, tol, p0, p1, q0, q1, inner):
+    """One task of a threaded sweep: every row of X[p0:p1] against every row of X[q0:q1]
+    (two blocks that no other task of the round touches), after the pairs inside each
+    block when inner. Returns the number of rotations."""
+    empty = np.empty((0, 0), X.dtype)
+    done = 0
+    if inner:
+        for p in range(p0, p1):
+            done += _pairs(X, empty, nrm, ref, p, p + 1, p1, tol)
+        for p in range(q0, q1):
+            done += _pairs(X, empty, nrm, ref, p, p + 1, q1, tol)
+    for p in range(p0, p1):
+        done += _pairs(X, empty, nrm, ref, p, q0, q1, tol)
+    return done
+
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+def svd_lanes(a, trans, compute_uv, tol, u, s, vh, status):
+    """svd_batched for matrices of at most _LANES_MAX_N columns and _LANES_MAX_M rows
+    (after the transpose) and a reduced or square U, _LANES at a time. A matrix it cannot
+    finish gets status MORE, for svd_batched."""
+    nbatch = a.shape[0]
+    m = a.shape[2] if trans else a.shape[1]
+    n = a.shape[1] if trans else a.shape[2]
+    L = _lanes(a, n, m)
+    for lo in range(0, nbatch, _LANES):
+        hi = min(nbatch, lo + _LANES)
+        _load_lanes(a, lo, hi, trans, L, tol)
+        _sweeps_lanes(L, tol, compute_uv)
+        for l in range(hi - lo):
+            state = L.state[l]
+            if state == OK and (L.rot[l] > 0 or
+                                not _finish_lane(L, l, lo + l, trans, compute_uv, u, s, vh)):
+                state = MORE
+            status[lo + l] = state
+
 
 @njit(cache=_CACHE, nogil=True)
 def svd_batched(a, trans, full, compute_uv, tol, u, s, vh, status):
@@ -709,15 +749,8 @@ def svd_batched(a, trans, full, compute_uv, tol, u, s, vh, status):
     status (B,). Serial: the driver hands slices of the batch to its threads. Scratch is
     allocated once per call, never inside the per-matrix loop.
     """
-    nbatch = a.shape[0]
     m = a.shape[2] if trans else a.shape[1]
     n = a.shape[1] if trans else a.shape[2]
     ws = workspace(a, n, m, m if full else n, True)
-    if n <= _LANES_MAX_N and m <= _LANES_MAX_M:
-        L = _lanes(a, n, m)
-        for b0 in range(0, nbatch, _LANES):
-            _svd_lanes(a, b0, min(nbatch, b0 + _LANES), trans, compute_uv, tol, u, s, vh,
-                       status, L, ws)
-        return
-    for b in range(nbatch):
+    for b in range(a.shape[0]):
         status[b] = _svd_one(a[b], trans, compute_uv, tol, u[b], s[b], vh[b], ws)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import sys
+import threading
+from contextlib import contextmanager
 from enum import Enum
 from typing import NamedTuple
 
@@ -62,6 +65,48 @@ def _kernels():
     from minigrad.linalg import _jacobi
 
     return _jacobi
+
+
+_noticed: set = set()
+
+
+def _cache_misses() -> int:
+    """How many kernel compilations numba has started in this process (a cache miss comes
+    before each)."""
+    from numba.core.dispatcher import Dispatcher
+
+    jac = _kernels()
+    return sum(sum(d.stats.cache_misses.values()) for d in vars(jac).values()
+               if isinstance(d, Dispatcher))
+
+
+@contextmanager
+def _compile_notice(work):
+    """Say so on stderr, once per dtype, if the kernels are still compiling half a second
+    into this call: on a fresh install the first SVD of each kind compiles for seconds."""
+    key = np.dtype(work).name
+    if key in _noticed:
+        yield
+        return
+    before = _cache_misses()
+    done = threading.Event()
+
+    def watch() -> None:
+        # Poll: numba may spend the first second initialising before it looks in its cache.
+        while not done.wait(0.25):
+            if _cache_misses() > before:
+                _noticed.add(key)
+                print(f"minigrad: compiling the SVD kernels for {key}, once (numba caches "
+                      f"them; `python -m minigrad.warmup` does it ahead of time) ...",
+                      file=sys.stderr, flush=True)
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True, name="minigrad-compile-notice")
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
 
 
 def default_tol(rows: int, work) -> float:
@@ -308,6 +353,8 @@ def _svd_one_matrix(a: np.ndarray, full: bool, compute_uv: bool, tol, plan: Plan
 
 
 def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int):
+    """The batch kernel on slices of a3, on `threads` threads: lanes for tiny matrices, and
+    the general kernel for the rest and for the few matrices lanes hand back (MORE)."""
     nbatch, m, n = a3.shape
     k = min(m, n)
     if compute_uv:
@@ -318,13 +365,31 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     s = np.empty((nbatch, k), dtype=a3.dtype)
     status = np.empty(nbatch, dtype=np.int8)
     jac = _kernels()
+    trans = m < n
+    lanes = (k <= jac._LANES_MAX_N and max(m, n) <= jac._LANES_MAX_M
+             and not (full and compute_uv and m != n))
     # A few chunks per thread (a descheduled thread then delays only its chunk), each a
     # whole number of the kernel's lanes.
     step = max(jac._LANES, -(-nbatch // (4 * threads)) // jac._LANES * jac._LANES)
-    tasks = [(a3[lo:lo + step], m < n, full, compute_uv, tol, u[lo:lo + step],
-              s[lo:lo + step], vh[lo:lo + step], status[lo:lo + step])
-             for lo in range(0, nbatch, step)]
-    _threads.run(jac.svd_batched, tasks, threads)
+    chunks = [slice(lo, lo + step) for lo in range(0, nbatch, step)]
+    if lanes:
+        _threads.run(jac.svd_lanes, [(a3[c], trans, compute_uv, tol, u[c], s[c], vh[c],
+                                      status[c]) for c in chunks], threads)
+        more = np.flatnonzero(status == jac.MORE)
+        if more.size:
+            (u[more], s[more], vh[more]), status[more] = _svd_batched_general(
+                a3[more], full, compute_uv, tol, u[more], s[more], vh[more])
+    else:
+        tasks = [(a3[c], trans, full, compute_uv, tol, u[c], s[c], vh[c], status[c])
+                 for c in chunks]
+        _threads.run(jac.svd_batched, tasks, threads)
+    return (u, s, vh), status
+
+
+def _svd_batched_general(a3, full, compute_uv, tol, u, s, vh):
+    status = np.empty(a3.shape[0], dtype=np.int8)
+    trans = a3.shape[1] < a3.shape[2]
+    _kernels().svd_batched(a3, trans, full, compute_uv, tol, u, s, vh, status)
     return (u, s, vh), status
 
 
@@ -364,7 +429,8 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
     a3 = np.ascontiguousarray(a.reshape((-1, m, n)), dtype=work)
     how = _plan or plan(a3.shape[0], m, n)
     if how.path is Path.BATCHED:
-        (u, s, vh), status = _svd_batched(a3, full, compute_uv, tol, how.threads)
+        with _compile_notice(work):
+            (u, s, vh), status = _svd_batched(a3, full, compute_uv, tol, how.threads)
         bad = np.flatnonzero(status)
         if bad.size:
             index = tuple(int(i) for i in np.unravel_index(bad[0], batch)) if batch else ()
@@ -372,7 +438,8 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
         if compute_uv:
             u, vh = u.reshape(batch + u.shape[1:]), vh.reshape(batch + vh.shape[1:])
     else:
-        u, s, vh = _svd_one_matrix(a3[0], full, compute_uv, tol, how)
+        with _compile_notice(work):
+            u, s, vh = _svd_one_matrix(a3[0], full, compute_uv, tol, how)
         if compute_uv:
             u, vh = u.reshape(batch + u.shape), vh.reshape(batch + vh.shape)
     check_fits(s, out_dtype)
