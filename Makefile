@@ -18,10 +18,14 @@ $(STAMP): pyproject.toml | $(PY)
 	  || echo "torch is not available here: the torch comparison tests will skip"
 	touch $(STAMP)
 
+# The warm-up compiles (or loads) the SVD kernels with progress shown, instead of a long
+# silent first SVD.
 demo: $(STAMP)
+	$(PY) -m minigrad.warmup
 	$(PY) examples/demo.py
 
 test: $(STAMP)
+	$(PY) -m minigrad.warmup
 	$(PY) -m pytest
 
 bench: $(STAMP)

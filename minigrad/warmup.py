@@ -1,0 +1,50 @@
+"""Compile minigrad's SVD kernels ahead of time: ``python -m minigrad.warmup``.
+
+numba compiles each kernel on its first call and caches it on disk; on a fresh install
+that first call takes seconds per kind of SVD. This runs every kind once, float64 and
+float32, so that numba's cache holds them all, and shows progress on stderr. With a warm
+cache it only loads them (well under a second each).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from minigrad.linalg._svd_forward import Path, Plan, svd_forward
+
+# Each row reaches different kernels: the lanes of tiny matrices, the general batch kernel,
+# the lone-matrix sweeps (and values only), and the threaded sweep of large matrices.
+KINDS = [
+    ("batch of 3x3", (64, 3, 3), None),
+    ("batch of 8x8, full U", (4, 8, 5), None),
+    ("one matrix", (60, 50), Plan(Path.LONE, 1)),
+    ("one large matrix, threaded sweeps", (60, 50), Plan(Path.LONE, 2)),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every kind of SVD once per dtype, printing how long each took."""
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    total = len(KINDS) * 2
+    step = 0
+    for dtype in (np.float64, np.float32):
+        for label, shape, plan in KINDS:
+            step += 1
+            t = time.perf_counter()
+            print(f"minigrad.warmup [{step}/{total}] {label}, {np.dtype(dtype).name} ...",
+                  end="", file=sys.stderr, flush=True)
+            a = rng.standard_normal(shape).astype(dtype)
+            svd_forward(a, True, _plan=plan)
+            svd_forward(a, False, compute_uv=False, _plan=plan)
+            print(f" {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+    print(f"minigrad.warmup: the SVD kernels are compiled and cached "
+          f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
