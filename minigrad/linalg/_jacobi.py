@@ -633,13 +633,7 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
             acc += np.float64(X[j, i, l]) ** 2
         sv[j] = math.sqrt(acc)
         perm[j] = j
-    for j in range(1, n):  # _sort_descending
-        pj = perm[j]
-        i = j - 1
-        while i >= 0 and sv[perm[i]] < sv[pj]:
-            perm[i + 1] = perm[i]
-            i -= 1
-        perm[i + 1] = pj
+    _sort_descending(sv, perm)
     if compute_uv and sv[perm[n - 1]] == 0.0:
         return False
     for j in range(n):
