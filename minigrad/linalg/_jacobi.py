@@ -55,6 +55,7 @@ _BIG_ZETA = 1e8
 # tiny / eps of float64: a dot product (or squared norm) below this may have lost digits to
 # underflow, so rows that small are rescaled by a power of two before they are multiplied.
 _SAFE = 2.0**-970
+_ROOT_SAFE = 2.0**-480  # rows above this norm have squares and products above _SAFE
 
 
 class Tol(NamedTuple):
@@ -120,7 +121,7 @@ def _scaled_dot(X, p, q, a, b):
     return acc / ((a * sp) * (b * sq))
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
 def _norm(X, p):
     """|X[p]|, also for rows so small that their square underflows."""
     d = _dot_rows(X, p, p)
@@ -143,18 +144,31 @@ def _swap_rows(X, p, q):
 
 
 @njit(cache=_CACHE, nogil=True, inline="always")
-def _rotation(a, b, cos):
-    """(c, s, new a, new b) of the rotation X[p] <- c X[p] - s X[q], X[q] <- s X[p] + c X[q]
-    that makes rows of norms a, b at angle arccos(cos) orthogonal; written with the ratio
-    b / a, never a square, so that it holds for norms from 1e-300 to 1."""
-    r = b / a
-    zeta = (r - 1.0 / r) / (2.0 * cos)
+def _tangent(zeta):
+    """t = tan(theta) of the Jacobi rotation, the smaller root of t^2 + 2 zeta t - 1 = 0."""
     if abs(zeta) > _BIG_ZETA:
-        t = 0.5 / zeta
-    else:
-        t = 1.0 / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
-        if zeta < 0.0:
-            t = -t
+        return 0.5 / zeta
+    t = 1.0 / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+    return -t if zeta < 0.0 else t
+
+
+@njit(cache=_CACHE, nogil=True, inline="always")
+def _rotation(a, b, gamma):
+    """(c, s, new a, new b) of the rotation X[p] <- c X[p] - s X[q], X[q] <- s X[p] + c X[q]
+    that makes rows of norms a, b (both > _ROOT_SAFE) and dot product gamma orthogonal."""
+    alpha = a * a
+    beta = b * b
+    t = _tangent((beta - alpha) / (2.0 * gamma))
+    c = 1.0 / math.sqrt(1.0 + t * t)
+    return c, c * t, math.sqrt(max(0.0, alpha - t * gamma)), math.sqrt(max(0.0, beta + t * gamma))
+
+
+@njit(cache=_CACHE, nogil=True, inline="always")
+def _rotation_tiny(a, b, cos):
+    """_rotation for rows whose squares may underflow, from the cosine of their angle:
+    written with the ratio b / a, never a square, so it holds for norms down to 1e-300."""
+    r = b / a
+    t = _tangent((r - 1.0 / r) / (2.0 * cos))
     c = 1.0 / math.sqrt(1.0 + t * t)
     na = a * math.sqrt(max(0.0, 1.0 - t * cos * r))
     nb = b * math.sqrt(max(0.0, 1.0 + t * cos / r))
@@ -214,14 +228,23 @@ def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
         a = nrm[p]
         b = nrm[q]
         last = q + 1 == q1
+        usual = a > _ROOT_SAFE and b > _ROOT_SAFE  # else tiny or zero rows
         cos = 0.0
-        if a > 0.0 and b > 0.0:
+        if usual:
+            go = abs(gamma) > tol.rotate * a * b  # no division before the test
+        elif a > 0.0 and b > 0.0:
             cos = gamma / (a * b) if a * b >= _SAFE else _scaled_dot(X, p, q, a, b)
-        if abs(cos) <= tol.rotate:
+            go = abs(cos) > tol.rotate
+        else:
+            go = False
+        if not go:
             if not last:
                 gamma = _dot_rows(X, p, q + 1)
             continue
-        c, s, na, nb = _rotation(a, b, cos)
+        if usual:
+            c, s, na, nb = _rotation(a, b, gamma)
+        else:
+            c, s, na, nb = _rotation_tiny(a, b, cos)
         # Rotate in the storage dtype: float64 factors would halve float32's SIMD width.
         c_ = X.dtype.type(c)
         s_ = X.dtype.type(s)
