@@ -1,0 +1,76 @@
+"""The ndarray-level symmetric eigensolver: validation, dtype policy, shapes, and dispatch to
+the numba Jacobi kernels (_eigh_jacobi.py). The Tensor layer (eigh.py) calls eigh_forward."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import LinAlgError
+
+DEFAULT_MAX_SWEEPS = 60  # cyclic Jacobi needs 5-10 on random input (quadratic convergence)
+
+_WORK_DTYPE = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float32,
+               np.dtype(np.float64): np.float64}
+
+
+def _kernels():
+    """The numba kernels, imported on first use: `import minigrad` must not pay for numba."""
+    from . import _eigh_jacobi
+
+    return _eigh_jacobi
+
+
+def _where(batch: tuple, flat: int) -> str:
+    if not batch:
+        return ""
+    return f" (batch element {tuple(int(i) for i in np.unravel_index(flat, batch))})"
+
+
+def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
+                 tol: float | None = None, max_sweeps: int = DEFAULT_MAX_SWEEPS,
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+    """A = V diag(w) V^T for the symmetric A read from a's lower (or upper) triangle, batched.
+
+    Returns w (*, n) ascending and V (*, n, n) (None without compute_v) in a's dtype (float16
+    is computed in float32); each eigenvector's first entry of largest magnitude is positive.
+    tol is the relative threshold |a_pq| <= tol sqrt(|a_pp a_qq|) under which a pair counts
+    as converged (default sqrt(n) * eps of the working dtype). Raises LinAlgError for NaN or
+    Inf in the triangle read, or non-convergence within max_sweeps.
+
+    >>> w, v = eigh_forward(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w
+    array([1., 3.])
+    """
+    a = np.asarray(a)
+    *batch, n = a.shape[:-1]
+    batch = tuple(batch)
+    out_dtype = a.dtype
+    work = _WORK_DTYPE[out_dtype]
+    if max_sweeps < 1:
+        raise ValueError(f"max_sweeps must be at least 1, got {max_sweeps}")
+    if n == 0 or 0 in batch:
+        w = np.zeros(batch + (n,), out_dtype)
+        return w, (np.zeros(batch + (n, n), out_dtype) if compute_v else None)
+    a3 = np.ascontiguousarray(a.reshape((-1, n, n)))
+    if a3.dtype == np.float16:
+        a3 = a3.astype(np.float32)
+    nb = a3.shape[0]
+    tol_ = float(np.sqrt(n) * np.finfo(work).eps) if tol is None else float(tol)
+    w = np.empty((nb, n), work)
+    v = np.empty((nb, n, n) if compute_v else (nb, 0, 0), work)
+    status = np.empty(nb, np.int8)
+    jac = _kernels()
+    jac.eigh_batched(a3, bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v, status,
+                     8 * jac.get_num_threads())
+    bad = np.flatnonzero(status)
+    if bad.size:
+        where = _where(batch, bad[0])
+        if status[bad[0]] == jac.NOT_FINITE:
+            raise LinAlgError(f"linalg.eigh{where}: the input is not finite (contains NaN or "
+                              "Inf in the triangle it reads)")
+        raise LinAlgError(f"linalg.eigh{where}: Jacobi did not converge in {max_sweeps} "
+                          "sweeps; raise max_sweeps or loosen tol")
+    w = w.reshape(batch + (n,)).astype(out_dtype, copy=False)
+    if not compute_v:
+        return w, None
+    return w, v.reshape(batch + (n, n)).astype(out_dtype, copy=False)

@@ -1,0 +1,318 @@
+"""Cyclic two-sided Jacobi kernels for the symmetric eigenproblem in numba: ndarrays in,
+ndarrays out.
+
+A symmetric A is driven to diagonal form by plane rotations A <- G A G^T, each one zeroing
+an off-diagonal pair (p, q) (Rutishauser's formulas); the product of the rotations holds
+the eigenvectors, as rows of Vt. The work is in float64 whatever the storage dtype (so
+float32 input is accumulated in float64); the input is scaled by a power of two so that
+its largest entry lies in [0.5, 1). Everything compiles lazily on first call and is cached
+on disk (``cache=True``); importing this module compiles nothing.
+
+Status codes written per batch element: ``OK``, ``NOT_FINITE``, ``NOT_CONVERGED``.
+"""
+
+import math
+
+import numpy as np
+from numba import get_num_threads, njit, prange  # noqa: F401 (re-exported)
+
+OK = 0
+NOT_FINITE = 1
+NOT_CONVERGED = 2
+
+# Reassociation lets LLVM vectorise the row loops; no 'nnan'/'ninf' (the finiteness checks
+# must survive).
+_FAST = {"reassoc", "contract"}
+
+# Above this |theta|, 1 + theta^2 == theta^2 in float64: t = 1 / (2 theta) is exact to eps
+# and theta^2 can no longer overflow.
+_BIG_THETA = 1e8
+
+
+@njit(cache=True, inline="always")
+def _rotate(apq, app, aqq, tol):
+    """t = tan of the rotation that zeroes a_pq, or 0.0 where (p, q) is already converged.
+
+    Converged means |a_pq| <= tol sqrt(|a_pp a_qq|): a relative test, which keeps the tiny
+    eigenvalues of a graded definite matrix accurate (Demmel and Veselic 1992). Below
+    tol eps max(|a_pp|, |a_qq|) a_pq is rounding noise beside a (near) zero eigenvalue and
+    moves nothing by more than eps^2 |A|: converged too, so that such noise is not chased.
+    """
+    a = abs(apq)
+    if a == 0.0 or a * a <= tol * tol * abs(app * aqq) or a <= 2.2e-16 * tol * max(
+            abs(app), abs(aqq)):
+        return 0.0
+    theta = (aqq - app) / (2.0 * apq)
+    if abs(theta) > _BIG_THETA:
+        return 0.5 / theta
+    t = 1.0 / (abs(theta) + math.sqrt(1.0 + theta * theta))
+    return -t if theta < 0.0 else t
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _rotate_rows(X, p, q, c, s):
+    for i in range(X.shape[1]):
+        xp = X[p, i]
+        xq = X[q, i]
+        X[p, i] = c * xp - s * xq
+        X[q, i] = s * xp + c * xq
+
+
+@njit(cache=True, fastmath=_FAST)
+def jacobi_sweeps(X, Vt, tol, max_sweeps, with_v):
+    """Cyclic-by-rows Jacobi on the symmetric X (full storage), in place; rotations are
+    mirrored on the rows of Vt when with_v. Returns the number of sweeps, or -1 if a sweep
+    still rotated after max_sweeps."""
+    n = X.shape[0]
+    for sweep in range(max_sweeps):
+        rotated = 0
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = X[p, q]
+                app = X[p, p]
+                aqq = X[q, q]
+                t = _rotate(apq, app, aqq, tol)
+                if t == 0.0:
+                    continue
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                s = c * t
+                # Rows by the rotation (contiguous); the columns are their mirror image, and
+                # the 2x2 block is set from the closed form (exact zero off the diagonal).
+                _rotate_rows(X, p, q, c, s)
+                X[p, p] = app - t * apq
+                X[q, q] = aqq + t * apq
+                X[p, q] = 0.0
+                X[q, p] = 0.0
+                for i in range(n):
+                    X[i, p] = X[p, i]
+                    X[i, q] = X[q, i]
+                if with_v:
+                    _rotate_rows(Vt, p, q, c, s)
+                rotated += 1
+        if rotated == 0:
+            return sweep + 1
+    return -1
+
+
+@njit(cache=True)
+def _load(src, lower, X):
+    """X = the symmetric matrix read from src's lower (or upper) triangle, times a power of
+    two that puts its largest entry in [0.5, 1). Returns the scale, -1.0 for NaN or Inf."""
+    n = X.shape[0]
+    amax = 0.0
+    for i in range(n):
+        for j in range(i + 1):
+            v = np.float64(src[i, j] if lower else src[j, i])
+            if not math.isfinite(v):
+                return -1.0
+            amax = max(amax, abs(v))
+    scale = 1.0
+    if amax > 0.0:
+        scale = math.ldexp(1.0, -math.frexp(amax)[1])
+    for i in range(n):
+        for j in range(i + 1):
+            v = np.float64(src[i, j] if lower else src[j, i]) * scale
+            X[i, j] = v
+            X[j, i] = v
+    return scale
+
+
+@njit(cache=True)
+def _sort_ascending(d, perm):
+    """perm ordering d ascending: a stable insertion sort (n is small or nearly sorted)."""
+    for j in range(perm.shape[0]):
+        perm[j] = j
+    for j in range(1, perm.shape[0]):
+        pj = perm[j]
+        i = j - 1
+        while i >= 0 and d[perm[i]] > d[pj]:
+            perm[i + 1] = perm[i]
+            i -= 1
+        perm[i + 1] = pj
+
+
+@njit(cache=True)
+def _write(d, Vt, scale, with_v, perm, w, v):
+    """Sorted eigenvalues d / scale into w and the rows of Vt as the columns of v, each
+    signed so that its first entry of largest magnitude is positive."""
+    n = d.shape[0]
+    _sort_ascending(d, perm)
+    for k in range(n):
+        w[k] = d[perm[k]] / scale
+    if not with_v:
+        return
+    for k in range(n):
+        r = perm[k]
+        best = 0
+        for i in range(1, n):
+            if abs(Vt[r, i]) > abs(Vt[r, best]):
+                best = i
+        sg = -1.0 if Vt[r, best] < 0.0 else 1.0
+        for i in range(n):
+            v[i, k] = Vt[r, i] * sg
+
+
+@njit(cache=True)
+def _eigh_one(src, lower, with_v, tol, max_sweeps, w, v, X, Vt, d, perm):
+    """Eigenvalues (ascending) into w and eigenvectors into the columns of v for one
+    symmetric matrix given by a triangle of src. Returns a status code."""
+    n = X.shape[0]
+    scale = _load(src, lower, X)
+    if scale < 0.0:
+        return NOT_FINITE
+    if with_v:
+        Vt[:, :] = 0.0
+        for i in range(n):
+            Vt[i, i] = 1.0
+    if jacobi_sweeps(X, Vt, tol, max_sweeps, with_v) < 0:
+        return NOT_CONVERGED
+    for i in range(n):
+        d[i] = X[i, i]
+    _write(d, Vt, scale, with_v, perm, w, v)
+    return OK
+
+
+# Batches of matrices up to _LANES_MAX_N go through in blocks of _LANES: each Jacobi step is
+# then the same few flops on _LANES independent matrices, a loop LLVM vectorises, where a
+# lone 3x3 is a chain of dependent divisions and square roots that leaves the core idle.
+_LANES = 32
+_LANES_MAX_N = 8
+
+
+@njit(cache=True, fastmath=_FAST, error_model="numpy")
+def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
+    """jacobi_sweeps on X[:, :, l] for every lane l at once, branch-free: a lane whose pair
+    has converged gets the identity (t = 0). rot[l] ends as the rotations of lane l's last
+    sweep, so rot[l] > 0 means that lane did not converge in max_sweeps."""
+    n = X.shape[0]
+    tt, cs, sn, keep, opp, oqq, opq = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5], tmp[6]
+    floor = 2.2e-16 * tol
+    for _sweep in range(max_sweeps):
+        rot[:] = 0
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                for l in range(_LANES):
+                    apq = X[p, q, l]
+                    app = X[p, p, l]
+                    aqq = X[q, q, l]
+                    a = abs(apq)
+                    go = (a * a > tol * tol * abs(app * aqq)) and (
+                        a > floor * max(abs(app), abs(aqq))) and a > 0.0
+                    theta = (aqq - app) / (2.0 * (apq if go else 1.0))
+                    t = 1.0 / (abs(theta) + math.sqrt(1.0 + theta * theta))
+                    t = -t if theta < 0.0 else t
+                    t = 0.5 / theta if abs(theta) > _BIG_THETA else t
+                    t = t if go else 0.0
+                    c = 1.0 / math.sqrt(1.0 + t * t)
+                    tt[l] = t
+                    cs[l] = c
+                    sn[l] = c * t
+                    keep[l] = 0.0 if go else 1.0
+                    opp[l] = app
+                    oqq[l] = aqq
+                    opq[l] = apq
+                    rot[l] += 1 if go else 0
+                for i in range(n):
+                    for l in range(_LANES):
+                        xp = X[p, i, l]
+                        xq = X[q, i, l]
+                        X[p, i, l] = cs[l] * xp - sn[l] * xq
+                        X[q, i, l] = sn[l] * xp + cs[l] * xq
+                # The 2x2 block from the closed form (the identity where t = 0), then the
+                # columns as the mirror image of the rows.
+                for l in range(_LANES):
+                    X[p, p, l] = opp[l] - tt[l] * opq[l]
+                    X[q, q, l] = oqq[l] + tt[l] * opq[l]
+                    X[p, q, l] = opq[l] * keep[l]
+                    X[q, p, l] = opq[l] * keep[l]
+                for i in range(n):
+                    for l in range(_LANES):
+                        X[i, p, l] = X[p, i, l]
+                        X[i, q, l] = X[q, i, l]
+                if with_v:
+                    for i in range(n):
+                        for l in range(_LANES):
+                            xp = Vt[p, i, l]
+                            xq = Vt[q, i, l]
+                            Vt[p, i, l] = cs[l] * xp - sn[l] * xq
+                            Vt[q, i, l] = sn[l] * xp + cs[l] * xq
+        if rot.max() == 0:
+            return
+
+
+@njit(cache=True)
+def _eigh_lanes(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status, XL, VL, tmp, rot,
+                scale, d, perm, Vt):
+    """_eigh_one for the matrices a[lo:hi] (hi - lo <= _LANES), swept together in lanes."""
+    n = XL.shape[0]
+    XL[:, :, :] = 0.0  # idle and non-finite lanes converge at once
+    VL[:, :, :] = 0.0
+    for i in range(n):
+        VL[i, i, :] = 1.0
+    for l in range(hi - lo):
+        b = lo + l
+        amax = 0.0
+        nan = 0.0  # stays 0.0 unless an entry is NaN or Inf
+        for i in range(n):
+            for j in range(i + 1):
+                x = abs(np.float64(a[b, i, j] if lower else a[b, j, i]))
+                amax = max(amax, x)
+                nan += x * 0.0
+        scale[l] = -1.0
+        if nan != 0.0:
+            status[b] = NOT_FINITE
+            continue
+        sc = 1.0
+        if amax > 0.0:
+            sc = math.ldexp(1.0, -math.frexp(amax)[1])
+        scale[l] = sc
+        for i in range(n):
+            for j in range(i + 1):
+                x = np.float64(a[b, i, j] if lower else a[b, j, i]) * sc
+                XL[i, j, l] = x
+                XL[j, i, l] = x
+    _sweeps_lanes(XL, VL, tol, max_sweeps, with_v, tmp, rot)
+    for l in range(hi - lo):
+        b = lo + l
+        if scale[l] < 0.0:
+            continue
+        if rot[l] > 0:
+            status[b] = NOT_CONVERGED
+            continue
+        for i in range(n):
+            d[i] = XL[i, i, l]
+            if with_v:
+                for j in range(n):
+                    Vt[i, j] = VL[i, j, l]
+        _write(d, Vt, scale[l], with_v, perm, w[b], v[b])
+        status[b] = OK
+
+
+@njit(cache=True, parallel=True)
+def eigh_batched(a, lower, with_v, tol, max_sweeps, w, v, status, nchunks):
+    """Eigenvalues w (B, n), ascending, and eigenvectors v (B, n, n) (columns; untouched
+    without with_v) of the symmetric matrices given by a triangle of a[b] (B, n, n), and a
+    status (B,) per matrix. The batch is split into nchunks parallel chunks (a few per
+    thread, for balance); scratch is allocated once per chunk."""
+    nbatch, n = a.shape[0], a.shape[1]
+    nchunks = max(1, min(nbatch, nchunks))
+    for c in prange(nchunks):
+        lo = c * nbatch // nchunks
+        hi = (c + 1) * nbatch // nchunks
+        X = np.empty((n, n))
+        Vt = np.empty((n, n))
+        d = np.empty(n)
+        perm = np.empty(n, dtype=np.int64)
+        if n <= _LANES_MAX_N:
+            XL = np.empty((n, n, _LANES))
+            VL = np.empty((n, n, _LANES))
+            tmp = np.empty((7, _LANES))
+            rot = np.empty(_LANES, dtype=np.int64)
+            scale = np.empty(_LANES)
+            for b0 in range(lo, hi, _LANES):
+                _eigh_lanes(a, b0, min(hi, b0 + _LANES), lower, with_v, tol, max_sweeps, w, v,
+                            status, XL, VL, tmp, rot, scale, d, perm, Vt)
+            continue
+        for b in range(lo, hi):
+            status[b] = _eigh_one(a[b], lower, with_v, tol, max_sweeps, w[b], v[b], X, Vt, d,
+                                  perm)
