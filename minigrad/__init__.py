@@ -19,6 +19,11 @@ from .functions import (abs, add, allclose, amax, amin, argmax, argmin, bmm, bro
                         var, where, expm1)
 from .serialization import load, save
 from .tensor import Tensor
+from .einsum import einsum, tensordot
+from .linalg.det import det, logdet, slogdet
+from .linalg.products import matrix_power, tensor_cross as cross
+from .linalg.solve import inv as inverse
+from .linalg.spectral import pinverse
 
 bool = bool_  # noqa: A001  (torch spells it mg.bool)
 float = float32  # noqa: A001
@@ -43,3 +48,5 @@ __all__ = [
     "bmm", "ceil", "flip", "floor", "floor_divide", "gather", "index_select", "masked_fill",
     "remainder", "round", "trunc", "expm1",
 ]
+__all__ += ["einsum", "tensordot", "det", "logdet", "slogdet", "matrix_power", "cross",
+            "inverse", "pinverse"]

@@ -4,6 +4,17 @@ from .errors import LinAlgError
 from .norms import matrix_norm, nuclear_norm
 from .svd import SVDResult, svd, svdvals
 from .ties import TiePolicy, tie_policy
+from .det import SlogdetResult, det, slogdet
+from .eigh import EighResult, eigh, eigvalsh
+from .products import cross, matrix_power, multi_dot
+from .qr import QRResult, qr
+from .solve import cholesky, inv, solve, solve_triangular
+from .spectral import LstsqResult, cond, lstsq, matrix_rank, pinv
+from .vector_norms import norm, vector_norm
 
 __all__ = ["svd", "svdvals", "SVDResult", "LinAlgError", "matrix_norm", "nuclear_norm",
            "tie_policy", "TiePolicy"]
+__all__ += ["det", "slogdet", "SlogdetResult", "eigh", "eigvalsh", "EighResult", "cross",
+            "matrix_power", "multi_dot", "qr", "QRResult", "cholesky", "inv", "solve",
+            "solve_triangular", "cond", "lstsq", "LstsqResult", "matrix_rank", "pinv", "norm",
+            "vector_norm"]

@@ -1,0 +1,45 @@
+"""Which matrix of a batch made a LAPACK factorisation fail, and where: numpy raises one
+message for the whole batch, torch names the batch element and the pivot. Used only after a
+failure, so plain vectorised numpy is fast enough."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def lu_info(a: np.ndarray) -> np.ndarray:
+    """getrf's info for each matrix of a (*, n, n): the 1-based index of the first exactly
+    zero pivot of LU with partial pivoting, 0 where there is none."""
+    *batch, n, _ = a.shape
+    x = np.array(a.reshape(-1, n, n), dtype=a.dtype if a.dtype.kind == "f" else np.float64)
+    info = np.zeros(x.shape[0], np.int64)
+    rows = np.arange(x.shape[0])
+    for k in range(n):
+        p = k + np.argmax(np.abs(x[:, k:, k]), axis=1)
+        top = x[rows, k].copy()
+        x[rows, k] = x[rows, p]
+        x[rows, p] = top
+        piv = x[:, k, k]
+        zero = piv == 0
+        info[(info == 0) & zero] = k + 1
+        f = x[:, k + 1:, k] / np.where(zero, 1, piv)[:, None]
+        x[:, k + 1:, k:] -= f[:, :, None] * x[:, None, k, k:]
+    return info.reshape(batch)
+
+
+def cholesky_info(a: np.ndarray) -> np.ndarray:
+    """potrf's info for each matrix of a (*, n, n), read from its lower triangle: the order of
+    the first leading minor that is not positive definite, 0 where there is none."""
+    *batch, n, _ = a.shape
+    x = np.tril(a.reshape(-1, n, n)).astype(a.dtype if a.dtype.kind == "f" else np.float64)
+    L = np.zeros_like(x)
+    info = np.zeros(x.shape[0], np.int64)
+    for k in range(n):
+        d = x[:, k, k] - np.einsum("bj,bj->b", L[:, k, :k], L[:, k, :k])
+        bad = ~(d > 0)  # NaN too
+        info[(info == 0) & bad] = k + 1
+        lkk = np.sqrt(np.where(bad, 1, d))
+        L[:, k, k] = lkk
+        L[:, k + 1:, k] = (x[:, k + 1:, k] - np.einsum("bij,bj->bi", L[:, k + 1:, :k],
+                                                       L[:, k, :k])) / lkk[:, None]
+    return info.reshape(batch)

@@ -1,0 +1,178 @@
+"""det, slogdet and logdet (torch.linalg names), with gradients of every order.
+
+d det(A) = tr(adj(A) dA). The usual det(A) A^-T is adj(A)^T only where A is invertible; at a
+singular A it is 0 * inf. So det keeps that form only for well-conditioned matrices, and
+writes the others exactly as det(A) = sigma det(B11) det(B22 - B21 B11^-1 B12) with
+B = U^T A V for the (constant) singular vectors U, V of A at the point, sigma = det(U) det(V),
+and B11 the block of the singular values above sqrt(eps) s_1. B11 is well conditioned and
+the Schur complement is small; it is handled the same way, recursively, down to the exactly
+zero matrix, whose determinant is expanded in full. Every step is an identity in A, so the
+derivatives of every order are those of det itself: the adjugate at rank n - 1, its own
+derivatives at rank n - 2, and so on.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..autograd.function import Context, Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..tensor import Tensor
+from ._checks import batch_prefix, check_matrix
+from ._groups import by_group
+from .errors import LinAlgError
+from .solve import inv, solve
+
+_EXPAND_MAX = 6  # the zero matrix up to this size is expanded in full (2^n terms)
+
+
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class _Det(Function):
+    """det(A) for invertible A; gA = g det(A) A^-T (written with det and inv: any order)."""
+
+    @staticmethod
+    def forward(ctx: Context, A: Tensor) -> Tensor:
+        out = Tensor._make(np.asarray(np.linalg.det(A.data)))
+        ctx.save_for_backward(A, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple:
+        A, d = ctx.saved_tensors
+        return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(A).mT,
+
+
+def det(A: Tensor) -> Tensor:
+    """det(A) of each square matrix of A (*, n, n); its gradient is adj(A)^T, exact at
+    singular matrices too.
+
+    >>> mg.linalg.det(mg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor(-2.)
+    """
+    check_matrix(A, "linalg.det", square=True)
+    if not (A.requires_grad and is_grad_enabled()):
+        return Tensor._make(np.asarray(np.linalg.det(A.data)))
+    *batch, n, _ = A.shape
+    if n == 0 or 0 in batch:
+        return _Det.apply(A)
+    if n == 1:
+        return A[..., 0, 0]
+    return _det(A.reshape(-1, n, n)).reshape(*batch)
+
+
+def _det(A: Tensor) -> Tensor:
+    """det of the stack A (b, n, n), each matrix by the path its conditioning needs."""
+    n = A.shape[-1]
+    a = A.data
+    eps = float(np.finfo(a.dtype).eps)
+    with np.errstate(all="ignore"):
+        try:
+            ai = np.linalg.inv(a)
+            cond = np.abs(a).sum(-2).max(-1) * np.abs(ai).sum(-2).max(-1)
+            regular = cond * np.sqrt(eps) < 1
+        except np.linalg.LinAlgError:
+            regular = np.zeros(a.shape[0], bool)
+    regular |= ~np.isfinite(a).all(axis=(-2, -1))  # NaN in, NaN out, as torch
+    if regular.all():
+        return _Det.apply(A)
+    rank = np.full(a.shape[0], n)
+    s = np.linalg.svd(a[~regular], compute_uv=False)
+    rank[~regular] = np.count_nonzero(s > np.sqrt(eps) * s[:, :1], axis=-1)
+    return by_group(A, rank, _det_of_rank)
+
+
+def _det_of_rank(A: Tensor, r: int, _idx: np.ndarray) -> Tensor:
+    n = A.shape[-1]
+    if r == n:
+        return _Det.apply(A)
+    if r == 0:  # exactly zero matrices: every derivative below order n vanishes
+        return _expand(A) if n <= _EXPAND_MAX else (A * 0.0).sum((-2, -1))
+    u, _, vh = np.linalg.svd(A.data)
+    sigma = np.linalg.det(u) * np.linalg.det(vh)
+    B = Tensor._make(np.swapaxes(u, -1, -2)) @ A @ Tensor._make(np.swapaxes(vh, -1, -2))
+    B11, B12 = B[:, :r, :r], B[:, :r, r:]
+    B21, B22 = B[:, r:, :r], B[:, r:, r:]
+    schur = B22 - B21 @ solve(B11, B12)
+    # The Schur complement is tiny: written through its inverse, its derivatives of order
+    # above its size (zero) would be differences of terms of size 1 / |schur|. Expanded, they
+    # are exact.
+    d = _expand(schur) if n - r <= _EXPAND_MAX else _det(schur)
+    return Tensor._make(np.round(sigma)) * _Det.apply(B11) * d
+
+
+def _expand(A: Tensor) -> Tensor:
+    """det by expansion over the rows, keeping one partial sum per set of columns used
+    (2^n terms, not n!): the polynomial itself, exact to every order."""
+    n = A.shape[-1]
+    partial = {0: None}
+    for k in range(n):
+        nxt: dict[int, Tensor] = {}
+        for used, val in partial.items():
+            for j in range(n):
+                if used >> j & 1:
+                    continue
+                term = A[:, k, j] if val is None else val * A[:, k, j]
+                if bin(used >> (j + 1)).count("1") % 2:
+                    term = -term
+                key = used | 1 << j
+                nxt[key] = term if key not in nxt else nxt[key] + term
+        partial = nxt
+    return partial[(1 << n) - 1]
+
+
+class _Slogdet(Function):
+    """(sign, log|det A|); the sign is piecewise constant, d log|det A| = tr(A^-1 dA)."""
+
+    @staticmethod
+    def forward(ctx: Context, A: Tensor) -> tuple:
+        sign, logabs = np.linalg.slogdet(A.data)
+        sign, logabs = np.asarray(sign), np.asarray(logabs)
+        ctx.save_for_backward(A)
+        ctx.singular = np.isneginf(logabs)
+        ctx.mark_non_differentiable(sign)
+        ctx.set_materialize_grads(False)
+        return sign, logabs
+
+    @staticmethod
+    def backward(ctx: Context, _gsign: Tensor | None, g: Tensor | None) -> tuple:
+        (A,) = ctx.saved_tensors
+        if g is None:
+            return None,
+        if ctx.singular.any():
+            b = int(np.flatnonzero(ctx.singular)[0])
+            raise LinAlgError(
+                f"linalg.slogdet backward: {batch_prefix(ctx.singular.shape, b)}the matrix is "
+                "singular, so logabsdet = -inf and its gradient A^-T is infinite. For a loss "
+                "built from det itself (sign * exp(logabsdet)) use mg.linalg.det, whose "
+                "gradient at singular matrices is exact (the adjugate).")
+        return g.unsqueeze(-1).unsqueeze(-1) * inv(A).mT,
+
+
+def slogdet(A: Tensor) -> SlogdetResult:
+    """(sign, log|det A|) of each square matrix of A, without over- or underflow; the sign
+    gets no gradient, logabsdet's is A^-T (infinite at a singular A: LinAlgError there).
+
+    >>> mg.linalg.slogdet(mg.tensor([[1.0, 2.0], [3.0, 4.0]])).sign
+    tensor(-1.)
+    """
+    check_matrix(A, "linalg.slogdet", square=True)
+    return SlogdetResult(*_Slogdet.apply(A))
+
+
+def logdet(A: Tensor) -> Tensor:
+    """log det(A): nan where det(A) < 0, -inf where A is singular, as torch.logdet.
+
+    >>> mg.logdet(mg.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    tensor(1.7917595)
+    """
+    check_matrix(A, "logdet", square=True)
+    sign, logabs = _Slogdet.apply(A)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = Tensor._make(np.asarray(np.log(sign.data)))  # 0, nan (sign -1), -inf (0)
+    return logabs + shift

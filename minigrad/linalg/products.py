@@ -1,0 +1,156 @@
+"""Products: cross, multi_dot (in the cheapest order), matrix_power; all composed of
+differentiable ops."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..functions import stack
+from ..ops.shape import wrap_dim
+from ..tensor import Tensor
+from ._checks import check_matrix, check_tensor
+from .solve import inv
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``dim``; batch dims broadcast.
+
+    >>> mg.linalg.cross(mg.tensor([1.0, 0.0, 0.0]), mg.tensor([0.0, 1.0, 0.0]))
+    tensor([0., 0., 1.])
+    """
+    check_tensor(input, "linalg.cross", "input")
+    check_tensor(other, "linalg.cross", "other")
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = wrap_dim(dim, input.ndim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    a = [_take(input, d, i) for i in range(3)]
+    b = [_take(other, d, i) for i in range(3)]
+    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                  a[0] * b[1] - a[1] * b[0]], d)
+
+
+def _take(t: Tensor, d: int, i: int) -> Tensor:
+    return t[(slice(None),) * d + (i,)]
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """A_1 @ A_2 @ ... @ A_k in the order of fewest multiplications; the first may be 1-D
+    (a row vector) and the last 1-D (a column), as in torch.
+
+    >>> mg.linalg.multi_dot([mg.ones(2, 3), mg.ones(3, 4), mg.ones(4)]).shape
+    (2,)
+    """
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    for i, t in enumerate(ts):
+        check_tensor(t, "multi_dot", f"tensors[{i}]")
+        if t.dtype.kind != "f":
+            raise RuntimeError(f"multi_dot(): expected a floating point tensor, got {t.dtype}")
+    first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
+    if ts[0].ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
+                           f"{ts[0].ndim}D")
+    if ts[-1].ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got "
+                           f"{ts[-1].ndim}D")
+    for i, t in enumerate(ts[1:-1], 1):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    if first_vec:
+        ts[0] = ts[0].unsqueeze(0)
+    if last_vec:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    for i in range(len(ts) - 1):
+        if ts[i].shape[1] != ts[i + 1].shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                f"{list(tensors[i].shape)} and {list(tensors[i + 1].shape)} cannot be "
+                "multiplied")
+    out = _chain(ts, _order(ts), 0, len(ts) - 1)
+    if first_vec:
+        out = out.squeeze(0)
+    if last_vec:
+        out = out.squeeze(-1)
+    return out
+
+
+def _order(ts: list[Tensor]) -> np.ndarray:
+    """split[i, j]: where the cheapest product of ts[i..j] splits (the classic chain DP)."""
+    dims = [ts[0].shape[0]] + [t.shape[1] for t in ts]
+    k = len(ts)
+    cost = np.zeros((k, k))
+    split = np.zeros((k, k), dtype=np.int64)
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            best = None
+            for s in range(i, j):
+                c = cost[i, s] + cost[s + 1, j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if best is None or c < best:
+                    best, split[i, j] = c, s
+            cost[i, j] = best
+    return split
+
+
+def _chain(ts: list[Tensor], split: np.ndarray, i: int, j: int) -> Tensor:
+    if i == j:
+        return ts[i]
+    s = int(split[i, j])
+    return _chain(ts, split, i, s) @ _chain(ts, split, s + 1, j)
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """A^n by repeated squaring for square A (*, m, m); n = 0 gives the identity, n < 0 the
+    power of inv(A) (singular A raises).
+
+    >>> mg.linalg.matrix_power(mg.tensor([[1.0, 1.0], [0.0, 1.0]]), 3)
+    tensor([[1., 3.],
+            [0., 1.]])
+    """
+    check_tensor(A, "linalg.matrix_power")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
+                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if not isinstance(n, (int, np.integer)):
+        raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not "
+                        f"{type(n).__name__}")
+    if n == 0:
+        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)
+        return Tensor._make(eye.copy())
+    if n < 0:
+        check_matrix(A, "linalg.matrix_power", square=True)
+        A, n = inv(A), -n
+    out = None
+    base = A
+    while n:
+        if n & 1:
+            out = base if out is None else out @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return out
+
+
+def tensor_cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """torch.cross: linalg.cross along ``dim``, by default the first dim of size 3 (after
+    broadcasting), as torch does.
+
+    >>> mg.cross(mg.tensor([[1.0, 0.0, 0.0]]), mg.tensor([[0.0, 1.0, 0.0]]))
+    tensor([[0., 0., 1.]])
+    """
+    if dim is None:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        sizes = [d for d, s in enumerate(shape) if s == 3]
+        if not sizes:
+            raise RuntimeError(f"no dimension of size 3 in input (shape {list(shape)})")
+        dim = sizes[0]
+    return cross(input, other, dim=dim)

@@ -1,0 +1,156 @@
+"""The differentiable QR decomposition (torch.linalg.qr): LAPACK's Householder QR through
+numpy forward (R's diagonal signs as LAPACK leaves them, as torch), the backward written with
+minigrad ops.
+
+For A = Q R with m >= n (Q m x n, R n x n), Q^T dQ is skew and dR R^-1 upper triangular, so
+C = Q^T dA R^-1 splits into both. With N = Q^T gQ - gR R^T:
+
+    gA = [gQ + Q (gR R^T + tril(N - N^T, -1) - Q^T gQ)] R^-T.
+
+For m < n, A = Q [X | Y] with X square: R = [R_X | Q^T Y], so gY = Q gR_Y and X takes the
+square rule with gQ + Y gR_Y^T. The complete Q of a tall A adds a basis Q_2 of the
+complement, which is arbitrary: only losses blind to it (Q_2^T gQ_2 symmetric, as for the
+projector Q_2 Q_2^T) have a gradient, and then gQ_2 folds into Q's first n columns as
+-Q_2 gQ_2^T Q_1. A rank-deficient A (a zero on R's diagonal) has no unique Q: LinAlgError.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..autograd.function import Context, Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..functions import cat
+from ..tensor import Tensor
+from ._checks import batch_prefix, check_matrix
+from .errors import LinAlgError
+from .solve import solve_triangular
+
+_NUM_TOL = 1000.0  # a Q_2^T gQ_2 asymmetry below _NUM_TOL eps max(m, n) |gQ_2| is rounding
+_RANK_TOL = 10.0  # |R_ii| <= _RANK_TOL eps max(m, n) max|R|: rank deficient
+
+
+class QRResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+_MODES = ("reduced", "complete", "r")
+
+
+def qr(A: Tensor, mode: str = "reduced") -> QRResult:
+    """A = Q R, Q with orthonormal columns, R upper triangular, batched. ``mode``: "reduced"
+    (Q (*, m, k), R (*, k, n), k = min(m, n)), "complete" (Q (*, m, m), R (*, m, n)) or "r"
+    (R only; Q is an empty tensor). Differentiable in every mode, complete included.
+
+    >>> Q, R = mg.linalg.qr(mg.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> R.abs()
+    tensor([[5. , 2.2],
+            [0. , 0.4]])
+    """
+    check_matrix(A, "linalg.qr")
+    if mode not in _MODES:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    empty = Tensor._make(np.zeros((0,), A.dtype))
+    if mode == "r" and not (A.requires_grad and is_grad_enabled()):
+        return QRResult(empty, Tensor._make(np.linalg.qr(A.data, mode="r")))
+    Q, R = _QR.apply(A, mode == "complete")
+    return QRResult(empty, R) if mode == "r" else QRResult(Q, R)
+
+
+class _QR(Function):
+    @staticmethod
+    def forward(ctx: Context, A: Tensor, complete: bool) -> tuple[Tensor, Tensor]:
+        q, r = np.linalg.qr(A.data, mode="complete" if complete else "reduced")
+        outs = Tensor._make(q), Tensor._make(r)
+        ctx.save_for_backward(*outs)
+        ctx.set_materialize_grads(False)
+        return outs
+
+    @staticmethod
+    def backward(ctx: Context, gQ: Tensor | None, gR: Tensor | None) -> tuple:
+        Q, R = ctx.saved_tensors
+        return qr_backward(Q, R, gQ, gR), None
+
+
+def qr_backward(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None) -> Tensor:
+    """gA for A = Q R (reduced, or complete: then Q's complement is folded in first)."""
+    m, n = Q.shape[-2], R.shape[-1]
+    k = min(m, n)
+    if k == 0:
+        return Tensor._make(np.zeros(Q.shape[:-2] + (m, n), Q.dtype))
+    if Q.shape[-1] > k:  # complete, m > n
+        if gQ is not None:
+            gQ = _fold_complement(Q, gQ, k)
+        Q, R = Q[..., :k], R[..., :k, :]
+        if gR is not None:
+            gR = gR[..., :k, :]
+    _check_rank(R, k)
+    if m >= n:
+        return _square_rule(Q, R, gQ, gR)
+    RY = R[..., m:]
+    gRX = None if gR is None else gR[..., :m]
+    gQX = gQ
+    gY = None
+    if gR is not None:
+        gRY = gR[..., m:]
+        gY = Q @ gRY
+        YgRY = (Q @ RY) @ gRY.mT  # Y = Q R_Y: written from the outputs, for higher order
+        gQX = YgRY if gQX is None else gQX + YgRY
+    gX = _square_rule(Q, R[..., :m], gQX, gRX)
+    if gY is None:
+        gY = Tensor._make(np.zeros(Q.shape[:-2] + (m, n - m), Q.dtype))
+    return cat([gX, gY], -1)
+
+
+def _square_rule(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None) -> Tensor:
+    """gA = [gQ + Q (gR R^T + tril(N - N^T, -1) - Q^T gQ)] R^-T, N = Q^T gQ - gR R^T."""
+    QgQ = None if gQ is None else Q.mT @ gQ
+    gRR = None if gR is None else gR @ R.mT
+    if QgQ is None:
+        N = -gRR
+    else:
+        N = QgQ if gRR is None else QgQ - gRR
+    M = (N - N.mT).tril(-1)
+    if gRR is not None:
+        M = M + gRR
+    if QgQ is not None:
+        M = M - QgQ
+    G = Q @ M if gQ is None else gQ + Q @ M
+    # G R^-T = (R^-1 G^T)^T
+    return solve_triangular(R, G.mT, upper=True).mT
+
+
+def _check_rank(R: Tensor, k: int) -> None:
+    r = R.data
+    d = np.abs(np.diagonal(r[..., :k, :k], axis1=-2, axis2=-1))
+    eps = float(np.finfo(r.dtype).eps) * max(r.shape[-2:])
+    scale = np.abs(r).max(axis=(-2, -1), keepdims=True)[..., 0]
+    bad = (d <= _RANK_TOL * eps * scale).any(-1)
+    if bad.any():
+        b = int(np.flatnonzero(bad.reshape(-1))[0])
+        i = int(np.argmax((d <= _RANK_TOL * eps * scale).reshape(-1, k)[b]))
+        raise LinAlgError(
+            f"linalg.qr backward: {batch_prefix(bad.shape, b)}R[{i}, {i}] = 0: the input is "
+            f"rank deficient (its first {i + 1} columns are linearly dependent), so Q is not "
+            "unique and the decomposition has no derivative there.")
+
+
+def _fold_complement(Q: Tensor, gQ: Tensor, k: int) -> Tensor:
+    """gQ_1 - Q_2 gQ_2^T Q_1, after checking that the loss is blind to Q_2's basis."""
+    Q1, Q2, g1, g2 = Q[..., :k], Q[..., k:], gQ[..., :k], gQ[..., k:]
+    M = (Q2.mT @ g2).data
+    asym = np.abs(M - np.swapaxes(M, -1, -2)).max(axis=(-2, -1))
+    eps = float(np.finfo(M.dtype).eps) * max(Q.shape[-2:])
+    bad = asym > _NUM_TOL * eps * np.abs(g2.data).max(axis=(-2, -1))
+    if bad.any():
+        b = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise LinAlgError(
+            f"linalg.qr backward: {batch_prefix(bad.shape, b)}the loss depends on the "
+            f"arbitrary basis Q[..., {k}:] of the complement (the extra columns of the complete "
+            "Q), so it has no gradient. Use a basis-free quantity such as the projector "
+            "Q_2 Q_2^T, or mode='reduced'.")
+    return g1 - Q2 @ (g2.mT @ Q1)

@@ -1,0 +1,221 @@
+"""inv, solve, solve_triangular and cholesky (torch.linalg names): LAPACK through numpy
+forward, backwards written with these same functions, so that every order works.
+
+Singular (or, for cholesky, non-positive-definite) input raises torch's LinAlgError naming
+the batch element and the pivot, never an inf or NaN result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import Context, Function
+from ..tensor import Tensor
+from ._checks import batch_prefix, check_matrix, check_tensor
+from ._lapack_info import cholesky_info, lu_info
+from .errors import LinAlgError
+
+
+def _raise_singular(fn: str, a: np.ndarray, what: str) -> None:
+    """torch's error for the first singular matrix of a (*, n, n)."""
+    info = lu_info(a)
+    bad = np.flatnonzero(info)
+    if not bad.size:  # numpy's LAPACK hit a zero pivot our replay did not: name no pivot
+        raise LinAlgError(f"{fn}: The input matrix is singular.")
+    b = int(bad[0])
+    raise LinAlgError(f"{fn}: {batch_prefix(info.shape, b)}The diagonal element "
+                      f"{int(info.flat[b])} is zero, {what}")
+
+
+class _Inv(Function):
+    """A^-1; d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T g A^-T."""
+
+    @staticmethod
+    def forward(ctx: Context, A: Tensor) -> Tensor:
+        try:
+            out = Tensor._make(np.linalg.inv(A.data))
+        except np.linalg.LinAlgError:
+            _raise_singular("linalg.inv", A.data, "the inversion could not be completed "
+                            "because the input matrix is singular.")
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple:
+        (Ai,) = ctx.saved_tensors
+        return -(Ai.mT @ g @ Ai.mT),
+
+
+def inv(A: Tensor) -> Tensor:
+    """The inverse of each square matrix of A (*, n, n); singular input raises LinAlgError.
+
+    >>> mg.linalg.inv(mg.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    tensor([[0.5 , 0.  ],
+            [0.  , 0.25]])
+    """
+    check_matrix(A, "linalg.inv", square=True)
+    return _Inv.apply(A)
+
+
+class _Solve(Function):
+    """X = A^-1 B for B (*, n, k); gB = A^-T gX, gA = -gB X^T."""
+
+    @staticmethod
+    def forward(ctx: Context, A: Tensor, B: Tensor) -> Tensor:
+        a, b = A.data, B.data
+        dt = np.result_type(a.dtype, b.dtype)
+        try:
+            out = Tensor._make(np.linalg.solve(a.astype(dt, copy=False),
+                                               b.astype(dt, copy=False)))
+        except np.linalg.LinAlgError:
+            batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+            info = lu_info(np.broadcast_to(a, batch + a.shape[-2:]))
+            bad = np.flatnonzero(info)
+            first = int(bad[0]) if bad.size else 0
+            raise LinAlgError(f"torch.linalg.solve: {batch_prefix(info.shape, first)}The "
+                              "solver failed because the input matrix is singular.") from None
+        ctx.save_for_backward(A, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple:
+        A, X = ctx.saved_tensors
+        gB = _Solve.apply(A.mT, g)
+        return (-(gB @ X.mT) if ctx.needs_input_grad[0] else None), gB
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """X with A X = B (or X A = B when not left), A (*, n, n); B is a batch of vectors (*, n)
+    when it is 1-D or has A's shape without the last dim, else of matrices (*, n, k); batch
+    dims broadcast, as in torch.
+
+    >>> mg.linalg.solve(mg.tensor([[2.0, 0.0], [0.0, 4.0]]), mg.tensor([2.0, 2.0]))
+    tensor([1. , 0.5])
+    """
+    check_matrix(A, "linalg.solve", square=True)
+    check_tensor(B, "linalg.solve", "B")
+    if B.ndim == 0:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 1 dimension.")
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    n = A.shape[-1]
+    Bm = B.unsqueeze(-1) if vector else B
+    if not left:
+        Bm = Bm.mT
+    if Bm.shape[-2] != n:
+        r, c = (Bm.shape[-1], Bm.shape[-2]) if not left else Bm.shape[-2:]
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{eq} ({n}x{n} and {r}x{c})")
+    X = _Solve.apply(A if left else A.mT, Bm)
+    if not left:
+        X = X.mT
+    return X.squeeze(-1) if vector else X
+
+
+class _SolveTriangular(Function):
+    """X = T^-1 B with T the upper (or lower) triangle of A (unit diagonal if unitriangular);
+    gB = T^-T gX, gA = the same triangle of -gB X^T (the other entries are never read)."""
+
+    @staticmethod
+    def forward(ctx: Context, A: Tensor, B: Tensor, upper: bool, unit: bool) -> Tensor:
+        T = _triangle(A.data, upper, unit)
+        dt = np.result_type(T.dtype, B.data.dtype)
+        if not unit:
+            zero = (np.diagonal(T, axis1=-2, axis2=-1) == 0).reshape(-1, T.shape[-1])
+            if zero.any():
+                b = int(np.flatnonzero(zero.any(-1))[0])
+                raise LinAlgError(
+                    f"linalg.solve_triangular: {batch_prefix(T.shape[:-2], b)}The diagonal "
+                    f"element {int(np.argmax(zero[b])) + 1} is zero, the solve could not be "
+                    "completed because the input matrix is singular.")
+        out = Tensor._make(np.linalg.solve(T.astype(dt, copy=False),
+                                           B.data.astype(dt, copy=False)))
+        ctx.upper, ctx.unit = upper, unit
+        ctx.save_for_backward(A, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple:
+        A, X = ctx.saved_tensors
+        gB = _SolveTriangular.apply(A.mT, g, not ctx.upper, ctx.unit)
+        gA = None
+        if ctx.needs_input_grad[0]:
+            G = -(gB @ X.mT)
+            off = 1 if ctx.unit else 0
+            gA = G.triu(off) if ctx.upper else G.tril(-off)
+        return gA, gB, None, None
+
+
+def _triangle(a: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    t = np.triu(a) if upper else np.tril(a)
+    if unit:
+        n = a.shape[-1]
+        t[..., np.arange(n), np.arange(n)] = 1
+    return t
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """X with T X = B (or X T = B when not left) for T the upper or lower triangle of A
+    (*, n, n), with ones on the diagonal when unitriangular; B (*, n, k), batches broadcast.
+
+    >>> mg.linalg.solve_triangular(mg.tensor([[2.0, 1.0], [0.0, 4.0]]),
+    ...                            mg.tensor([[3.0], [4.0]]), upper=True)
+    tensor([[1.],
+            [1.]])
+    """
+    check_matrix(A, "linalg.solve_triangular", square=True)
+    check_matrix(B, "linalg.solve_triangular", "B")
+    n = A.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    if left:
+        return _SolveTriangular.apply(A, B, bool(upper), bool(unitriangular))
+    return _SolveTriangular.apply(A.mT, B.mT, not upper, bool(unitriangular)).mT
+
+
+class _Cholesky(Function):
+    """A = L L^T from A's lower triangle. With Phi(X) = tril(X) with its diagonal halved,
+    dL = L Phi(L^-1 dA L^-T), so for symmetric dA: gA = sym(L^-T Phi(L^T gL) L^-1)."""
+
+    @staticmethod
+    def forward(ctx: Context, A: Tensor) -> Tensor:
+        try:
+            out = Tensor._make(np.linalg.cholesky(A.data))
+        except np.linalg.LinAlgError:
+            info = cholesky_info(A.data)
+            bad = np.flatnonzero(info)
+            b = int(bad[0]) if bad.size else 0
+            order = f" (the leading minor of order {int(info.flat[b])} is not " \
+                    "positive-definite)" if bad.size else ""
+            raise LinAlgError(f"linalg.cholesky: {batch_prefix(info.shape, b)}The "
+                              "factorization could not be completed because the input is not "
+                              f"positive-definite{order}.") from None
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, gL: Tensor) -> tuple:
+        (L,) = ctx.saved_tensors
+        P = L.mT @ gL
+        P = P.tril(-1) + P.diagonal(0, -2, -1).diag_embed() * 0.5
+        Y = _SolveTriangular.apply(L.mT, P, True, False)  # L^-T Phi
+        Z = _SolveTriangular.apply(L.mT, Y.mT, True, False).mT  # ... L^-1
+        return (Z + Z.mT) * 0.5,
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """L lower triangular with A = L L^T (or U = L^T when upper) for symmetric positive
+    definite A (*, n, n), read from its lower (upper) triangle; gradients symmetric, as in
+    torch. Not positive definite: LinAlgError naming the failing leading minor.
+
+    >>> mg.linalg.cholesky(mg.tensor([[4.0, 2.0], [2.0, 2.0]]))
+    tensor([[2., 0.],
+            [1., 1.]])
+    """
+    check_matrix(A, "linalg.cholesky", square=True)
+    if upper:
+        return _Cholesky.apply(A.mT).mT
+    return _Cholesky.apply(A)

@@ -1,0 +1,278 @@
+"""The functions defined by singular values (or eigenvalues): pinv, lstsq, matrix_rank, cond.
+
+Where every singular value is kept (full rank after the cutoff) the pseudo-inverse and the
+least-squares solution are smooth functions of A, computed through QR (no ties to worry
+about); where some are cut, they are built on mg.linalg.svd (or eigh when hermitian) with
+the cut ones masked to zero, and inherit those backwards. Tolerances follow torch: a
+singular value is kept when s > max(atol, rtol * s_max), rtol defaulting to
+eps * max(m, n) unless atol > 0 is given.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..autograd.function import Context, Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..functions import where
+from ..tensor import Tensor
+from ._checks import check_matrix, check_tensor
+from ._eigh_forward import eigh_forward
+from ._groups import by_group
+from ._sym import from_triangle
+from .eigh import eigh
+from .errors import LinAlgError
+from .norms import matrix_norm
+from .qr import qr
+from .solve import inv, solve_triangular
+from .svd import svd, svdvals
+
+
+def _values(a: np.ndarray, hermitian: bool) -> np.ndarray:
+    """Singular values of each matrix of a (*, m, n), descending (|eigenvalues| if hermitian)."""
+    if hermitian:
+        return -np.sort(-np.abs(eigh_forward(a, True, False)[0]), axis=-1)
+    return np.linalg.svd(a, compute_uv=False)
+
+
+def _as_array(x: Any, dtype: Any) -> np.ndarray:
+    return np.asarray(x.data if isinstance(x, Tensor) else x, dtype=dtype)
+
+
+def _cutoff(s_max: np.ndarray, atol: Any, rtol: Any, m: int, n: int) -> np.ndarray:
+    """max(atol, rtol * s_max) per matrix (atol and rtol broadcast over the batch)."""
+    dt = s_max.dtype
+    a = np.zeros((), dt) if atol is None else _as_array(atol, dt)
+    if rtol is None:
+        default = np.finfo(dt).eps * max(m, n)
+        r = np.where(a > 0, 0.0, default).astype(dt) if atol is not None else np.asarray(default)
+    else:
+        r = _as_array(rtol, dt)
+    return np.maximum(a, r * s_max)
+
+
+def _flat(A: Tensor) -> tuple[Tensor, tuple]:
+    batch = A.shape[:-2]
+    return A.reshape(-1, *A.shape[-2:]), batch
+
+
+def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
+    """The Moore-Penrose pseudo-inverse (*, n, m) of A (*, m, n): V diag(1/s) U^T over the
+    kept singular values; ``hermitian`` reads A's lower triangle and uses its eigenvalues.
+
+    >>> mg.linalg.pinv(mg.tensor([[1.0, 0.0], [0.0, 0.0]]))
+    tensor([[1., 0.],
+            [0., 0.]])
+    """
+    check_matrix(A, "linalg.pinv", square=hermitian)
+    m, n = A.shape[-2:]
+    if min(m, n) == 0 or A.numel() == 0:
+        return Tensor._make(np.zeros(A.shape[:-2] + (n, m), A.dtype))
+    flat, batch = _flat(A)
+    s = _values(flat.data, hermitian)
+    cut = np.broadcast_to(_cutoff(s[..., 0].reshape(batch), atol, rtol, m, n), batch)
+    cut = cut.reshape(-1)
+    full = (s > cut[:, None]).all(-1)
+
+    def part(Ag: Tensor, is_full: bool, idx: np.ndarray) -> Tensor:
+        if is_full:
+            return _pinv_full(Ag, hermitian)
+        return _pinv_cut(Ag, cut[idx], hermitian)
+
+    return by_group(flat, full, part).reshape(*batch, n, m)
+
+
+def _pinv_full(A: Tensor, hermitian: bool) -> Tensor:
+    """pinv where no singular value is cut: R^-1 Q^T from A = QR (A^T = QR when wide)."""
+    if hermitian:
+        return inv(from_triangle(A))
+    m, n = A.shape[-2:]
+    if m >= n:
+        Q, R = qr(A)
+        return solve_triangular(R, Q.mT, upper=True)
+    Q, R = qr(A.mT)
+    return solve_triangular(R, Q.mT, upper=True).mT
+
+
+def _pinv_cut(A: Tensor, cut: np.ndarray, hermitian: bool) -> Tensor:
+    if hermitian:
+        L, U = eigh(A)
+        w = _inverse_kept(L, np.abs(L.data) > cut[:, None])
+        return (U * w.unsqueeze(-2)) @ U.mT
+    U, S, Vh = svd(A, full_matrices=False)
+    w = _inverse_kept(S, S.data > cut[:, None])
+    return (Vh.mT * w.unsqueeze(-2)) @ U.mT
+
+
+def _inverse_kept(s: Tensor, keep: np.ndarray) -> Tensor:
+    """1/s where kept, exactly 0 elsewhere (so the cut part gets exactly zero cotangent)."""
+    k = Tensor._make(keep)
+    return where(k, 1.0 / where(k, s, 1.0), 0.0)
+
+
+def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
+                rtol: Any = None) -> Tensor:
+    """The number of singular values above max(atol, rtol * s_max), int64 (*); ``tol`` is
+    torch's older name for atol (with rtol = 0).
+
+    >>> mg.linalg.matrix_rank(mg.tensor([[1.0, 2.0], [2.0, 4.0]]))
+    tensor(1)
+    """
+    check_tensor(A, "linalg.matrix_rank")
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at "
+                           "least 2 dimensions.")
+    check_matrix(A, "linalg.matrix_rank", square=hermitian)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    m, n = A.shape[-2:]
+    batch = A.shape[:-2]
+    if min(m, n) == 0:
+        return Tensor._make(np.zeros(batch, np.int64))
+    s = _values(A.data.reshape(-1, m, n), hermitian).reshape(batch + (min(m, n),))
+    cut = _cutoff(s[..., 0], atol, rtol, m, n)
+    return Tensor._make(np.asarray(np.count_nonzero(s > cut[..., None], axis=-1), np.int64))
+
+
+class _Infinite(Function):
+    """+inf where a quantity is infinite (cond of a singular matrix); its backward raises,
+    since the loss has no gradient there."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Tensor, shape: tuple, why: str) -> np.ndarray:
+        ctx.why = why
+        return np.full(shape, np.inf, x.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple:
+        raise LinAlgError(ctx.why)
+
+
+_COND_SINGULAR = ("linalg.cond backward: the matrix is singular, so its condition number is "
+                  "infinite and has no gradient.")
+
+
+def cond(A: Tensor, p: Any = None) -> Tensor:
+    """The condition number ||A|| ||A^-1|| in the norm p (default 2: s_max / s_min, for any
+    shape; -2 is s_min / s_max); inf for a singular matrix, as torch.
+
+    >>> mg.linalg.cond(mg.tensor([[2.0, 0.0], [0.0, 0.5]]))
+    tensor(4.)
+    """
+    check_matrix(A, "linalg.cond")
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        flat = s.reshape(-1, s.shape[-1])
+        singular = (flat.data[:, -1] == 0) if s.shape[-1] else np.zeros(flat.shape[0], bool)
+
+        def part(sg: Tensor, sing: bool, _idx: np.ndarray) -> Tensor:
+            if sing:
+                if p == -2:
+                    return sg[:, -1] * 0.0  # s_min / s_max = 0: smooth in s_min, here 0
+                return _Infinite.apply(sg, (sg.shape[0],), _COND_SINGULAR)
+            return sg[:, 0] / sg[:, -1] if p != -2 else sg[:, -1] / sg[:, 0]
+
+        return by_group(flat, singular, part).reshape(*A.shape[:-2])
+    if p not in ("fro", "nuc", 1, -1, float("inf"), float("-inf")):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but "
+                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    from ._lapack_info import lu_info
+
+    flat, batch = _flat(A)
+    singular = lu_info(flat.data) > 0
+
+    def part(Ag: Tensor, sing: bool, _idx: np.ndarray) -> Tensor:
+        if sing:
+            return _Infinite.apply(Ag, (Ag.shape[0],), _COND_SINGULAR)
+        return matrix_norm(Ag, p) * matrix_norm(inv(Ag), p)
+
+    return by_group(flat, singular, part).reshape(*batch)
+
+
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
+          driver: str | None = None) -> LstsqResult:
+    """The minimum-norm X minimising ||A X - B||_F for A (*, m, n), B (*, m, k) or (*, m),
+    singular values below rcond * s_max (default eps * max(m, n)) treated as zero (``gels``
+    assumes full rank); batches broadcast. As torch: residuals ||A X - B||^2 per column only
+    when m > n, every A has full rank and the driver is not gelsy; rank unless gels; the
+    singular values for gelsd and gelss. Differentiable through the solution and residuals.
+
+    >>> mg.linalg.lstsq(mg.tensor([[1.0], [1.0]]), mg.tensor([[1.0], [3.0]])).solution
+    tensor([[2.]])
+    """
+    check_matrix(A, "torch.linalg.lstsq")
+    check_tensor(B, "torch.linalg.lstsq", "B")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    vector = B.ndim == A.ndim - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    if Bm.ndim < 2 or Bm.shape[-2] != A.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    m, n = A.shape[-2:]
+    k = Bm.shape[-1]
+    batch = np.broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
+    Af = A.expand(*batch, m, n).reshape(-1, m, n)
+    Bf = Bm.expand(*batch, m, k).reshape(-1, m, k)
+    dt = A.dtype
+    s = np.linalg.svd(Af.data, compute_uv=False) if min(m, n) else np.zeros((Af.shape[0], 0), dt)
+    tol = (np.finfo(dt).eps * max(m, n) if rcond is None else rcond) * s[:, :1]
+    rank = np.count_nonzero(s > tol, axis=-1)
+    full = (rank == min(m, n)) | (driver == "gels")
+
+    def part(Ag: Tensor, is_full: bool, idx: np.ndarray) -> Tensor:
+        Bg = Bf if idx.size == Bf.shape[0] else Bf[Tensor._make(idx)]
+        if min(m, n) == 0:
+            return Tensor._make(np.zeros((Ag.shape[0], n, k), dt)) + Bg.sum() * 0.0
+        if is_full:
+            return _lstsq_full(Ag, Bg)
+        U, S, Vh = svd(Ag, full_matrices=False)
+        w = _inverse_kept(S, S.data > tol[idx])
+        return Vh.mT @ ((U.mT @ Bg) * w.unsqueeze(-1))
+
+    X = by_group(Af, full, part)
+    empty = Tensor._make(np.zeros((0,), dt))
+    res = empty
+    if m > n and driver != "gelsy" and bool(np.all(rank == n)):
+        res = ((Af @ X - Bf) ** 2).sum(-2).reshape(*batch, k)
+    X = X.reshape(*batch, n, k)
+    rk = (Tensor._make(np.asarray(rank.reshape(batch), np.int64)) if driver != "gels"
+          else Tensor._make(np.zeros((0,), np.int64)))
+    sv = (Tensor._make(s.reshape(batch + (min(m, n),)).astype(dt))
+          if driver in ("gelsd", "gelss") else empty)
+    return LstsqResult(X.squeeze(-1) if vector else X, res, rk, sv)
+
+
+def _lstsq_full(A: Tensor, B: Tensor) -> Tensor:
+    """min ||A X - B|| for full-rank A by QR: R^-1 Q^T B (tall), Q R^-T B (wide)."""
+    m, n = A.shape[-2:]
+    if m >= n:
+        Q, R = qr(A)
+        return solve_triangular(R, Q.mT @ B, upper=True)
+    Q, R = qr(A.mT)
+    return Q @ solve_triangular(R.mT, B, upper=False)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """torch.pinverse: pinv with rtol = rcond.
+
+    >>> mg.pinverse(mg.tensor([[2.0, 0.0], [0.0, 0.0]]))
+    tensor([[0.5, 0. ],
+            [0. , 0. ]])
+    """
+    return pinv(input, rtol=rcond)

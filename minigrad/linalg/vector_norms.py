@@ -1,0 +1,124 @@
+"""vector_norm with every ord torch accepts, and norm, which dispatches between vector and
+matrix norms as torch.linalg.norm does."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..autograd.function import Context, Function
+from ..dtypes import to_dtype
+from ..functions import where
+from ..ops.reduce import norm_dims
+from ..tensor import Tensor
+from ._checks import check_float, check_tensor
+from .norms import matrix_norm
+
+_INF = float("inf")
+
+
+class _PNorm(Function):
+    """(sum |x|^p)^(1/p) over dims for a real p other than 0, 1, 2, +-inf. The gradient is
+    sign(x) |x|^(p-1) / n^(p-1), taken as 0 where x = 0 or n = 0 (torch's convention; the
+    symmetric differences agree)."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Tensor, p: float, dims: tuple, keepdim: bool) -> np.ndarray:
+        a = np.abs(x.data)
+        with np.errstate(divide="ignore"):
+            out = np.sum(a ** p, axis=dims, keepdims=True) ** (1.0 / p)
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        ctx.save_for_backward(x)
+        return out if keepdim else out.reshape([s for i, s in enumerate(a.shape)
+                                                if i not in dims])
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple:
+        (x,) = ctx.saved_tensors
+        p, dims = ctx.p, ctx.dims
+        n = _PNorm.apply(x, p, dims, True)
+        zero_x = Tensor._make(np.asarray(x.data == 0))
+        zero_n = Tensor._make(np.asarray(n.data == 0))
+        ax = where(zero_x, 1.0, x.abs())
+        d = x.sign() * ax ** (p - 1) / where(zero_n, 1.0, n) ** (p - 1)
+        d = where(zero_n, 0.0, d)
+        if not ctx.keepdim:
+            for i in dims:
+                g = g.unsqueeze(i)
+        return g * d, None, None, None
+
+
+def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
+    """The vector ord-norm over ``dim`` (all dims by default): (sum |x|^ord)^(1/ord), max|x|
+    for inf, min|x| for -inf, the count of nonzeros for 0.
+
+    >>> mg.linalg.vector_norm(mg.tensor([3.0, -4.0]))
+    tensor(5.)
+    """
+    check_tensor(x, "linalg.vector_norm", "x")
+    if isinstance(ord, (str, bool)) or not isinstance(ord, (int, float, np.number)):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
+                        f"{type(ord).__name__}")
+    check_float(x, "linalg.vector_norm")
+    if dtype is not None:
+        dt = to_dtype(dtype)
+        if np.result_type(x.dtype, dt) != dt:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({x.dtype}) should "
+                               f"be convertible without narrowing to the specified dtype ({dt})")
+        x = x.to(dt)
+    ord = float(ord)
+    dims = norm_dims(dim, x.ndim)
+    if x.numel() == 0 and (ord < 0 or math.isinf(ord)):
+        if not dims or any(x.shape[d] == 0 for d in dims):
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_fmt(ord)} norm on an "
+                               "empty tensor because the operation does not have an identity")
+    if ord == 2:
+        return x.norm(2, dims, keepdim)
+    if ord == 1:
+        return x.abs().sum(dims, keepdim)
+    if ord == _INF:
+        return x.abs().amax(dims, keepdim)
+    if ord == -_INF:
+        return x.abs().amin(dims, keepdim)
+    if ord == 0:  # piecewise constant: zero gradient everywhere
+        count = Tensor._make(np.asarray((x.data != 0).sum(axis=dims, keepdims=keepdim), x.dtype))
+        return count + (x * 0.0).sum(dims, keepdim)
+    return _PNorm.apply(x, ord, dims, bool(keepdim))
+
+
+def _fmt(ord: float) -> str:
+    return str(int(ord)) if ord == int(ord) else str(ord) if not math.isinf(ord) else (
+        "inf" if ord > 0 else "-inf")
+
+
+def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """torch.linalg.norm: a vector norm over one dim (or, with ord None and no dim, over all
+    of them), a matrix norm over two (or, with ord given and no dim, of a 2-D A).
+
+    >>> mg.linalg.norm(mg.tensor([[3.0, 0.0], [0.0, 4.0]]))
+    tensor(5.)
+    """
+    check_tensor(A, "linalg.norm")
+    if dtype is not None:
+        check_float(A, "linalg.norm")
+        A = A.to(to_dtype(dtype))
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+        if len(dims) == 1:
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim)
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                           f"Got {list(dims)}")
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim)
+    if A.ndim == 1:
+        return vector_norm(A, ord, None, keepdim)
+    if A.ndim == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim)
+    raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                       f"1D or 2D. Got {A.ndim}D.")
