@@ -176,7 +176,7 @@ def _sizes(inputs: list[list], operands: Sequence[Tensor]) -> dict:
         for lab, n in zip(labs, op.shape):
             if lab in own and own[lab] != n:
                 raise RuntimeError(f"einsum(): subscript {lab} is repeated for operand {i} but "
-                                   f"the sizes don't match, {own[lab]} != {n}")
+                                   f"the sizes don't match, {n} != {own[lab]}")
             own[lab] = n
             old = sizes.get(lab)
             if old is None or old == 1:

@@ -28,6 +28,8 @@ _FAST = {"reassoc", "contract"}
 # and theta^2 can no longer overflow.
 _BIG_THETA = 1e8
 
+_NOT_FINITE_E = -(1 << 30)  # the exponent _load returns for NaN or Inf input
+
 
 @njit(cache=True, inline="always")
 def _rotate(apq, app, aqq, tol):
@@ -95,26 +97,31 @@ def jacobi_sweeps(X, Vt, tol, max_sweeps, with_v):
 
 
 @njit(cache=True)
+def _exponent(amax):
+    """e with amax * 2^e in [0.5, 1) (0 for amax = 0): applied by ldexp, which stays exact
+    where 2^e itself would overflow (subnormal input)."""
+    return -math.frexp(amax)[1] if amax > 0.0 else 0
+
+
+@njit(cache=True)
 def _load(src, lower, X):
-    """X = the symmetric matrix read from src's lower (or upper) triangle, times a power of
-    two that puts its largest entry in [0.5, 1). Returns the scale, -1.0 for NaN or Inf."""
+    """X = the symmetric matrix read from src's lower (or upper) triangle, times 2^e so that
+    its largest entry lies in [0.5, 1). Returns e, or _NOT_FINITE_E for NaN or Inf."""
     n = X.shape[0]
     amax = 0.0
     for i in range(n):
         for j in range(i + 1):
             v = np.float64(src[i, j] if lower else src[j, i])
             if not math.isfinite(v):
-                return -1.0
+                return _NOT_FINITE_E
             amax = max(amax, abs(v))
-    scale = 1.0
-    if amax > 0.0:
-        scale = math.ldexp(1.0, -math.frexp(amax)[1])
+    e = _exponent(amax)
     for i in range(n):
         for j in range(i + 1):
-            v = np.float64(src[i, j] if lower else src[j, i]) * scale
+            v = math.ldexp(np.float64(src[i, j] if lower else src[j, i]), e)
             X[i, j] = v
             X[j, i] = v
-    return scale
+    return e
 
 
 @njit(cache=True)
@@ -132,13 +139,13 @@ def _sort_ascending(d, perm):
 
 
 @njit(cache=True)
-def _write(d, Vt, scale, with_v, perm, w, v):
-    """Sorted eigenvalues d / scale into w and the rows of Vt as the columns of v, each
+def _write(d, Vt, e, with_v, perm, w, v):
+    """Sorted eigenvalues d / 2^e into w and the rows of Vt as the columns of v, each
     signed so that its first entry of largest magnitude is positive."""
     n = d.shape[0]
     _sort_ascending(d, perm)
     for k in range(n):
-        w[k] = d[perm[k]] / scale
+        w[k] = math.ldexp(d[perm[k]], -e)
     if not with_v:
         return
     for k in range(n):
@@ -157,8 +164,8 @@ def _eigh_one(src, lower, with_v, tol, max_sweeps, w, v, X, Vt, d, perm):
     """Eigenvalues (ascending) into w and eigenvectors into the columns of v for one
     symmetric matrix given by a triangle of src. Returns a status code."""
     n = X.shape[0]
-    scale = _load(src, lower, X)
-    if scale < 0.0:
+    e = _load(src, lower, X)
+    if e == _NOT_FINITE_E:
         return NOT_FINITE
     if with_v:
         Vt[:, :] = 0.0
@@ -168,7 +175,7 @@ def _eigh_one(src, lower, with_v, tol, max_sweeps, w, v, X, Vt, d, perm):
         return NOT_CONVERGED
     for i in range(n):
         d[i] = X[i, i]
-    _write(d, Vt, scale, with_v, perm, w, v)
+    _write(d, Vt, e, with_v, perm, w, v)
     return OK
 
 
@@ -242,7 +249,7 @@ def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
 
 @njit(cache=True)
 def _eigh_lanes(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status, XL, VL, tmp, rot,
-                scale, d, perm, Vt):
+                expo, d, perm, Vt):
     """_eigh_one for the matrices a[lo:hi] (hi - lo <= _LANES), swept together in lanes."""
     n = XL.shape[0]
     XL[:, :, :] = 0.0  # idle and non-finite lanes converge at once
@@ -258,23 +265,21 @@ def _eigh_lanes(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status, XL, VL,
                 x = abs(np.float64(a[b, i, j] if lower else a[b, j, i]))
                 amax = max(amax, x)
                 nan += x * 0.0
-        scale[l] = -1.0
+        expo[l] = _NOT_FINITE_E
         if nan != 0.0:
             status[b] = NOT_FINITE
             continue
-        sc = 1.0
-        if amax > 0.0:
-            sc = math.ldexp(1.0, -math.frexp(amax)[1])
-        scale[l] = sc
+        e = _exponent(amax)
+        expo[l] = e
         for i in range(n):
             for j in range(i + 1):
-                x = np.float64(a[b, i, j] if lower else a[b, j, i]) * sc
+                x = math.ldexp(np.float64(a[b, i, j] if lower else a[b, j, i]), e)
                 XL[i, j, l] = x
                 XL[j, i, l] = x
     _sweeps_lanes(XL, VL, tol, max_sweeps, with_v, tmp, rot)
     for l in range(hi - lo):
         b = lo + l
-        if scale[l] < 0.0:
+        if expo[l] == _NOT_FINITE_E:
             continue
         if rot[l] > 0:
             status[b] = NOT_CONVERGED
@@ -284,7 +289,7 @@ def _eigh_lanes(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status, XL, VL,
             if with_v:
                 for j in range(n):
                     Vt[i, j] = VL[i, j, l]
-        _write(d, Vt, scale[l], with_v, perm, w[b], v[b])
+        _write(d, Vt, expo[l], with_v, perm, w[b], v[b])
         status[b] = OK
 
 
@@ -308,10 +313,10 @@ def eigh_batched(a, lower, with_v, tol, max_sweeps, w, v, status, nchunks):
             VL = np.empty((n, n, _LANES))
             tmp = np.empty((7, _LANES))
             rot = np.empty(_LANES, dtype=np.int64)
-            scale = np.empty(_LANES)
+            expo = np.empty(_LANES, dtype=np.int64)
             for b0 in range(lo, hi, _LANES):
                 _eigh_lanes(a, b0, min(hi, b0 + _LANES), lower, with_v, tol, max_sweeps, w, v,
-                            status, XL, VL, tmp, rot, scale, d, perm, Vt)
+                            status, XL, VL, tmp, rot, expo, d, perm, Vt)
             continue
         for b in range(lo, hi):
             status[b] = _eigh_one(a[b], lower, with_v, tol, max_sweeps, w[b], v[b], X, Vt, d,

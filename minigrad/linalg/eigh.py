@@ -101,15 +101,20 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None) ->
     if n == 0 or (gL is None and gU is None):
         return Tensor._make(np.zeros(U.shape, U.dtype))
     ties = _ties(L.data)
-    if ties is not None and gL is not None:
-        _check_value_cotangents(ties, L.data, gL.data)
+    blind = None  # (*, n): eigenvectors whose cotangent is exactly zero
+    if ties is not None:
+        blind = (np.ones(L.shape, bool) if gU is None
+                 else ~np.any(gU.data != 0, axis=-2))
+        if gL is not None:
+            _check_value_cotangents(ties & blind[..., :, None] & blind[..., None, :], L.data,
+                                    gL.data)
     if gU is None:
         return (U * gL.unsqueeze(-2)) @ U.mT
     J = U.mT @ gU
     N = J - J.mT
     E = L.unsqueeze(-2) - L.unsqueeze(-1)  # [.., i, j] = l_j - l_i
     eye = np.eye(n, dtype=bool)
-    mask = eye if ties is None else eye | _tie_terms(ties, L.data, N.data, J.data, gU.data)
+    mask = eye if ties is None else eye | _tie_terms(ties, L.data, N.data, J.data, blind)
     m = Tensor._make(mask)
     X = N / where(m, 1.0, E)
     if ties is not None:
@@ -134,8 +139,9 @@ def _ties(l: np.ndarray) -> np.ndarray | None:
 
 
 def _check_value_cotangents(ties: np.ndarray, l: np.ndarray, gl: np.ndarray) -> None:
-    """A loss that weighs tied eigenvalues differently (like the largest of them) has a kink
-    there: no gradient."""
+    """At tied pairs whose eigenvectors the loss does not see: a loss that weighs the tied
+    eigenvalues differently (like the largest of them) has a kink there, no gradient. (Where
+    it sees them, gL_i != gL_j is normal: U f(L) U^T has gL_i = f'(l) u_i^T G u_i.)"""
     n = l.shape[-1]
     noise = _NOISE_GL * np.sqrt(n) * np.finfo(l.dtype).eps * np.abs(gl).max(axis=-1)
     bad = ties & (np.abs(gl[..., :, None] - gl[..., None, :]) > noise[..., None, None])
@@ -146,7 +152,7 @@ def _check_value_cotangents(ties: np.ndarray, l: np.ndarray, gl: np.ndarray) -> 
 
 
 def _tie_terms(ties: np.ndarray, l: np.ndarray, N: np.ndarray, J: np.ndarray,
-               gU: np.ndarray) -> np.ndarray:
+               blind: np.ndarray) -> np.ndarray:
     """The tied pairs whose 0/0 term is known to be 0: both eigenvectors' cotangents exactly
     zero (a loss blind to them, like a pinv that drops them). Elsewhere at a tie, raise:
 
@@ -163,7 +169,6 @@ def _tie_terms(ties: np.ndarray, l: np.ndarray, N: np.ndarray, J: np.ndarray,
                          "for them, so it has no gradient. Losses invariant to rotations "
                          "within the eigenspace (functions of the eigenvalues, projectors "
                          "onto the whole eigenspace) are well defined there.")
-    blind = ~np.any(gU != 0, axis=-2)  # (*, n): column i of gU exactly zero
     known = ties & blind[..., :, None] & blind[..., None, :]
     unknown = ties & ~known
     if unknown.any():

@@ -15,12 +15,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..autograd.function import Context, Function
-from ..autograd.grad_mode import is_grad_enabled
 from ..functions import where
 from ..tensor import Tensor
 from ._checks import check_matrix, check_tensor
 from ._eigh_forward import eigh_forward
 from ._groups import by_group
+from ._lapack_info import lu_info
 from ._sym import from_triangle
 from .eigh import eigh
 from .errors import LinAlgError
@@ -180,8 +180,6 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but "
                            f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
-    from ._lapack_info import lu_info
-
     flat, batch = _flat(A)
     singular = lu_info(flat.data) > 0
 
@@ -220,6 +218,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     if driver not in _DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
                            "(gels, gelsy, gelsd, gelss)")
+    if not 0 <= A.ndim - B.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to "
+                           "other.dim() and (input.dim() - other.dim()) <= 1")
     vector = B.ndim == A.ndim - 1
     Bm = B.unsqueeze(-1) if vector else B
     if Bm.ndim < 2 or Bm.shape[-2] != A.shape[-2]:

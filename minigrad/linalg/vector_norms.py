@@ -90,8 +90,9 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
 
 
 def _fmt(ord: float) -> str:
-    return str(int(ord)) if ord == int(ord) else str(ord) if not math.isinf(ord) else (
-        "inf" if ord > 0 else "-inf")
+    if math.isinf(ord):
+        return "inf" if ord > 0 else "-inf"
+    return str(int(ord)) if ord == int(ord) else str(ord)
 
 
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,

@@ -1,0 +1,312 @@
+"""mg.linalg.eigh / eigvalsh: the Jacobi kernels (lanes and matrix by matrix), the driver's
+shapes, dtypes and errors, and the backward (finite differences, torch, second order, ties)."""
+
+import mpmath
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import gradcheck, gradgradcheck
+from minigrad.linalg import LinAlgError
+from minigrad.linalg._eigh_forward import eigh_forward
+
+C = 8  # the small multiple in every tolerance
+
+
+def sym(a):
+    return (a + np.swapaxes(a, -1, -2)) / 2
+
+
+def rand_sym(shape, seed=0, dtype=np.float64):
+    return sym(np.random.default_rng(seed).standard_normal(shape)).astype(dtype)
+
+
+def check(a, w, v, c=C):
+    """Ascending w, orthonormal v, A v = v diag(w), w against numpy, all to c n eps |A|."""
+    n = a.shape[-1]
+    eps = np.finfo(a.dtype).eps
+    a64, w64, v64 = (x.astype(np.float64) for x in (a, w, v))
+    scale = np.abs(a64).max(axis=(-2, -1), keepdims=True) + np.finfo(np.float64).tiny
+    tol = c * n * eps
+    assert w.dtype == v.dtype == a.dtype
+    assert np.all(np.diff(w64, axis=-1) >= 0)
+    assert np.all(np.abs(np.swapaxes(v64, -1, -2) @ v64 - np.eye(n)) <= tol)
+    assert np.all(np.abs(a64 @ v64 - v64 * w64[..., None, :]) <= tol * scale)
+    ref = np.linalg.eigvalsh(a64)
+    assert np.all(np.abs(w64 - ref) <= tol * scale[..., 0])
+
+
+# ---- the forward ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 9, 16, 33])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_random_batches_both_kernels(n, dtype):
+    # n <= 8 takes the lane kernel (37 matrices: a full block of 32 and a partial one).
+    a = rand_sym((37, n, n), seed=n, dtype=dtype)
+    check(a, *eigh_forward(a))
+
+
+def test_single_matrix_and_nested_batch():
+    a = rand_sym((40, 40), seed=1)
+    check(a, *eigh_forward(a))
+    a = rand_sym((2, 3, 4, 4), seed=2)
+    w, v = eigh_forward(a)
+    assert w.shape == (2, 3, 4) and v.shape == (2, 3, 4, 4)
+    check(a, w, v)
+
+
+@pytest.mark.parametrize("n", [3, 12])
+def test_lane_and_single_kernels_agree_on_the_same_matrices(n, monkeypatch):
+    import minigrad.linalg._eigh_jacobi as jac
+
+    a = rand_sym((5, n, n), seed=3)
+    w1, v1 = eigh_forward(a)
+    w2 = np.stack([eigh_forward(x)[0] for x in a])
+    np.testing.assert_allclose(w1, w2, atol=C * n * 1e-16 * np.abs(a).max())
+    assert jac._LANES_MAX_N == 8  # the split the parametrisation relies on
+
+
+def test_reads_only_the_uplo_triangle():
+    a = rand_sym((4, 4), seed=4)
+    junk = np.triu(np.full((4, 4), np.nan), 1)
+    w, v = eigh_forward(np.tril(a) + junk, lower=True)
+    check(a, w, v)
+    w, v = eigh_forward(np.triu(a) + junk.T, lower=False)
+    check(a, w, v)
+
+
+def test_sign_convention_largest_entry_positive():
+    _, v = eigh_forward(rand_sym((6, 5, 5), seed=5))
+    cols = np.argmax(np.abs(v), axis=-2)
+    picked = np.take_along_axis(v, cols[..., None, :], axis=-2)
+    assert np.all(picked > 0)
+
+
+@pytest.mark.parametrize("a", [
+    np.ones((6, 6)), np.zeros((4, 4)), np.eye(5) * 3.0,
+    np.outer(np.arange(1.0, 7.0), np.arange(1.0, 7.0)),  # rank 1
+    np.diag([2.0, 2.0, 2.0, -1.0, -1.0]),
+], ids=["ones", "zeros", "identity", "rank1", "diag-ties"])
+def test_structured_and_rank_deficient_converge(a):
+    for dt in (np.float64, np.float32):
+        check(a.astype(dt), *eigh_forward(a.astype(dt)))
+
+
+def test_repeated_eigenvalues_in_a_rotated_basis():
+    q, _ = np.linalg.qr(np.random.default_rng(6).standard_normal((6, 6)))
+    a = sym(q @ np.diag([1.0, 1.0, 1.0, 2.0, 3.0, 3.0]) @ q.T)
+    w, v = eigh_forward(a)
+    check(a, w, v)
+    np.testing.assert_allclose(w, [1, 1, 1, 2, 3, 3], atol=1e-14)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300, 5e-320])
+def test_extreme_magnitudes_are_scaled_exactly(scale):
+    a = rand_sym((4, 4), seed=7)
+    w, v = eigh_forward(a * scale)
+    w1, _ = eigh_forward(a)
+    rtol = 1e-13 if scale > 1e-310 else 1e-2  # subnormal input has few digits to start with
+    np.testing.assert_allclose(w, w1 * scale, rtol=rtol, atol=0)
+    assert np.all(np.isfinite(v))
+
+
+def test_graded_definite_matrix_keeps_tiny_eigenvalues_to_relative_accuracy():
+    """Jacobi's relative accuracy (Demmel-Veselic): A = D B D, D spanning 20 decades."""
+    rng = np.random.default_rng(8)
+    g = rng.standard_normal((5, 5))
+    b = g @ g.T + 5 * np.eye(5)
+    d = np.diag(10.0 ** -np.arange(0, 25, 5))
+    a = d @ b @ d
+    w, _ = eigh_forward(a)
+    mpmath.mp.dps = 60
+    ref = sorted(float(x) for x in mpmath.eigsy(mpmath.matrix(a.tolist()))[0])
+    np.testing.assert_allclose(w, ref, rtol=1e-12)
+
+
+def test_non_finite_input_raises_naming_the_batch_element():
+    a = rand_sym((3, 4, 4))
+    a[1, 2, 0] = np.nan
+    with pytest.raises(LinAlgError, match=r"batch element \(1,\).*not finite"):
+        eigh_forward(a)
+    with pytest.raises(LinAlgError, match="not finite"):
+        eigh_forward(np.full((12, 12), np.inf))
+
+
+def test_non_convergence_is_an_error_not_a_wrong_answer():
+    with pytest.raises(LinAlgError, match="did not converge in 1 sweeps"):
+        eigh_forward(rand_sym((8, 8)), max_sweeps=1)
+    with pytest.raises(LinAlgError, match=r"batch element \(0,\).*did not converge"):
+        eigh_forward(rand_sym((3, 12, 12)), max_sweeps=1)
+
+
+def test_empty_inputs():
+    w, v = eigh_forward(np.zeros((3, 0, 0)))
+    assert w.shape == (3, 0) and v.shape == (3, 0, 0)
+    w, v = eigh_forward(np.zeros((0, 4, 4)))
+    assert w.shape == (0, 4) and v.shape == (0, 4, 4)
+
+
+# ---- the Tensor level ------------------------------------------------------------------
+
+def test_names_shapes_and_dtypes_like_torch():
+    A = mg.tensor(rand_sym((2, 3, 3), dtype=np.float32))
+    out = mg.linalg.eigh(A)
+    assert isinstance(out, mg.linalg.EighResult)
+    assert out.eigenvalues.shape == (2, 3) and out.eigenvectors.shape == (2, 3, 3)
+    assert out.eigenvalues.dtype == np.float32
+    L, U = mg.linalg.eigh(A.half())
+    assert L.dtype == U.dtype == np.float16
+    np.testing.assert_allclose(mg.linalg.eigvalsh(A).numpy(), out.eigenvalues.numpy())
+
+
+def test_errors_follow_torch():
+    with pytest.raises(RuntimeError, match="A must be batches of square matrices, but they "
+                                           "are 2 by 3 matrices"):
+        mg.linalg.eigh(mg.ones(2, 3))
+    with pytest.raises(RuntimeError, match="must have at least 2 dimensions"):
+        mg.linalg.eigh(mg.ones(3))
+    with pytest.raises(RuntimeError, match="Expected UPLO argument to be 'L' or 'U', but got X"):
+        mg.linalg.eigh(mg.eye(2), UPLO="X")
+    with pytest.raises(RuntimeError, match="Expected a floating point tensor as input. Got Long"):
+        mg.linalg.eigvalsh(mg.tensor([[1, 0], [0, 1]]))
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        mg.linalg.eigh(np.eye(2))
+
+
+def test_matches_torch_values():
+    torch = pytest.importorskip("torch")
+    a = rand_sym((4, 6, 6), seed=9)
+    L, U = mg.linalg.eigh(mg.tensor(a), UPLO="U")
+    Lt, Ut = torch.linalg.eigh(torch.tensor(a), UPLO="U")
+    np.testing.assert_allclose(L.numpy(), Lt.numpy(), atol=1e-13)
+    # Eigenvectors up to sign: compare the projectors.
+    np.testing.assert_allclose(np.abs(np.sum(U.numpy() * Ut.numpy(), axis=-2)), 1, atol=1e-12)
+
+
+# ---- the backward -----------------------------------------------------------------------
+
+def weights(shape, seed=1):
+    return mg.tensor(np.random.default_rng(seed).standard_normal(shape))
+
+
+def from_x(x):
+    return (x + x.mT) * 0.5  # a symmetric input, so finite differences see what eigh reads
+
+
+def loss_values(x):
+    L = mg.linalg.eigvalsh(from_x(x))
+    return (L * weights(L.shape)).sum() + (L ** 3).sum()
+
+
+def loss_vectors(x):
+    U = mg.linalg.eigh(from_x(x)).eigenvectors
+    return (U * U * weights(U.shape)).sum()  # sign-invariant
+
+
+def loss_both(x):
+    L, U = mg.linalg.eigh(from_x(x))
+    return ((U * L.unsqueeze(-2).exp()) @ U.mT * weights(U.shape)).sum()  # expm(A)
+
+
+def loss_projector(x):
+    U = mg.linalg.eigh(from_x(x)).eigenvectors[..., -2:]
+    return ((U @ U.mT) * weights(x.shape)).sum()
+
+
+LOSSES = [loss_values, loss_vectors, loss_both, loss_projector]
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (10, 10)])
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda f: f.__name__)
+def test_gradcheck(shape, loss):
+    x = mg.tensor(np.random.default_rng(10).standard_normal(shape), requires_grad=True)
+    assert gradcheck(loss, (x,), fast_mode=shape == (10, 10))
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda f: f.__name__)
+def test_gradgradcheck(loss):
+    x = mg.tensor(np.random.default_rng(11).standard_normal((2, 3, 3)), requires_grad=True)
+    assert gradgradcheck(loss, (x,), fast_mode=True)
+
+
+def test_gradients_match_torch_and_are_symmetric():
+    torch = pytest.importorskip("torch")
+    a = rand_sym((3, 5, 5), seed=12)
+    w = np.random.default_rng(13).standard_normal((3, 5, 5))
+    for uplo in ("L", "U"):
+        A = mg.tensor(a, requires_grad=True)
+        At = torch.tensor(a, requires_grad=True)
+        L, U = mg.linalg.eigh(A, UPLO=uplo)
+        Lt, Ut = torch.linalg.eigh(At, UPLO=uplo)
+        ((U * U * mg.tensor(w)).sum() + (L * L).sum()).backward()
+        ((Ut * Ut * torch.tensor(w)).sum() + (Lt * Lt).sum()).backward()
+        np.testing.assert_allclose(A.grad.numpy(), At.grad.numpy(), atol=1e-12)
+        np.testing.assert_allclose(A.grad.numpy(), np.swapaxes(A.grad.numpy(), -1, -2))
+
+
+def test_symmetric_functions_of_tied_eigenvalues_are_exact():
+    q, _ = np.linalg.qr(np.random.default_rng(14).standard_normal((4, 4)))
+    a = q @ np.diag([1.0, 1.0, 2.0, 3.0]) @ q.T
+    x = mg.tensor(a, requires_grad=True)
+    assert gradcheck(lambda t: (mg.linalg.eigvalsh(from_x(t)) ** 2).sum(), (x,))
+    assert gradcheck(lambda t: mg.linalg.eigvalsh(from_x(t))[..., 2:].sum(), (x,))
+
+
+def test_a_kink_at_a_tie_raises():
+    """max(L) at a repeated maximum: directional derivatives differ, no gradient."""
+    A = mg.tensor(np.diag([1.0, 3.0, 3.0]), requires_grad=True)
+    with pytest.raises(LinAlgError, match=r"L\[1\] = L\[2\] = 3 are repeated.*weighs them "
+                                          "differently"):
+        mg.linalg.eigvalsh(A)[-1].backward()
+
+
+def test_a_loss_on_an_arbitrary_eigenbasis_raises():
+    A = mg.tensor(np.stack([np.diag([1.0, 2.0, 3.0]), np.eye(3)]), requires_grad=True)
+    U = mg.linalg.eigh(A).eigenvectors
+    with pytest.raises(LinAlgError, match=r"repeated in batch element \(1,\).*arbitrary "
+                                          "choice of eigenvectors"):
+        (U[..., 0, 0] * U[..., 1, 0]).sum().backward()
+
+
+def test_zero_cotangents_at_a_tie_give_exact_zeros():
+    """pinv(hermitian) of a rank-3 PSD 5x5: the two zero eigenpairs are tied and dropped, so
+    their cotangents are exactly zero and so is their 0/0 term."""
+    x = mg.tensor(np.random.default_rng(15).standard_normal((5, 3)), requires_grad=True)
+
+    def f(t):
+        L, U = mg.linalg.eigh(t @ t.mT)
+        keep = mg.tensor(np.abs(L.detach().numpy()) > 1e-10)
+        w = mg.where(keep, 1.0 / mg.where(keep, L, 1.0), 0.0)
+        return ((U * w.unsqueeze(-2)) @ U.mT * weights((5, 5))).sum()
+
+    assert gradcheck(f, (x,))
+    # Differentiated again, the dropped pair's cotangents are no longer zero (the kept ones
+    # couple to them), and the tie limit is needed: refused until that limit is built.
+    with pytest.raises(LinAlgError, match="does not compute that limit"):
+        gradgradcheck(f, (x,), fast_mode=True)
+
+
+def test_eigenvalue_losses_at_a_tie_are_exact_to_second_order():
+    """The sum of the top three eigenvalues of a 5x5 whose bottom two are tied: smooth."""
+    q, _ = np.linalg.qr(np.random.default_rng(17).standard_normal((5, 5)))
+    x = mg.tensor(q @ np.diag([1.0, 1.0, 2.0, 3.0, 4.0]) @ q.T, requires_grad=True)
+    f = lambda t: mg.linalg.eigvalsh(from_x(t))[2:].sum()  # noqa: E731
+    assert gradcheck(f, (x,))
+    assert gradgradcheck(f, (x,))
+
+
+def test_matrix_function_at_a_tie_refuses_rather_than_guesses():
+    """U f(L) U^T at a tie needs the limit f'(l) (Daleckii-Krein), which the cotangents at
+    the tie do not carry: minigrad raises (torch returns NaN) until that limit is built."""
+    q, _ = np.linalg.qr(np.random.default_rng(16).standard_normal((3, 3)))
+    A = mg.tensor(q @ np.diag([1.0, 1.0, 2.0]) @ q.T, requires_grad=True)
+    L, U = mg.linalg.eigh(A)
+    with pytest.raises(LinAlgError, match="does not compute that limit"):
+        ((U * L.exp().unsqueeze(-2)) @ U.mT * weights((3, 3))).sum().backward()
+
+
+def test_eigvalsh_without_grad_builds_no_graph():
+    A = mg.tensor(rand_sym((3, 3)), requires_grad=True)
+    with mg.no_grad():
+        assert not mg.linalg.eigvalsh(A).requires_grad
+    assert mg.linalg.eigvalsh(A).requires_grad

@@ -1,0 +1,150 @@
+"""linalg.vector_norm for every ord torch accepts, linalg.norm's dispatch, cross, multi_dot,
+matrix_power: values and gradients against torch and finite differences, torch's errors."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import gradcheck, gradgradcheck
+
+L = mg.linalg
+INF = float("inf")
+ORDS = [2, 1, 3, 0.5, -1, -2.5, INF, -INF, 0]
+
+
+def rand(*shape, seed=0, grad=True):
+    return mg.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=grad)
+
+
+@pytest.mark.parametrize("ord", ORDS)
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (1, False), ((0, 2), True), (-1, True)])
+def test_vector_norm_values_and_gradients_match_torch(ord, dim, keepdim):
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(1).standard_normal((2, 3, 4))
+    a[0, 1, 2] = 0.0  # an exact zero: torch's zero-gradient convention there
+    x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    out = L.vector_norm(x, ord, dim, keepdim)
+    ref = torch.linalg.vector_norm(xt, ord, dim, keepdim)
+    assert out.shape == tuple(ref.shape)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    w = np.random.default_rng(2).standard_normal(tuple(ref.shape))
+    (out * mg.tensor(w)).sum().backward()
+    (ref * torch.tensor(w)).sum().backward()
+    expected = np.zeros_like(a) if xt.grad is None else xt.grad.numpy()
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("ord", [2, 1, 3, 0.5, -1, INF])
+def test_vector_norm_gradgradcheck(ord):
+    x = rand(2, 4, seed=3)
+    assert gradcheck(lambda t: L.vector_norm(t, ord, -1), (x,))
+    if ord not in (1, INF):  # piecewise linear: second derivative 0 a.e., checked anyway below
+        assert gradgradcheck(lambda t: L.vector_norm(t, ord, -1), (x,))
+    else:
+        assert gradgradcheck(lambda t: L.vector_norm(t, ord, -1) ** 2, (x,))
+
+
+def test_vector_norm_at_zero_has_zero_gradient_like_torch():
+    for ord in [2, 3, 0.5, -1, INF]:
+        x = mg.zeros(3, dtype=mg.float64, requires_grad=True)
+        L.vector_norm(x, ord).backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+
+
+def test_vector_norm_empty_and_errors_follow_torch():
+    assert L.vector_norm(mg.ones(0)).item() == 0.0
+    assert L.vector_norm(mg.ones(0), 0).item() == 0.0
+    for ord in (INF, -1):
+        with pytest.raises(RuntimeError, match="cannot compute the .* norm on an empty tensor"):
+            L.vector_norm(mg.ones(0), ord)
+    with pytest.raises(TypeError, match="argument 'ord' must be Number, not str"):
+        L.vector_norm(mg.ones(2), "fro")
+    with pytest.raises(RuntimeError, match="Expected a floating point tensor as input. Got Long"):
+        L.vector_norm(mg.tensor([1, 2]))
+    assert L.vector_norm(mg.ones(2, 3), dtype=mg.float64).dtype == np.float64
+    with pytest.raises(RuntimeError, match="without narrowing"):
+        L.vector_norm(mg.ones(2, dtype=mg.float64), dtype=mg.float32)
+
+
+@pytest.mark.parametrize("ord, dim", [(None, None), ("fro", None), (2, None), ("nuc", None),
+                                      (-2, None), (1, 0), (3, 1), (INF, 1), (2, (0, 1)),
+                                      (-1, (1, 0)), (None, (0, 1))])
+def test_norm_dispatch_matches_torch(ord, dim):
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(4).standard_normal((3, 4))
+    out = L.norm(mg.tensor(a), ord, dim)
+    np.testing.assert_allclose(out.numpy(), torch.linalg.norm(torch.tensor(a), ord, dim).numpy(),
+                               rtol=1e-12)
+    x = mg.tensor(a, requires_grad=True)
+    assert gradcheck(lambda t: L.norm(t, ord, dim), (x,))
+
+
+def test_norm_errors_follow_torch():
+    with pytest.raises(RuntimeError, match="If dim is not specified but ord is, the input must be "
+                                           "1D or 2D. Got 3D."):
+        L.norm(mg.ones(2, 2, 2), 2)
+    with pytest.raises(RuntimeError, match="dim is specified, it must be of length 1 or 2"):
+        L.norm(mg.ones(2, 2, 2), 2, (0, 1, 2))
+    assert L.norm(mg.ones(2, 2, 2)).item() == pytest.approx(np.sqrt(8))
+
+
+def test_cross_broadcasts_and_differentiates():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((2, 1, 3)), rng.standard_normal((1, 4, 3))
+    np.testing.assert_allclose(L.cross(mg.tensor(a), mg.tensor(b)).numpy(),
+                               torch.linalg.cross(torch.tensor(a), torch.tensor(b)).numpy())
+    c = rng.standard_normal((3, 2))
+    np.testing.assert_allclose(L.cross(mg.tensor(c), mg.tensor(c[::-1].copy()), dim=0).numpy(),
+                               np.cross(c, c[::-1], axis=0))
+    np.testing.assert_allclose(mg.cross(mg.tensor(c), mg.tensor(c[::-1].copy())).numpy(),
+                               np.cross(c, c[::-1], axis=0))  # torch.cross: first dim of size 3
+    x, y = rand(2, 3, seed=6), rand(2, 3, seed=7)
+    assert gradgradcheck(L.cross, (x, y))
+    with pytest.raises(RuntimeError, match="inputs dimension -1 must have length 3. Got 2 and 2"):
+        L.cross(mg.ones(2), mg.ones(2))
+    with pytest.raises(RuntimeError, match="inputs must have the same number of dimensions"):
+        L.cross(mg.ones(3), mg.ones(2, 3))
+
+
+def test_multi_dot_order_shapes_and_gradients():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    shapes = [(3,), (3, 5), (5, 2), (2, 7), (7,)]
+    arrays = [rng.standard_normal(s) for s in shapes]
+    out = L.multi_dot([mg.tensor(a) for a in arrays])
+    ref = torch.linalg.multi_dot([torch.tensor(a) for a in arrays])
+    assert out.shape == tuple(ref.shape) == ()
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12)
+    xs = [rand(*s, seed=i) for i, s in enumerate([(2, 3), (3, 4), (4, 2)])]
+    assert gradgradcheck(lambda *t: L.multi_dot(t), xs)
+    with pytest.raises(RuntimeError, match="expected at least 2 tensors but got 1"):
+        L.multi_dot([mg.ones(2)])
+    with pytest.raises(RuntimeError, match=r"tensors 0 and 1 with shapes \[2, 2\] and \[3, 3\] "
+                                           "cannot be multiplied"):
+        L.multi_dot([mg.ones(2, 2), mg.ones(3, 3)])
+
+
+def test_multi_dot_picks_the_cheap_order():
+    from minigrad.linalg.products import _order
+
+    ts = [mg.ones(100, 2), mg.ones(2, 100), mg.ones(100, 100)]
+    assert int(_order(ts)[0, 2]) == 0  # A (B C): 4e4 multiply-adds, not 1e6
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6, -1, -2])
+def test_matrix_power_matches_torch_and_differentiates(n):
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(9).standard_normal((2, 3, 3)) + 2 * np.eye(3)
+    np.testing.assert_allclose(L.matrix_power(mg.tensor(a), n).numpy(),
+                               torch.linalg.matrix_power(torch.tensor(a), n).numpy(), rtol=1e-10)
+    if n:
+        A = mg.tensor(a, requires_grad=True)
+        assert gradgradcheck(lambda t: L.matrix_power(t, n), (A,), fast_mode=True)
+
+
+def test_matrix_power_errors():
+    with pytest.raises(RuntimeError, match="A must be batches of square matrices"):
+        L.matrix_power(mg.ones(2, 3), 2)
+    with pytest.raises(mg.linalg.LinAlgError, match="singular"):
+        L.matrix_power(mg.tensor([[1.0, 2.0], [2.0, 4.0]]), -1)
