@@ -38,17 +38,19 @@ def check(a, w, v, c=C):
 
 # ---- the forward ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 9, 16, 33])
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 9, 16, 33, 50])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_random_batches_both_kernels(n, dtype):
-    # n <= 8 takes the lane kernel (37 matrices: a full block of 32 and a partial one).
+def test_random_batches_every_kernel(n, dtype):
+    # n <= 8: the lane kernel (37 matrices: a full block of 32 and a partial one); up to 47
+    # the explicit two-sided form, from 48 the implicit one (B = V^T A V).
     a = rand_sym((37, n, n), seed=n, dtype=dtype)
     check(a, *eigh_forward(a))
 
 
 def test_single_matrix_and_nested_batch():
-    a = rand_sym((40, 40), seed=1)
-    check(a, *eigh_forward(a))
+    for n in (40, 130):
+        a = rand_sym((n, n), seed=1)
+        check(a, *eigh_forward(a))
     a = rand_sym((2, 3, 4, 4), seed=2)
     w, v = eigh_forward(a)
     assert w.shape == (2, 3, 4) and v.shape == (2, 3, 4, 4)
@@ -86,7 +88,9 @@ def test_sign_convention_largest_entry_positive():
     np.ones((6, 6)), np.zeros((4, 4)), np.eye(5) * 3.0,
     np.outer(np.arange(1.0, 7.0), np.arange(1.0, 7.0)),  # rank 1
     np.diag([2.0, 2.0, 2.0, -1.0, -1.0]),
-], ids=["ones", "zeros", "identity", "rank1", "diag-ties"])
+    np.ones((60, 60)), np.outer(np.arange(1.0, 61.0), np.arange(1.0, 61.0)),
+    np.kron(np.eye(10), np.ones((6, 6))),  # rank 10, 50 zero eigenvalues
+], ids=["ones", "zeros", "identity", "rank1", "diag-ties", "ones60", "rank1-60", "blocks60"])
 def test_structured_and_rank_deficient_converge(a):
     for dt in (np.float64, np.float32):
         check(a.astype(dt), *eigh_forward(a.astype(dt)))

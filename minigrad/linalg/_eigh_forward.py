@@ -51,13 +51,12 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
     if n == 0 or 0 in batch:
         w = np.zeros(batch + (n,), out_dtype)
         return w, (np.zeros(batch + (n, n), out_dtype) if compute_v else None)
-    a3 = np.ascontiguousarray(a.reshape((-1, n, n)))
-    if a3.dtype == np.float16:
-        a3 = a3.astype(np.float32)
+    # The kernels work in float64 whatever the input: one compiled specialisation, not two.
+    a3 = np.ascontiguousarray(a.reshape((-1, n, n)), dtype=np.float64)
     nb = a3.shape[0]
     tol_ = float(np.sqrt(n) * np.finfo(work).eps) if tol is None else float(tol)
-    w = np.empty((nb, n), work)
-    v = np.empty((nb, n, n) if compute_v else (nb, 0, 0), work)
+    w = np.empty((nb, n))
+    v = np.empty((nb, n, n) if compute_v else (nb, 0, 0))
     status = np.empty(nb, np.int8)
     jac = _kernels()
     jac.eigh_batched(a3, bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v, status,
