@@ -31,7 +31,7 @@ _BIG_THETA = 1e8
 _NOT_FINITE_E = -(1 << 30)  # the exponent _load returns for NaN or Inf input
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _rotate(apq, app, aqq, tol):
     """t = tan of the rotation that zeroes a_pq, or 0.0 where (p, q) is already converged.
 
@@ -51,7 +51,7 @@ def _rotate(apq, app, aqq, tol):
     return -t if theta < 0.0 else t
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
 def _rotate_rows(X, p, q, c, s):
     for i in range(X.shape[1]):
         xp = X[p, i]
@@ -60,7 +60,7 @@ def _rotate_rows(X, p, q, c, s):
         X[q, i] = s * xp + c * xq
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def jacobi_sweeps(X, Vt, tol, max_sweeps, with_v):
     """Cyclic-by-rows Jacobi on the symmetric X (full storage), in place; rotations are
     mirrored on the rows of Vt when with_v. Returns the number of sweeps, or -1 if a sweep
@@ -96,7 +96,7 @@ def jacobi_sweeps(X, Vt, tol, max_sweeps, with_v):
     return -1
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
 def _dot_rows(X, p, Y, q):
     acc = 0.0
     for i in range(X.shape[1]):
@@ -104,7 +104,7 @@ def _dot_rows(X, p, Y, q):
     return acc
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def jacobi_sweeps_av(Wt, Vt, d, tol, floor, max_sweeps):
     """The same cyclic Jacobi on B = V^T A V held implicitly: Vt's rows are V's columns and
     Wt's rows those of W = A V (Wt = A at the start, V = I), so b_pq = v_p . w_q and every
@@ -139,14 +139,14 @@ def jacobi_sweeps_av(Wt, Vt, d, tol, floor, max_sweeps):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _exponent(amax):
     """e with amax * 2^e in [0.5, 1) (0 for amax = 0): applied by ldexp, which stays exact
     where 2^e itself would overflow (subnormal input)."""
     return -math.frexp(amax)[1] if amax > 0.0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _load(src, lower, X):
     """X = the symmetric matrix read from src's lower (or upper) triangle, times 2^e so that
     its largest entry lies in [0.5, 1). Returns e, or _NOT_FINITE_E for NaN or Inf."""
@@ -167,7 +167,7 @@ def _load(src, lower, X):
     return e
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sort_ascending(d, perm):
     """perm ordering d ascending: a stable insertion sort (n is small or nearly sorted)."""
     for j in range(perm.shape[0]):
@@ -181,7 +181,7 @@ def _sort_ascending(d, perm):
         perm[i + 1] = pj
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _write(d, Vt, e, with_v, perm, w, v):
     """Sorted eigenvalues d / 2^e into w and the rows of Vt as the columns of v, each
     signed so that its first entry of largest magnitude is positive."""
@@ -202,7 +202,7 @@ def _write(d, Vt, e, with_v, perm, w, v):
             v[i, k] = Vt[r, i] * sg
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _eigh_one(src, lower, with_v, tol, max_sweeps, w, v, X, Vt, d, perm):
     """Eigenvalues (ascending) into w and eigenvectors into the columns of v for one
     symmetric matrix given by a triangle of src. Returns a status code."""
@@ -241,7 +241,7 @@ _LANES = 32
 _LANES_MAX_N = 8
 
 
-@njit(cache=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
     """jacobi_sweeps on X[:, :, l] for every lane l at once, branch-free: a lane whose pair
     has converged gets the identity (t = 0). Only X's upper triangle is kept up to date (in
@@ -313,7 +313,7 @@ def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
             return
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _eigh_lanes(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status, XL, VL, tmp, rot,
                 expo, d, perm, Vt):
     """_eigh_one for the matrices a[lo:hi] (hi - lo <= _LANES), swept together in lanes."""
@@ -359,31 +359,38 @@ def _eigh_lanes(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status, XL, VL,
         status[b] = OK
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
+def eigh_range(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status):
+    """Eigenvalues w[b] (n,), ascending, eigenvectors v[b] (n, n) (columns; untouched without
+    with_v) and a status[b] for the symmetric matrices given by a triangle of a[b] (n, n),
+    lo <= b < hi. Serial and GIL-free: callers run ranges on their own threads. Scratch is
+    allocated once per call."""
+    n = a.shape[1]
+    X = np.empty((n, n))
+    Vt = np.empty((n, n))
+    d = np.empty(n)
+    perm = np.empty(n, dtype=np.int64)
+    if n <= _LANES_MAX_N:
+        XL = np.empty((n, n, _LANES))
+        VL = np.empty((n, n, _LANES))
+        tmp = np.empty((5, _LANES))
+        rot = np.empty(_LANES, dtype=np.int64)
+        expo = np.empty(_LANES, dtype=np.int64)
+        for b0 in range(lo, hi, _LANES):
+            _eigh_lanes(a, b0, min(hi, b0 + _LANES), lower, with_v, tol, max_sweeps, w, v,
+                        status, XL, VL, tmp, rot, expo, d, perm, Vt)
+        return
+    for b in range(lo, hi):
+        status[b] = _eigh_one(a[b], lower, with_v, tol, max_sweeps, w[b], v[b], X, Vt, d,
+                              perm)
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def eigh_batched(a, lower, with_v, tol, max_sweeps, w, v, status, nchunks):
-    """Eigenvalues w (B, n), ascending, and eigenvectors v (B, n, n) (columns; untouched
-    without with_v) of the symmetric matrices given by a triangle of a[b] (B, n, n), and a
-    status (B,) per matrix. The batch is split into nchunks parallel chunks (a few per
-    thread, for balance); scratch is allocated once per chunk."""
-    nbatch, n = a.shape[0], a.shape[1]
+    """eigh_range over the whole batch, split into nchunks chunks (a few per thread, for
+    balance) run in parallel."""
+    nbatch = a.shape[0]
     nchunks = max(1, min(nbatch, nchunks))
     for c in prange(nchunks):
-        lo = c * nbatch // nchunks
-        hi = (c + 1) * nbatch // nchunks
-        X = np.empty((n, n))
-        Vt = np.empty((n, n))
-        d = np.empty(n)
-        perm = np.empty(n, dtype=np.int64)
-        if n <= _LANES_MAX_N:
-            XL = np.empty((n, n, _LANES))
-            VL = np.empty((n, n, _LANES))
-            tmp = np.empty((5, _LANES))
-            rot = np.empty(_LANES, dtype=np.int64)
-            expo = np.empty(_LANES, dtype=np.int64)
-            for b0 in range(lo, hi, _LANES):
-                _eigh_lanes(a, b0, min(hi, b0 + _LANES), lower, with_v, tol, max_sweeps, w, v,
-                            status, XL, VL, tmp, rot, expo, d, perm, Vt)
-            continue
-        for b in range(lo, hi):
-            status[b] = _eigh_one(a[b], lower, with_v, tol, max_sweeps, w[b], v[b], X, Vt, d,
-                                  perm)
+        eigh_range(a, c * nbatch // nchunks, (c + 1) * nbatch // nchunks, lower, with_v, tol,
+                   max_sweeps, w, v, status)
