@@ -241,6 +241,16 @@ _LANES = 32
 _LANES_MAX_N = 8
 
 
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
+def _rotate_lanes(X, i, j, k, m, cs, sn):
+    """(X[i, j], X[k, m]) <- (c x - s y, s x + c y) in every lane."""
+    for l in range(_LANES):
+        x = X[i, j, l]
+        y = X[k, m, l]
+        X[i, j, l] = cs[l] * x - sn[l] * y
+        X[k, m, l] = sn[l] * x + cs[l] * y
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
     """jacobi_sweeps on X[:, :, l] for every lane l at once, branch-free: a lane whose pair
@@ -281,34 +291,18 @@ def _sweeps_lanes(X, Vt, tol, max_sweeps, with_v, tmp, rot):
                 # The pairs (p, i) and (q, i), i outside {p, q}, where the upper triangle
                 # keeps them; then the 2x2 block from the closed form.
                 for i in range(p):
-                    for l in range(_LANES):
-                        xp = X[i, p, l]
-                        xq = X[i, q, l]
-                        X[i, p, l] = cs[l] * xp - sn[l] * xq
-                        X[i, q, l] = sn[l] * xp + cs[l] * xq
+                    _rotate_lanes(X, i, p, i, q, cs, sn)
                 for i in range(p + 1, q):
-                    for l in range(_LANES):
-                        xp = X[p, i, l]
-                        xq = X[i, q, l]
-                        X[p, i, l] = cs[l] * xp - sn[l] * xq
-                        X[i, q, l] = sn[l] * xp + cs[l] * xq
+                    _rotate_lanes(X, p, i, i, q, cs, sn)
                 for i in range(q + 1, n):
-                    for l in range(_LANES):
-                        xp = X[p, i, l]
-                        xq = X[q, i, l]
-                        X[p, i, l] = cs[l] * xp - sn[l] * xq
-                        X[q, i, l] = sn[l] * xp + cs[l] * xq
+                    _rotate_lanes(X, p, i, q, i, cs, sn)
                 for l in range(_LANES):
                     X[p, p, l] -= tt[l] * opq[l]
                     X[q, q, l] += tt[l] * opq[l]
                     X[p, q, l] = opq[l] * keep[l]
                 if with_v:
                     for i in range(n):
-                        for l in range(_LANES):
-                            xp = Vt[p, i, l]
-                            xq = Vt[q, i, l]
-                            Vt[p, i, l] = cs[l] * xp - sn[l] * xq
-                            Vt[q, i, l] = sn[l] * xp + cs[l] * xq
+                        _rotate_lanes(Vt, p, i, q, i, cs, sn)
         if rot.max() == 0:
             return
 
