@@ -152,3 +152,45 @@ def test_lstsq_errors_follow_torch():
         L.lstsq(mg.ones(3, 2), mg.ones(3, 1), driver="xx")
     with pytest.raises(RuntimeError, match="input.dim\\(\\) must be greater or equal"):
         L.lstsq(mg.ones(2, 4, 3), mg.ones(4))
+
+
+def test_lstsq_broadcasts_and_reports_rank_per_matrix_of_a():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(17)
+    a, b = rng.standard_normal((1, 4, 3)), rng.standard_normal((2, 4, 2))
+    out = L.lstsq(mg.tensor(a), mg.tensor(b), driver="gelsd")
+    ref = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver="gelsd")
+    for x, y in zip(out, ref):
+        assert tuple(x.shape) == tuple(y.shape)
+        np.testing.assert_allclose(x.numpy(), y.numpy(), atol=1e-10)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, a: m.linalg.pinv(a),
+    lambda m, a: m.linalg.matrix_rank(a),
+    lambda m, a: m.linalg.cond(a),
+    lambda m, a: m.linalg.cond(a, "fro"),
+    lambda m, a: m.linalg.lstsq(a, a[..., :2], driver="gelsd"),
+    lambda m, a: m.linalg.lstsq(a.mT, a.mT[..., :1], driver="gels"),
+], ids=["pinv", "rank", "cond", "cond-fro", "lstsq", "lstsq-gels"])
+@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0), (3, 0)])
+def test_empty_inputs_match_torch(fn, shape):
+    torch = pytest.importorskip("torch")
+    a = np.zeros(shape)
+    try:
+        ref = fn(torch, torch.tensor(a))
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            fn(mg, mg.tensor(a))
+        return
+    out = fn(mg, mg.tensor(a))
+    out, ref = (out, ref) if isinstance(out, tuple) else ((out,), (ref,))
+    for x, y in zip(out, ref):
+        assert tuple(x.shape) == tuple(y.shape)
+        np.testing.assert_allclose(x.numpy(), y.numpy())
+
+
+@pytest.mark.parametrize("p", [2, "fro", 1])
+def test_cond_gradgradcheck(p):
+    A = rand(2, 3, 3, seed=18)
+    assert gradgradcheck(lambda t: L.cond(t, p), (A,), fast_mode=True)

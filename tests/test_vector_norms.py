@@ -148,3 +148,9 @@ def test_matrix_power_errors():
         L.matrix_power(mg.ones(2, 3), 2)
     with pytest.raises(mg.linalg.LinAlgError, match="singular"):
         L.matrix_power(mg.tensor([[1.0, 2.0], [2.0, 4.0]]), -1)
+
+
+@pytest.mark.parametrize("ord, dim", [(None, None), (3, 1), ("nuc", None), (2, (0, 1))])
+def test_norm_gradgradcheck(ord, dim):
+    x = rand(3, 4, seed=10)
+    assert gradgradcheck(lambda t: L.norm(t, ord, dim), (x,), fast_mode=True)

@@ -162,7 +162,10 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     tensor(4.)
     """
     check_matrix(A, "linalg.cond")
+    empty = Tensor._make(np.zeros(A.shape[:-2], A.dtype))  # no matrix, or empty ones: 0
     if p in (None, 2, -2):
+        if A.numel() == 0:
+            return empty
         s = svdvals(A)
         flat = s.reshape(-1, s.shape[-1])
         singular = (flat.data[:, -1] == 0) if s.shape[-1] else np.zeros(flat.shape[0], bool)
@@ -180,6 +183,8 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but "
                            f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.numel() == 0:
+        return empty
     flat, batch = _flat(A)
     singular = lu_info(flat.data) > 0
 
@@ -227,34 +232,40 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     m, n = A.shape[-2:]
     k = Bm.shape[-1]
-    batch = np.broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
-    Af = A.expand(*batch, m, n).reshape(-1, m, n)
-    Bf = Bm.expand(*batch, m, k).reshape(-1, m, k)
+    own = A.shape[:-2]  # rank and singular values describe A, in A's own batch (as torch)
+    batch = np.broadcast_shapes(own, Bm.shape[:-2])
     dt = A.dtype
-    s = np.linalg.svd(Af.data, compute_uv=False) if min(m, n) else np.zeros((Af.shape[0], 0), dt)
+    a = A.data.reshape(int(np.prod(own, dtype=np.int64)), m, n)
+    s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros((a.shape[0], min(m, n)), dt)
     tol = (np.finfo(dt).eps * max(m, n) if rcond is None else rcond) * s[:, :1]
     rank = np.count_nonzero(s > tol, axis=-1)
-    full = (rank == min(m, n)) | (driver == "gels")
+    nb = int(np.prod(batch, dtype=np.int64))
+    Af = A.expand(*batch, m, n).reshape(nb, m, n)
+    Bf = Bm.expand(*batch, m, k).reshape(nb, m, k)
+    if a.size == 0 or Bf.shape[0] == 0:
+        X = Tensor._make(np.zeros((Bf.shape[0], n, k), dt))
+    else:
+        tol_b = np.broadcast_to(tol.reshape(own + (1,)), batch + (1,)).reshape(-1, 1)
+        rank_b = np.broadcast_to(rank.reshape(own), batch).reshape(-1)
+        full = (rank_b == min(m, n)) | (driver == "gels")
 
-    def part(Ag: Tensor, is_full: bool, idx: np.ndarray) -> Tensor:
-        Bg = Bf if idx.size == Bf.shape[0] else Bf[Tensor._make(idx)]
-        if min(m, n) == 0:
-            return Tensor._make(np.zeros((Ag.shape[0], n, k), dt)) + Bg.sum() * 0.0
-        if is_full:
-            return _lstsq_full(Ag, Bg)
-        U, S, Vh = svd(Ag, full_matrices=False)
-        w = _inverse_kept(S, S.data > tol[idx])
-        return Vh.mT @ ((U.mT @ Bg) * w.unsqueeze(-1))
+        def part(Ag: Tensor, is_full: bool, idx: np.ndarray) -> Tensor:
+            Bg = Bf if idx.size == Bf.shape[0] else Bf[Tensor._make(idx)]
+            if is_full:
+                return _lstsq_full(Ag, Bg)
+            U, S, Vh = svd(Ag, full_matrices=False)
+            w = _inverse_kept(S, S.data > tol_b[idx])
+            return Vh.mT @ ((U.mT @ Bg) * w.unsqueeze(-1))
 
-    X = by_group(Af, full, part)
+        X = by_group(Af, full, part)
     empty = Tensor._make(np.zeros((0,), dt))
     res = empty
-    if m > n and driver != "gelsy" and bool(np.all(rank == n)):
+    if m > n and driver != "gelsy" and nb and bool(np.all(rank == n)):
         res = ((Af @ X - Bf) ** 2).sum(-2).reshape(*batch, k)
     X = X.reshape(*batch, n, k)
-    rk = (Tensor._make(np.asarray(rank.reshape(batch), np.int64)) if driver != "gels"
+    rk = (Tensor._make(np.asarray(rank.reshape(own), np.int64)) if driver != "gels"
           else Tensor._make(np.zeros((0,), np.int64)))
-    sv = (Tensor._make(s.reshape(batch + (min(m, n),)).astype(dt))
+    sv = (Tensor._make(s.reshape(own + (min(m, n),)).astype(dt))
           if driver in ("gelsd", "gelss") else empty)
     return LstsqResult(X.squeeze(-1) if vector else X, res, rk, sv)
 
