@@ -7,9 +7,11 @@ the gradient is the symmetric matrix, whichever triangle UPLO reads)
     gA = U (diag(gL) + X) U^T,    X_ij = (J_ij - J_ji) / 2 (l_j - l_i)  (i != j),  X_ii = 0.
 
 The backward is written with minigrad ops on the saved outputs, so create_graph=True gives
-higher derivatives. At repeated eigenvalues (see _tie_terms) a term is kept only where it is
-exactly known: a pair whose eigenvector cotangents are both exactly zero contributes 0;
-everything else raises LinAlgError saying why.
+higher derivatives. At repeated eigenvalues a 0/0 term is kept only where it is exactly
+known: a pair whose eigenvector cotangents are both exactly zero contributes 0 (functions of
+the eigenvalues alone, dropped eigenpairs). Everything else at a tie raises LinAlgError
+saying why: a loss on an arbitrary eigenbasis or with a kink has no gradient, and the limit
+a matrix function U f(L) U^T needs there (f'(l), Daleckii-Krein) is not computed yet.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     eigenvalues (*, n) ascending, eigenvectors (*, n, n) orthonormal columns (each one's
     first largest-|.| entry positive); differentiable through both, gradients symmetric as
     in torch. float16 is computed in float32; ``tol`` / ``max_sweeps`` tune the Jacobi.
+    NaN or Inf in the triangle read raises LinAlgError (torch returns NaN), as does the SVD.
 
     >>> L, U = mg.linalg.eigh(mg.tensor([[2.0, 1.0], [1.0, 2.0]]))
     >>> L
