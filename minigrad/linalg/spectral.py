@@ -137,17 +137,19 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
 
 
 class _Infinite(Function):
-    """+inf where a quantity is infinite (cond of a singular matrix); its backward raises,
-    since the loss has no gradient there."""
+    """+inf where a quantity is infinite (cond of a singular matrix); a loss that uses it has
+    no gradient there, so its backward raises (zeros where the loss does not use it)."""
 
     @staticmethod
     def forward(ctx: Context, x: Tensor, shape: tuple, why: str) -> np.ndarray:
-        ctx.why = why
+        ctx.why, ctx.shape = why, x.shape
         return np.full(shape, np.inf, x.dtype)
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple:
-        raise LinAlgError(ctx.why)
+        if np.any(g.data != 0):
+            raise LinAlgError(ctx.why)
+        return Tensor._make(np.zeros(ctx.shape, g.dtype)), None, None
 
 
 _COND_SINGULAR = ("linalg.cond backward: the matrix is singular, so its condition number is "
