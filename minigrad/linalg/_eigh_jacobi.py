@@ -104,6 +104,20 @@ def _dot_rows(X, p, Y, q):
     return acc
 
 
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
+def _rotate_rows_dot(X, p, q, c, s, Y, r):
+    """_rotate_rows(X, p, q, c, s), returning the new X[p] . Y[r]."""
+    acc = 0.0
+    for i in range(X.shape[1]):
+        xp = X[p, i]
+        xq = X[q, i]
+        xn = c * xp - s * xq
+        X[p, i] = xn
+        X[q, i] = s * xp + c * xq
+        acc += xn * Y[r, i]
+    return acc
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def jacobi_sweeps_av(Wt, Vt, d, tol, floor, max_sweeps):
     """The same cyclic Jacobi on B = V^T A V held implicitly: Vt's rows are V's columns and
@@ -118,19 +132,23 @@ def jacobi_sweeps_av(Wt, Vt, d, tol, floor, max_sweeps):
             d[j] = _dot_rows(Vt, j, Wt, j)
         rotated = 0
         for p in range(n - 1):
+            bpq = _dot_rows(Vt, p, Wt, p + 1)
             for q in range(p + 1, n):
-                bpq = _dot_rows(Vt, p, Wt, q)
-                if abs(bpq) <= floor:
-                    continue
-                t = _rotate(bpq, d[p], d[q], tol)
+                last = q + 1 == n
+                t = 0.0 if abs(bpq) <= floor else _rotate(bpq, d[p], d[q], tol)
                 if t == 0.0:
+                    if not last:
+                        bpq = _dot_rows(Vt, p, Wt, q + 1)
                     continue
                 c = 1.0 / math.sqrt(1.0 + t * t)
                 s = c * t
-                _rotate_rows(Vt, p, q, c, s)
                 _rotate_rows(Wt, p, q, c, s)
                 d[p] -= t * bpq
                 d[q] += t * bpq
+                if last:
+                    _rotate_rows(Vt, p, q, c, s)
+                else:  # the next pair's b_pq rides on the rotation of v_p
+                    bpq = _rotate_rows_dot(Vt, p, q, c, s, Wt, q + 1)
                 rotated += 1
         if rotated == 0:
             for j in range(n):
