@@ -41,8 +41,8 @@ def check(a, w, v, c=C):
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 9, 16, 33, 50])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_random_batches_every_kernel(n, dtype):
-    # n <= 8: the lane kernel (37 matrices: a full block of 32 and a partial one); up to 47
-    # the explicit two-sided form, from 48 the implicit one (B = V^T A V).
+    # n <= 32: the lane kernel for a block of 32, the last 5 matrix by matrix; up to 47 the
+    # explicit two-sided form, from 48 the implicit one (B = V^T A V).
     a = rand_sym((37, n, n), seed=n, dtype=dtype)
     check(a, *eigh_forward(a))
 
@@ -57,16 +57,16 @@ def test_single_matrix_and_nested_batch():
     check(a, w, v)
 
 
-@pytest.mark.parametrize("n", [3, 8, 60])
-def test_the_kernels_agree_on_the_same_matrices(n):
-    """The driver's kernel (lanes for n <= 8, the implicit form from 48) against the explicit
-    two-sided sweeps run matrix by matrix."""
+@pytest.mark.parametrize("n, batch", [(3, 32), (8, 32), (20, 32), (8, 5), (60, 2)])
+def test_the_kernels_agree_on_the_same_matrices(n, batch):
+    """The driver's kernel (lanes for a block of 24+ matrices up to 32x32, the implicit form
+    from 48) against the explicit two-sided sweeps run matrix by matrix."""
     import minigrad.linalg._eigh_jacobi as jac
 
-    a = rand_sym((5, n, n), seed=3)
+    a = rand_sym((batch, n, n), seed=3)
     w1, v1 = eigh_forward(a)
     tol = np.sqrt(n) * np.finfo(np.float64).eps
-    for b in range(5):
+    for b in range(batch):
         X, Vt = a[b].copy(), np.eye(n)
         assert jac.jacobi_sweeps(X, Vt, tol, 60, True) > 0
         w2 = np.sort(np.diagonal(X))
