@@ -2,6 +2,10 @@
 numpy.linalg.eigh and torch.linalg.eigh (if installed), on the SVD benchmark's shapes.
 
     python benchmarks/bench_eigh.py [--quick]
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/bench_eigh.py
+
+(the second form compares the three on one thread each: LAPACK's batched eigh spends much
+of its time in OpenBLAS's thread start-up on small matrices, worse on a loaded machine).
 
 Every row times the contenders interleaved in one loop and reports medians, because the
 machine is shared and noisy; ratios are minigrad's time over each contender's (below 1 means
@@ -95,7 +99,7 @@ def main() -> None:
     print(f"median of {repeats} interleaved repeats; mg/np and mg/torch = minigrad time over "
           "theirs\n")
     head = (f"{'case':<15}{'dtype':<9}{'numpy ms':>10}{'torch ms':>10}{'minigrad ms':>13}"
-            f"{'mg/np':>8}{'mg/torch':>10}  {'target':<16}result")
+            f"{'mg/np':>8}{'mg/torch':>10}  {'target':<18}result")
     print(head)
     print("-" * len(head))
     rng = np.random.default_rng(0)
@@ -118,7 +122,7 @@ def main() -> None:
             torch_ms = f"{1e3 * t['torch']:>10.2f}" if "torch" in t else f"{'-':>10}"
             rt = f"{r_t:>10.2f}" if r_t is not None else f"{'-':>10}"
             print(f"{label:<15}{np.dtype(dtype).name:<9}{1e3 * t['numpy']:>10.2f}{torch_ms}"
-                  f"{1e3 * t['minigrad']:>13.2f}{r_np:>8.2f}{rt}  {want:<16}{verdict}",
+                  f"{1e3 * t['minigrad']:>13.2f}{r_np:>8.2f}{rt}  {want:<18}{verdict}",
                   flush=True)
     wall, t_import, t_eigh = fresh_process()
     ok = wall < 1.0
