@@ -160,6 +160,38 @@ def test_empty_inputs():
     assert w.shape == (0, 4) and v.shape == (0, 4, 4)
 
 
+def test_kernels_release_the_gil():
+    import minigrad.linalg._eigh_jacobi as jac
+
+    for name in ("eigh_range", "jacobi_sweeps", "jacobi_sweeps_av"):
+        assert getattr(jac, name).targetoptions.get("nogil") is True, name
+
+
+def test_threads_and_a_forked_child_get_their_own_answers():
+    import os
+    import threading
+
+    a = rand_sym((3000, 4, 4), seed=18)
+    out = {}
+
+    def run(i):
+        out[i] = eigh_forward(a + i)[0]
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(3):
+        np.testing.assert_allclose(out[i], np.linalg.eigvalsh(a + i), atol=1e-13)
+    if not hasattr(os, "fork"):
+        return
+    pid = os.fork()  # numba's OpenMP layer would kill this child; minigrad's threads do not
+    if pid == 0:
+        os._exit(0 if np.allclose(eigh_forward(a)[0], out[0], atol=1e-13) else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+
+
 # ---- the Tensor level ------------------------------------------------------------------
 
 def test_names_shapes_and_dtypes_like_torch():

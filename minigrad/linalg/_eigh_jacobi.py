@@ -6,7 +6,9 @@ an off-diagonal pair (p, q) (Rutishauser's formulas); the product of the rotatio
 the eigenvectors, as rows of Vt. The work is in float64 whatever the storage dtype (so
 float32 input is accumulated in float64); the input is scaled by a power of two so that
 its largest entry lies in [0.5, 1). Everything compiles lazily on first call and is cached
-on disk (``cache=True``); importing this module compiles nothing.
+on disk (``cache=True``); importing this module compiles nothing. The kernels are serial
+and release the GIL: the driver runs batch ranges on its own threads, never through numba's
+threading layer (whose OpenMP backend kills a forked child that launches a kernel).
 
 Status codes written per batch element: ``OK``, ``NOT_FINITE``, ``NOT_CONVERGED``.
 """
@@ -14,7 +16,7 @@ Status codes written per batch element: ``OK``, ``NOT_FINITE``, ``NOT_CONVERGED`
 import math
 
 import numpy as np
-from numba import get_num_threads, njit, prange  # noqa: F401 (re-exported)
+from numba import njit
 
 OK = 0
 NOT_FINITE = 1
@@ -378,8 +380,7 @@ def _eigh_lanes(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status, XL, VL,
 def eigh_range(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status):
     """Eigenvalues w[b] (n,), ascending, eigenvectors v[b] (n, n) (columns; untouched without
     with_v) and a status[b] for the symmetric matrices given by a triangle of a[b] (n, n),
-    lo <= b < hi. Serial and GIL-free: callers run ranges on their own threads. Scratch is
-    allocated once per call."""
+    lo <= b < hi. Scratch is allocated once per call."""
     n = a.shape[1]
     X = np.empty((n, n))
     Vt = np.empty((n, n))
@@ -400,14 +401,3 @@ def eigh_range(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status):
         for b in range(b0, b1):
             status[b] = _eigh_one(a[b], lower, with_v, tol, max_sweeps, w[b], v[b], X, Vt, d,
                                   perm)
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def eigh_batched(a, lower, with_v, tol, max_sweeps, w, v, status, nchunks):
-    """eigh_range over the whole batch, split into nchunks chunks (a few per thread, for
-    balance) run in parallel."""
-    nbatch = a.shape[0]
-    nchunks = max(1, min(nbatch, nchunks))
-    for c in prange(nchunks):
-        eigh_range(a, c * nbatch // nchunks, (c + 1) * nbatch // nchunks, lower, with_v, tol,
-                   max_sweeps, w, v, status)
