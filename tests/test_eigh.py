@@ -314,9 +314,10 @@ def test_a_loss_on_an_arbitrary_eigenbasis_raises():
         (U[..., 0, 0] * U[..., 1, 0]).sum().backward()
 
 
-def test_zero_cotangents_at_a_tie_give_exact_zeros():
+def test_zero_cotangents_at_a_tie_give_exact_zeros_to_second_order():
     """pinv(hermitian) of a rank-3 PSD 5x5: the two zero eigenpairs are tied and dropped, so
-    their cotangents are exactly zero and so is their 0/0 term."""
+    their first-order terms are exactly zero; differentiated again, they get cotangents
+    (the kept pairs couple to them) and take the exact limit."""
     x = mg.tensor(np.random.default_rng(15).standard_normal((5, 3)), requires_grad=True)
 
     def f(t):
@@ -326,10 +327,7 @@ def test_zero_cotangents_at_a_tie_give_exact_zeros():
         return ((U * w.unsqueeze(-2)) @ U.mT * weights((5, 5))).sum()
 
     assert gradcheck(f, (x,))
-    # Differentiated again, the dropped pair's cotangents are no longer zero (the kept ones
-    # couple to them), and the tie limit is needed: refused until that limit is built.
-    with pytest.raises(LinAlgError, match="does not compute that limit"):
-        gradgradcheck(f, (x,), fast_mode=True)
+    assert gradgradcheck(f, (x,), fast_mode=True)
 
 
 def test_eigenvalue_losses_at_a_tie_are_exact_to_second_order():
@@ -341,14 +339,123 @@ def test_eigenvalue_losses_at_a_tie_are_exact_to_second_order():
     assert gradgradcheck(f, (x,))
 
 
-def test_matrix_function_at_a_tie_refuses_rather_than_guesses():
-    """U f(L) U^T at a tie needs the limit f'(l) (Daleckii-Krein), which the cotangents at
-    the tie do not carry: minigrad raises (torch returns NaN) until that limit is built."""
-    q, _ = np.linalg.qr(np.random.default_rng(16).standard_normal((3, 3)))
-    A = mg.tensor(q @ np.diag([1.0, 1.0, 2.0]) @ q.T, requires_grad=True)
+def matrix_function(f):
+    def loss(t, w):
+        L, U = mg.linalg.eigh(from_x(t))
+        return ((U * f(L).unsqueeze(-2)) @ U.mT * w).sum()
+    return loss
+
+
+def daleckii_krein(a, w, f, df):
+    """d/dA <W, U f(L) U^T> in closed form: U (F o U^T sym(W) U) U^T, with the divided
+    differences F_ij = (f(l_i) - f(l_j)) / (l_i - l_j) and f'(l) where l_i = l_j."""
+    lam, u = np.linalg.eigh(a)
+    d = lam[:, None] - lam[None, :]
+    same = np.abs(d) < 1e-9
+    F = np.where(same, df(lam)[:, None], (f(lam)[:, None] - f(lam)[None, :]) / np.where(
+        same, 1.0, d))
+    return u @ (F * (u.T @ ((w + w.T) / 2) @ u)) @ u.T
+
+
+@pytest.mark.parametrize("spectrum", [[1.0, 1.0, 2.0], [2.0, 2.0, 2.0], [0.5, 3.0, 3.0, 3.0]],
+                         ids=["pair", "all", "triple"])
+@pytest.mark.parametrize("name", ["exp", "sqrt", "square"])
+def test_matrix_functions_at_ties_are_daleckii_krein(spectrum, name):
+    """U f(L) U^T at repeated eigenvalues (where torch returns NaN): the exact gradient,
+    against the closed form and finite differences, and exact second derivatives."""
+    f, df = {"exp": (np.exp, np.exp), "sqrt": (np.sqrt, lambda v: 0.5 / np.sqrt(v)),
+             "square": (np.square, lambda v: 2 * v)}[name]
+    mf = {"exp": mg.exp, "sqrt": mg.sqrt, "square": mg.square}[name]
+    n = len(spectrum)
+    rng = np.random.default_rng(19)
+    q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    a = q @ np.diag(spectrum) @ q.T
+    a = (a + a.T) / 2
+    w = rng.standard_normal((n, n))
+    loss = matrix_function(mf)
+    A = mg.tensor(a, requires_grad=True)
+    loss(A, mg.tensor(w)).backward()
+    np.testing.assert_allclose(A.grad.numpy(), daleckii_krein(a, w, f, df), atol=1e-12)
+    x = mg.tensor(a, requires_grad=True)
+    assert gradcheck(lambda t: loss(t, mg.tensor(w)), (x,))
+    assert gradgradcheck(lambda t: loss(t, mg.tensor(w)), (x,))
+
+
+def test_torch_is_nan_at_a_tie_where_minigrad_is_exact():
+    torch = pytest.importorskip("torch")
+    A = torch.eye(3, dtype=torch.float64, requires_grad=True)
+    L, U = torch.linalg.eigh(A)
+    ((U * L.exp()) @ U.mT).sum().backward()
+    assert torch.isnan(A.grad).all()
+    B = mg.eye(3, dtype=mg.float64, requires_grad=True)
+    L, U = mg.linalg.eigh(B)
+    ((U * L.exp().unsqueeze(-2)) @ U.mT).sum().backward()
+    np.testing.assert_allclose(B.grad.numpy(), np.e * np.ones((3, 3)), atol=1e-13)
+
+
+def test_projector_onto_a_whole_eigenspace_at_a_tie():
+    """U_k U_k^T with a gap at k but a tie inside: the limit there is 0."""
+    q, _ = np.linalg.qr(np.random.default_rng(20).standard_normal((4, 4)))
+    x = mg.tensor(q @ np.diag([1.0, 1.0, 1.0, 3.0]) @ q.T, requires_grad=True)
+    w = weights((4, 4))
+
+    def f(t):
+        U = mg.linalg.eigh(from_x(t)).eigenvectors[..., :3]
+        return ((U @ U.mT) * w).sum()
+
+    assert gradcheck(f, (x,))
+    assert gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("gap", [1e-13, 1e-9, 1e-6, 1e-3])
+def test_near_ties_match_the_closed_form(gap):
+    rng = np.random.default_rng(21)
+    q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    a = q @ np.diag([1.0, 1.0 + gap, 2.0, 5.0]) @ q.T
+    a = (a + a.T) / 2
+    w = rng.standard_normal((4, 4))
+    A = mg.tensor(a, requires_grad=True)
+    matrix_function(mg.exp)(A, mg.tensor(w)).backward()
+    np.testing.assert_allclose(A.grad.numpy(), daleckii_krein(a, w, np.exp, np.exp),
+                               atol=1e-8)
+
+
+def test_ties_in_some_batch_elements_only():
+    rng = np.random.default_rng(22)
+    a = rand_sym((3, 3, 3), seed=23)
+    q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    a[1] = q @ np.diag([2.0, 2.0, -1.0]) @ q.T
+    a[1] = (a[1] + a[1].T) / 2
+    w = rng.standard_normal((3, 3, 3))
+    A = mg.tensor(a, requires_grad=True)
+    matrix_function(mg.exp)(A, mg.tensor(w)).backward()
+    for b in range(3):
+        np.testing.assert_allclose(A.grad.numpy()[b],
+                                   daleckii_krein(a[b], w[b], np.exp, np.exp), atol=1e-11)
+
+
+def test_tie_policies():
+    q, _ = np.linalg.qr(np.random.default_rng(24).standard_normal((3, 3)))
+    a = q @ np.diag([1.0, 1.0, 2.0]) @ q.T
+    w = weights((3, 3))
+    grads = {}
+    for kind in ("exact", "zero"):
+        A = mg.tensor(a, requires_grad=True)
+        L, U = mg.linalg.eigh(A, ties=kind)
+        ((U * L.exp().unsqueeze(-2)) @ U.mT * w).sum().backward()
+        grads[kind] = A.grad.numpy()
+    assert np.abs(grads["exact"] - grads["zero"]).max() > 1e-3  # "zero" is wrong here
+    A = mg.tensor(a, requires_grad=True)
+    with mg.linalg.tie_policy("lorentzian", eps=1e-12):
+        L, U = mg.linalg.eigh(A)
+    ((U * L.exp().unsqueeze(-2)) @ U.mT * w).sum().backward()
+    assert np.all(np.isfinite(A.grad.numpy()))
+
+
+def test_exact_limits_cost_nothing_without_ties():
+    A = mg.tensor(rand_sym((4, 4), seed=25), requires_grad=True)
     L, U = mg.linalg.eigh(A)
-    with pytest.raises(LinAlgError, match="does not compute that limit"):
-        ((U * L.exp().unsqueeze(-2)) @ U.mT * weights((3, 3))).sum().backward()
+    assert not U.grad_fn.ctx.wants_downstream
 
 
 def test_eigvalsh_without_grad_builds_no_graph():

@@ -45,11 +45,24 @@ def test_pinv_hermitian_gradients_are_symmetric():
 
 
 @pytest.mark.parametrize("hermitian", [False, True])
-def test_pinv_rank_deficient_first_order(hermitian):
-    """A = x x^T of rank 3 in 5x5; perturbing x keeps the rank, so differences converge."""
+def test_pinv_rank_deficient_gradients(hermitian):
+    """A = x x^T of rank 3 in 5x5; perturbing x keeps the rank, so differences converge. The
+    two dropped (tied, zero) values take the SVD's / eigh's exact limits at second order."""
     x = rand(5, 3, seed=5)
     f = lambda t: (L.pinv(t @ t.mT, hermitian=hermitian) * weights((5, 5))).sum()  # noqa: E731
     assert gradcheck(f, (x,))
+    assert gradgradcheck(f, (x,), fast_mode=True)
+
+
+def test_pinv_rank_deficient_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(5).standard_normal((5, 3))
+    w = np.random.default_rng(6).standard_normal((5, 5))
+    for herm in (False, True):
+        X, Xt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        (L.pinv(X @ X.mT, hermitian=herm) * mg.tensor(w)).sum().backward()
+        (torch.linalg.pinv(Xt @ Xt.mT, hermitian=herm) * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(X.grad.numpy(), Xt.grad.numpy(), rtol=1e-8, atol=1e-10)
 
 
 def test_pinv_values_tolerances_and_batches_match_torch():
