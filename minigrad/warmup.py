@@ -1,4 +1,4 @@
-"""Compile minigrad's SVD kernels ahead of time: ``python -m minigrad.warmup``.
+"""Compile minigrad's SVD and eigh kernels ahead of time: ``python -m minigrad.warmup``.
 
 numba compiles each kernel on its first call and caches it on disk; on a fresh install
 that first call takes seconds per kind of SVD. This runs every kind once, float64 and
@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from minigrad.linalg import _svd_forward
+from minigrad.linalg._eigh_forward import eigh_forward
 from minigrad.linalg._svd_forward import Path, Plan, svd_forward
 
 # Each row reaches different kernels: the lanes of tiny matrices, the general batch kernel,
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     _svd_forward._noticed.update(("float32", "float64"))  # the progress lines say it already
     rng = np.random.default_rng(0)
-    total = len(KINDS) * 2
+    total = len(KINDS) * 2 + 1
     step = 0
     for dtype in (np.float64, np.float32):
         for label, shape, plan in KINDS:
@@ -43,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
             svd_forward(a, True, _plan=plan)
             svd_forward(a, False, compute_uv=False, _plan=plan)
             print(f" {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
-    print(f"minigrad.warmup: the SVD kernels are compiled and cached "
+    t = time.perf_counter()  # eigh: one kernel, float64 for every dtype, all its paths
+    print(f"minigrad.warmup [{total}/{total}] eigh ...", end="", file=sys.stderr, flush=True)
+    eigh_forward(rng.standard_normal((32, 3, 3)))
+    print(f" {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+    print(f"minigrad.warmup: the SVD and eigh kernels are compiled and cached "
           f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     return 0
 

@@ -3,13 +3,9 @@ the numba Jacobi kernels (_eigh_jacobi.py). The Tensor layer (eigh.py) calls eig
 
 from __future__ import annotations
 
-import itertools
-import os
-import threading
-from collections.abc import Callable
-
 import numpy as np
 
+from . import _threads
 from .errors import LinAlgError
 
 DEFAULT_MAX_SWEEPS = 60  # cyclic Jacobi needs 5-10 on random input (quadratic convergence)
@@ -28,51 +24,6 @@ def _kernels():
     from . import _eigh_jacobi
 
     return _eigh_jacobi
-
-
-_pool = None
-_pool_size = 0
-_pool_lock = threading.Lock()
-
-
-def _run(fn: Callable, tasks: list[tuple], threads: int) -> None:
-    """fn(*t) for every task, on up to ``threads`` threads, the caller's included (the
-    kernels release the GIL)."""
-    threads = min(threads, len(tasks))
-    if threads <= 1:
-        for t in tasks:
-            fn(*t)
-        return
-    ticket = itertools.count()  # next() on a count is atomic under the GIL
-
-    def work() -> None:
-        for i in iter(ticket.__next__, None):
-            if i >= len(tasks):
-                return
-            fn(*tasks[i])
-
-    helpers = [_executor(threads - 1).submit(work) for _ in range(threads - 1)]
-    work()
-    for h in helpers:
-        h.result()
-
-
-def _executor(size: int):
-    from concurrent.futures import ThreadPoolExecutor
-
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < size:
-            _pool, _pool_size = ThreadPoolExecutor(size, thread_name_prefix="minigrad-eigh"), size
-        return _pool
-
-
-def _forget_pool_in_child() -> None:
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()  # the parent's threads do not exist here
-
-
-os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def _where(batch: tuple, flat: int) -> str:
@@ -114,11 +65,11 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
     v = np.empty((nb, n, n) if compute_v else (nb, 0, 0))
     status = np.empty(nb, np.int8)
     jac = _kernels()
-    from numba import get_num_threads
-
-    threads = get_num_threads() if nb * n ** 3 >= _THREADS_WORK else 1
+    # The kernels release the GIL: the SVD's worker threads run batch ranges, never numba's
+    # threading layer (whose OpenMP backend kills a forked child that launches a kernel).
+    threads = _threads.num_threads() if nb * n ** 3 >= _THREADS_WORK else 1
     cuts = np.linspace(0, nb, min(nb, threads * _CHUNKS_PER_THREAD) + 1).astype(int)
-    _run(jac.eigh_range, [(a3, int(lo), int(hi), bool(lower), bool(compute_v), tol_,
+    _threads.run(jac.eigh_range, [(a3, int(lo), int(hi), bool(lower), bool(compute_v), tol_,
                            int(max_sweeps), w, v, status)
                           for lo, hi in zip(cuts[:-1], cuts[1:])], threads)
     bad = np.flatnonzero(status)
