@@ -1,0 +1,86 @@
+"""How many threads one minigrad task inside Dask may use, for numba and for BLAS.
+
+Dask already runs one task per core: its threaded and processes schedulers default to as
+many workers as cores, and a LocalCluster to workers x threads = cores. A task that also
+spread its SVD over numba's threads (and its matmuls over BLAS's) would put cores x cores
+threads on the machine. So each task gets ``threads`` of each, 1 by default.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_lock = threading.Lock()
+_running = 0  # tasks of this process inside limited(), which share one BLAS limit
+_blas = None  # threadpoolctl's handle on that limit while _running > 0
+_controller = None
+
+
+@contextmanager
+def limited(threads: int) -> Iterator[None]:
+    """numba and BLAS use at most ``threads`` threads inside the block (numba's limit is the
+    calling thread's own; BLAS's is process-wide, set by the first task in and restored
+    by the last one out)."""
+    _size_numba_pool(threads)
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    _enter_blas(threads)
+    try:
+        yield
+    finally:
+        _leave_blas()
+        numba.set_num_threads(before)
+
+
+def _size_numba_pool(threads: int) -> None:
+    """In a fresh worker process, size numba's pool before numba starts: the pool's size,
+    NUMBA_NUM_THREADS, is also what kernels that run on threads of their own obey."""
+    if "numba" not in sys.modules and multiprocessing.parent_process() is not None:
+        os.environ["NUMBA_NUM_THREADS"] = str(threads)
+
+
+def _enter_blas(threads: int) -> None:
+    global _running, _blas
+    with _lock:
+        if _running == 0:
+            _blas = _as_owner(lambda c: c.limit(limits=threads, user_api="blas"))
+        _running += 1
+
+
+def _leave_blas() -> None:
+    global _running, _blas
+    with _lock:
+        _running -= 1
+        if _running == 0:
+            _as_owner(lambda c: _blas.restore_original_limits())
+            _blas = None
+
+
+def _as_owner(action):
+    """action(controller) with this thread allowed to change OpenBLAS's process-wide limit.
+    threadpoolctl lets only one thread change it, but the task that sets the limit and the
+    one that restores it run on different threads; no task of ours is between them here."""
+    global _controller
+    if _controller is None:  # finding the loaded BLAS libraries takes milliseconds
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+    _release(_controller)
+    try:
+        return action(_controller)
+    finally:
+        _release(_controller)
+
+
+def _release(controller) -> None:
+    for lib in controller.lib_controllers:
+        clear = getattr(lib, "clear_controlling_thread", None)  # threadpoolctl >= 3.7
+        if clear is not None:
+            clear(force=True)
