@@ -58,7 +58,7 @@ def pool():
 def client():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+                                  dashboard_address=":0", silence_logs=logging.ERROR) as c:
         with distributed.Client(c) as cl:
             yield cl
 

@@ -54,6 +54,15 @@ def test_procrustes_matches_the_closed_form_solution(capsys) -> None:
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("procrustes:")
 
 
+def test_dask_svd_energy_and_gradient_on_a_local_cluster(capsys) -> None:
+    pytest.importorskip("distributed")
+    out = load("dask_svd").main(fast=True, workers=2)
+    assert out["E_dask"] == pytest.approx(out["E_one"], rel=1e-12)
+    assert out["gap"] < 1e-12  # dE/dF = 2 (F - R), R from LAPACK
+    assert out["rate_dask"] > 0 and out["rate_one"] > 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("dask_svd:")
+
+
 def test_loss_curve_is_skipped_or_saved(tmp_path) -> None:
     common = load("_common")
     path = common.save_loss_curve([3.0, 2.0, 1.0], str(tmp_path), "curve")
