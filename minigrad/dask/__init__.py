@@ -22,10 +22,11 @@ numba thread and its matmuls on one BLAS thread: workers x threads-per-worker x 
 within the cores. Where Dask runs fewer tasks at once than there are cores (one worker
 with one thread on a big machine, say), pass ``threads=`` to any function here to let each
 task use more. numba's limit is per calling thread; the BLAS limit (through threadpoolctl)
-holds for the whole process while any of these tasks runs. In a fresh worker process the
-first task also sets NUMBA_NUM_THREADS to ``threads`` before numba starts, which caps
-numba's pool for that process; to use more there later, set NUMBA_NUM_THREADS in the
-workers' environment yourself (e.g. ``LocalCluster(env={"NUMBA_NUM_THREADS": "4"})``).
+holds for the whole process while any of these tasks runs. In a process started by
+multiprocessing that has not imported numba yet (Dask's worker processes), the first task
+also sets NUMBA_NUM_THREADS to ``threads`` before numba starts, which caps numba's pool
+for that process; to allow more there, set NUMBA_NUM_THREADS in the workers' environment
+yourself (e.g. ``LocalCluster(env={"NUMBA_NUM_THREADS": "4"})``) and pass ``threads=4``.
 
 Compiled kernels. numba caches the SVD kernels on disk beside the installed package (or in
 NUMBA_CACHE_DIR), so worker processes on one machine load what any process compiled

@@ -27,7 +27,9 @@ def loss_and_grad(loss_fn: Callable[..., Tensor], A: da.Array, *args: object,
     loss_fn(A) and its gradient in one process; for a mean, divide by the whole batch's
     size inside loss_fn. A Dask array in ``args`` whose leading dims are A's batch dims is
     cut into the same blocks and passed as a Tensor (no gradient flows into it); any other
-    argument is passed whole to every block. ``threads``: see minigrad.dask.
+    argument is passed whole to every block. ``threads``: see minigrad.dask. While the graph
+    is built, loss_fn is also called once on an empty batch, to learn the loss's dtype and
+    check that it is a scalar (as Dask infers its own outputs).
 
     >>> F = da.from_array(np.eye(3) + np.arange(36.0).reshape(4, 3, 3) / 100, chunks=(2, 3, 3))
     >>> def energy(X):  # the distance to the nearest rotation, sum_i (s_i - 1)^2
