@@ -80,17 +80,27 @@ def cpu_seconds() -> float:
     return t.user + t.system
 
 
-def timed(run, client: distributed.Client | None) -> tuple[float, float]:
+def idle_cpu(client: distributed.Client, seconds: float = 3.0) -> dict[str, float]:
+    """CPU seconds per second each idle worker spends anyway (heartbeats, its profiler)."""
+    before = client.run(cpu_seconds)
+    time.sleep(seconds)
+    after = client.run(cpu_seconds)
+    return {w: (after[w] - before[w]) / seconds for w in before}
+
+
+def timed(run, client: distributed.Client | None, idle: dict | None) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the busiest process) of run(): this process for an
-    in-memory call, the busiest worker for a cluster. The second is what the wall time
-    would be if every worker had a core of its own (on a shared machine the kernel splits
-    the cores between sessions, so more workers need not get more CPU)."""
+    in-memory call; for a cluster, the busiest worker less what it would have spent idle over
+    the same wall time. The second is about the wall time with a free core per worker: on a
+    shared machine the kernel splits the cores between sessions, so more workers need not
+    get more CPU, and a starved worker's idle overhead grows with the wall time."""
     before = client.run(cpu_seconds) if client else {"": cpu_seconds()}
     t0 = time.perf_counter()
     run()
     wall = time.perf_counter() - t0
     after = client.run(cpu_seconds) if client else {"": cpu_seconds()}
-    return wall, max(after[w] - before[w] for w in before)
+    idle = idle or {w: 0.0 for w in before}
+    return wall, max(after[w] - before[w] - idle[w] * wall for w in before)
 
 
 def throughput(sizes: dict, chunk: int, n_memory: int, repeats: int) -> None:
@@ -107,16 +117,17 @@ def throughput(sizes: dict, chunk: int, n_memory: int, repeats: int) -> None:
             with client.as_current():
                 distributed.wait(data[w])
             client.compute(grad_work(data[w][:chunk]), sync=True)  # warm every code path
+        idle = {w: idle_cpu(client) for w, client in clients.items()}
         times = {(what, where): [] for what in ("svd", "grad") for where in ("mem", 1, 2)}
         for _ in range(repeats):
             for what, mem, work in (("svd", in_memory_svd, svd_work),
                                     ("grad", in_memory_grad, grad_work)):
-                wall, cpu = timed(functools.partial(mem, f), None)
+                wall, cpu = timed(functools.partial(mem, f), None, None)
                 times[what, "mem"].append((wall / n_memory, cpu / n_memory))
                 n = sizes[what]
                 for w, client in clients.items():
                     run = functools.partial(client.compute, work(data[w][:n]), sync=True)
-                    wall, cpu = timed(run, client)
+                    wall, cpu = timed(run, client, idle[w])
                     times[what, w].append((wall / n, cpu / n))
         for client in clients.values():
             client.close()
@@ -125,7 +136,8 @@ def throughput(sizes: dict, chunk: int, n_memory: int, repeats: int) -> None:
             c.close()
     print(f"1. throughput, 3x3 matrices/s (median of {repeats}; workers: svd {sizes['svd']:,}, "
           f"grad {sizes['grad']:,} in chunks of {chunk:,}, in memory {n_memory:,}); in "
-          f"brackets: per CPU-second of the busiest process, the rate with a core for each")
+          f"brackets: per CPU-second of the busiest process (for workers: less their idle "
+          f"overhead), about the rate with a free core for each")
     print(f"   {'':<24}{'in memory':>20}{'1 worker':>20}{'2 workers':>20}{'2w / 1w':>14}")
     for what, label in (("svd", "svd forward (U, S, Vh)"), ("grad", "polar loss + gradient")):
         rate = {k: [1 / statistics.median(t[i] for t in times[what, k]) for i in (0, 1)]
@@ -137,19 +149,22 @@ def throughput(sizes: dict, chunk: int, n_memory: int, repeats: int) -> None:
 
 
 MEMORY = """
-import resource, sys, time
+import sys
 import dask, numpy as np
 sys.path.insert(0, {here!r})
 from bench_dask import deformations, grad_work, in_memory_grad
 how, n, chunk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def peak_mib():  # VmHWM: exec resets it, unlike ru_maxrss, which keeps the parent's peak
+    with open("/proc/self/status") as status:
+        return next(int(x.split()[1]) for x in status if x.startswith("VmHWM")) / 1024
 in_memory_grad(np.eye(3)[None] + 0.1)  # load the kernels before the baseline
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = peak_mib()
 if how == "mem":
     f = deformations(n, chunk).compute(scheduler="threads")
     in_memory_grad(f)
 else:
     dask.compute(*grad_work(deformations(n, chunk)), scheduler="threads")
-print(base / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(base, peak_mib())
 """
 
 
