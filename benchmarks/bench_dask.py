@@ -10,7 +10,7 @@
    Goal: the chunked peak does not grow with n (it is set by the chunk size).
 3. start: the first SVD on a fresh worker (importing minigrad and numba, loading the
    kernels from numba's cache), against a warm worker, and with an empty cache (--cold).
-4. threads: the threaded scheduler with 2 threads against 1, one numba thread each
+4. threads: the threaded scheduler with 2 threads against 1, one SVD thread each
    (the speed-up needs kernels that release the GIL).
 
 Run: python benchmarks/bench_dask.py [--n 10000000] [--n-grad 2000000] [--chunk 250000]

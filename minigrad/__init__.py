@@ -17,6 +17,7 @@ from .functions import (abs, add, allclose, amax, amin, argmax, argmin, bmm, bro
                         sin, softmax, split, sqrt, square, squeeze, stack, std, sub, sum,
                         swapaxes, t, tanh, trace, transpose, tril, triu, trunc, unbind, unsqueeze,
                         var, where, expm1)
+from .linalg._threads import get_num_threads, set_num_threads
 from .serialization import load, save
 from .tensor import Tensor
 from .einsum import einsum, tensordot
@@ -46,7 +47,7 @@ __all__ = [
     "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum", "swapaxes",
     "t", "tanh", "trace", "transpose", "tril", "triu", "unbind", "unsqueeze", "var", "where",
     "bmm", "ceil", "flip", "floor", "floor_divide", "gather", "index_select", "masked_fill",
-    "remainder", "round", "trunc", "expm1",
+    "remainder", "round", "trunc", "expm1", "get_num_threads", "set_num_threads",
 ]
 __all__ += ["einsum", "tensordot", "det", "logdet", "slogdet", "matrix_power", "cross",
             "inverse", "pinverse"]

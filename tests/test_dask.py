@@ -223,22 +223,20 @@ def test_non_convergence_names_the_chunk() -> None:
 # -- threads inside the tasks -------------------------------------------------------------
 
 def threads_seen(X: mg.Tensor) -> mg.Tensor:
-    """A 'loss' that reports 100 * numba's threads + BLAS's threads in the task."""
-    import numba
+    """A 'loss' that reports 100 * the SVD's threads + BLAS's threads in the task."""
     import threadpoolctl
 
     blas = max(i["num_threads"] for i in threadpoolctl.threadpool_info()
                if i["user_api"] == "blas")
-    return X.sum() * 0 + 100 * numba.get_num_threads() + blas
+    return X.sum() * 0 + 100 * mg.get_num_threads() + blas
 
 
 @pytest.mark.parametrize("scheduler", ["threads", "distributed"])
-def test_each_task_gets_one_numba_and_one_blas_thread_by_default(scheduler, request) -> None:
-    numba = pytest.importorskip("numba")
+def test_each_task_gets_one_svd_and_one_blas_thread_by_default(scheduler, request) -> None:
     A = da.ones((4, 2, 2), chunks=(1, 2, 2))  # 4 blocks: each adds its 101
     (loss,) = compute(scheduler, request, mgd.loss_and_grad(threads_seen, A)[0])
     assert loss == 4 * 101
-    if scheduler == "threads" and numba.config.NUMBA_NUM_THREADS >= 2:
+    if scheduler == "threads" and mg.get_num_threads() >= 2:
         (loss,) = compute(scheduler, request, mgd.loss_and_grad(threads_seen, A, threads=2)[0])
         assert loss == 4 * 202  # threads= raises both
     before = threads_seen(mg.zeros(1)).item()  # and the caller's own limits are back

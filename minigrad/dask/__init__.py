@@ -18,15 +18,12 @@ minigrad brings no scheduler of its own::
     L, G = mgd.loss_and_grad(energy, F)               # the loss and dL/dF, block by block
 
 Threads. Dask already runs one task per core, so by default each task's SVD runs on one
-numba thread and its matmuls on one BLAS thread: workers x threads-per-worker x 1 stays
-within the cores. Where Dask runs fewer tasks at once than there are cores (one worker
+of minigrad's threads and its matmuls on one BLAS thread: workers x threads-per-worker x 1
+stays within the cores. Where Dask runs fewer tasks at once than there are cores (one worker
 with one thread on a big machine, say), pass ``threads=`` to any function here to let each
-task use more. numba's limit is per calling thread; the BLAS limit (through threadpoolctl)
-holds for the whole process while any of these tasks runs. In a process started by
-multiprocessing that has not imported numba yet (Dask's worker processes), the first task
-also sets NUMBA_NUM_THREADS to ``threads`` before numba starts, which caps numba's pool
-for that process; to allow more there, set NUMBA_NUM_THREADS in the workers' environment
-yourself (e.g. ``LocalCluster(env={"NUMBA_NUM_THREADS": "4"})``) and pass ``threads=4``.
+task use more. The SVD's limit is the calling thread's own (``mg.get_num_threads()`` inside
+a task shows it); the BLAS limit (through threadpoolctl) holds for the whole process while
+any of these tasks runs. ``mg.set_num_threads`` sets the process-wide count outside tasks.
 
 Compiled kernels. numba caches the SVD kernels on disk beside the installed package (or in
 NUMBA_CACHE_DIR), so worker processes on one machine load what any process compiled

@@ -30,7 +30,7 @@ def svd(A: da.Array, full_matrices: bool = True, *, tol: float | None = None,
     Vh (*, n, n) with ``full_matrices=True``, else (*, m, k) and (*, k, n), k = min(m, n),
     S (*, k) descending, all blocked like A's batch (the matrices are rechunked whole).
     ``tol`` and ``max_sweeps`` tune the Jacobi iteration (None: mg.linalg.svd's defaults);
-    ``threads`` is the numba and BLAS threads each block may use (see minigrad.dask).
+    ``threads`` is the SVD and BLAS threads each block may use (see minigrad.dask).
 
     >>> A = da.from_array(np.arange(90.0).reshape(10, 3, 3) ** 0.5, chunks=(4, 3, 3))
     >>> U, S, Vh = svd(A)

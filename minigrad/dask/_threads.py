@@ -1,8 +1,8 @@
-"""How many threads one minigrad task inside Dask may use, for numba and for BLAS.
+"""How many threads one minigrad task inside Dask may use, for the SVD kernels and for BLAS.
 
 Dask already runs one task per core: its threaded and processes schedulers default to as
 many workers as cores, and a LocalCluster to workers x threads = cores. A task that also
-spread its SVD over numba's threads (and its matmuls over BLAS's) would put cores x cores
+spread its SVD over minigrad's threads (and its matmuls over BLAS's) would put cores x cores
 threads on the machine. So each task gets ``threads`` of each, 1 by default.
 """
 
@@ -15,6 +15,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ..linalg import _threads as _svd_threads
+
 _lock = threading.Lock()
 _running = 0  # tasks of this process inside limited(), which share one BLAS limit
 _blas = None  # threadpoolctl's handle on that limit while _running > 0
@@ -23,25 +25,21 @@ _controller = None
 
 @contextmanager
 def limited(threads: int) -> Iterator[None]:
-    """numba and BLAS use at most ``threads`` threads inside the block (numba's limit is the
-    calling thread's own; BLAS's is process-wide, set by the first task in and restored
-    by the last one out)."""
+    """The SVD kernels and BLAS use at most ``threads`` threads inside the block (the SVD's
+    limit is the calling thread's own; BLAS's is process-wide, set by the first task in and
+    restored by the last one out)."""
     _size_numba_pool(threads)
-    import numba
-
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     _enter_blas(threads)
     try:
-        yield
+        with _svd_threads.limit(threads):
+            yield
     finally:
         _leave_blas()
-        numba.set_num_threads(before)
 
 
 def _size_numba_pool(threads: int) -> None:
-    """In a fresh worker process, size numba's pool before numba starts: the pool's size,
-    NUMBA_NUM_THREADS, is also what kernels that run on threads of their own obey."""
+    """In a fresh worker process, set NUMBA_NUM_THREADS before numba loads, so that the
+    process's default thread count (what the SVD uses outside ``limited``) fits too."""
     if "numba" not in sys.modules and multiprocessing.parent_process() is not None:
         os.environ["NUMBA_NUM_THREADS"] = str(threads)
 

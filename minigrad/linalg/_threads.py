@@ -5,7 +5,9 @@ numba's own threading layer is not used: its OpenMP backend terminates a forked 
 that launches a parallel kernel, its workqueue backend aborts when two threads launch
 kernels at once, and its parallel kernels take minutes to compile. Here a fork simply
 drops the pool (the child makes a new one), and concurrent callers share it. The thread
-count is numba's, ``NUMBA_NUM_THREADS`` (default: the cores this process may use).
+count is ``set_num_threads``'s if called, else numba's ``NUMBA_NUM_THREADS`` (default: the
+cores this process may use); ``limit`` lowers it for the calling thread only, so tasks that
+already run one per core (Dask's) do not each spread over every core.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,13 +24,59 @@ if TYPE_CHECKING:
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_process_threads: int | None = None  # set_num_threads's value
+_local = threading.local()  # .limit: the calling thread's cap, from limit()
 
 
 def num_threads() -> int:
     """How many threads an SVD may use, the calling one included."""
-    from numba import config
+    if _process_threads is not None:
+        n = _process_threads
+    else:
+        from numba import config
 
-    return max(1, int(config.NUMBA_NUM_THREADS))
+        n = max(1, int(config.NUMBA_NUM_THREADS))
+    cap = getattr(_local, "limit", None)
+    return n if cap is None else min(n, cap)
+
+
+def get_num_threads() -> int:
+    """The threads minigrad's SVD and eigh kernels use in the calling thread, as torch's.
+
+    >>> mg.get_num_threads() >= 1
+    True
+    """
+    return num_threads()
+
+
+def set_num_threads(n: int) -> None:
+    """Let the SVD and eigh kernels use n threads (the caller included), process-wide, as
+    torch's. The default is NUMBA_NUM_THREADS, which is the number of cores.
+
+    >>> n = mg.get_num_threads(); mg.set_num_threads(1); mg.get_num_threads()
+    1
+    >>> mg.set_num_threads(n)
+    """
+    global _process_threads
+    _process_threads = _positive(n)
+
+
+@contextmanager
+def limit(n: int) -> Iterator[None]:
+    """At most n threads for the SVDs the calling thread runs inside the block."""
+    before = getattr(_local, "limit", None)
+    _local.limit = _positive(n) if before is None else min(before, _positive(n))
+    try:
+        yield
+    finally:
+        _local.limit = before
+
+
+def _positive(n: int) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"the number of threads must be a positive int, got {n!r}")
+    return n
 
 
 def run(fn: Callable, tasks: Sequence[tuple], threads: int) -> list:
@@ -45,28 +94,31 @@ def run(fn: Callable, tasks: Sequence[tuple], threads: int) -> list:
                 return
             out[i] = fn(*tasks[i])
 
-    helpers = [_executor().submit(worker) for _ in range(threads - 1)]
+    pool = _executor(threads - 1)
+    helpers = [pool.submit(worker) for _ in range(threads - 1)]
     worker()
     for h in helpers:
         h.result()
     return out
 
 
-def _executor() -> ThreadPoolExecutor:
+def _executor(helpers: int) -> ThreadPoolExecutor:
+    """The shared pool, grown when set_num_threads asks for more helpers than it has."""
     from concurrent.futures import ThreadPoolExecutor
 
-    global _pool
+    global _pool, _pool_size
     with _lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max(1, num_threads() - 1),
-                                       thread_name_prefix="minigrad-svd")
+        if _pool is None or _pool_size < helpers:
+            # The old pool is dropped, not shut down: another caller may be submitting to it.
+            _pool_size = max(helpers, num_threads() - 1, 1)
+            _pool = ThreadPoolExecutor(_pool_size, thread_name_prefix="minigrad-svd")
         return _pool
 
 
 def _after_fork_in_child() -> None:
     # The parent's threads do not exist in the child, and the lock may have been held.
-    global _pool, _lock
-    _pool = None
+    global _pool, _pool_size, _lock
+    _pool, _pool_size = None, 0
     _lock = threading.Lock()
 
 
