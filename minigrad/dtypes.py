@@ -38,12 +38,14 @@ def scalar_dtype(x: Any) -> np.dtype:
 
 def result_dtype(*operands: Any) -> np.dtype:
     """torch's promotion: the highest category wins; within it, dimensioned tensors take
-    precedence over zero-dim tensors, which take precedence over Python scalars."""
+    precedence over zero-dim tensors, which take precedence over Python scalars.
+
+    ``operands`` are ndarrays (a tensor's ``.data``) and scalars, so that this module needs
+    nothing from autograd."""
     groups: list[list[np.dtype]] = [[], [], []]  # dimensioned, zero-dim, scalar
     for x in operands:
-        data = x if type(x) is np.ndarray else getattr(x, "data", None)  # an ndarray is a tensor
-        if isinstance(data, np.ndarray):
-            groups[0 if data.ndim else 1].append(data.dtype)
+        if isinstance(x, np.ndarray):
+            groups[0 if x.ndim else 1].append(x.dtype)
         else:
             groups[2].append(scalar_dtype(x))
     top = max(category(d) for g in groups for d in g)

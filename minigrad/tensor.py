@@ -12,11 +12,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import autograd as _autograd
+# linalg is built on Tensor, so Tensor.norm reaches linalg through the package, at call
+# time (as torch's Tensor.norm does): the package is in sys.modules before this module runs.
+import minigrad
+
 from . import dtypes
+from .autograd import api as _api
 from .autograd import engine as _engine
-from .autograd import function as _function
-from .autograd.function import edge_of
+from .autograd.function import bind_tensor_class, edge_of
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .ops import arith, matmul, reduce, shape, unary
 from .ops.shape import wrap_dim
@@ -337,10 +340,10 @@ class Tensor:
         if gradient is None and inputs is None and self.requires_grad and self.data.size == 1:
             # The common case (a scalar loss), without the general argument handling.
             one = Tensor._make(np.ones_like(self.data))
-            keep = create_graph if retain_graph is None else retain_graph
-            _engine.run_backward((self,), (one,), keep, create_graph)
+            _engine.run_backward((self,), (one,), _api.keep_graph(retain_graph, create_graph),
+                                 create_graph)
             return
-        _autograd.backward([self], None if gradient is None else [gradient], retain_graph,
+        _api.backward([self], None if gradient is None else [gradient], retain_graph,
                            create_graph, inputs=inputs)
 
     # ---- pickling and copying -------------------------------------------------------------
@@ -638,7 +641,8 @@ class Tensor:
         return Tensor._make(np.asarray(np.any(self.data, axis=dims, keepdims=keepdim)))
 
     def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
-        return bool(np.allclose(self.data, np.asarray(getattr(other, "data", other)), rtol, atol))
+        other = other.data if isinstance(other, Tensor) else np.asarray(other)
+        return bool(np.allclose(self.data, other, rtol, atol))
 
     def equal(self, other: Tensor) -> bool:
         return self.shape == other.shape and bool(np.array_equal(self.data, other.data))
@@ -817,12 +821,10 @@ class Tensor:
             if p == "fro":
                 return reduce.Norm2.apply(x, reduce.norm_dims(dim, x.ndim), keepdim)
             if p == "nuc":
-                from .linalg.norms import matrix_norm  # linalg imports this module
-
                 dims = tuple(range(x.ndim)) if dim is None else dim
                 if isinstance(dims, int) or len(dims) != 2:
                     raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims}")
-                return matrix_norm(x, "nuc", tuple(dims), keepdim)
+                return minigrad.linalg.matrix_norm(x, "nuc", tuple(dims), keepdim)
             raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported; use 'fro', 'nuc' "
                                "or a number")
         dims = reduce.norm_dims(dim, x.ndim)
@@ -1235,18 +1237,4 @@ def _constant(fn: Callable, a: Any, b: Any) -> Tensor:
     return Tensor._make(np.asarray(fn(x, y)))
 
 
-def wrap_output(r: Any) -> Tensor:
-    """Turn what a Function's forward returned into a fresh output Tensor."""
-    if isinstance(r, Tensor):
-        out = Tensor._make(r.data)
-        out._version = r._version
-        return out
-    if isinstance(r, np.ndarray):
-        return Tensor._make(r)
-    return Tensor._make(np.asarray(r))
-
-
-_function._Tensor = Tensor
-_function._wrap = wrap_output
-_function._make = Tensor._make
-_engine._Tensor = Tensor
+bind_tensor_class(Tensor)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .function import _FREED, AccumulateGrad, Node, edge_of
+from . import function
+from .function import _FREED, AccumulateGrad, Node, edge_of, is_tensor
 from .grad_mode import _state
 
 if TYPE_CHECKING:
@@ -221,9 +222,9 @@ def _count_dependencies(starts: list[Node], run: set[Node] | None) -> tuple[dict
 def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     if create_graph:
         return old + g
-    # Nothing records here: skip the op machinery (a hot path). asarray: numpy returns a
-    # scalar, not a 0-d array, for the sum of two 0-d arrays.
-    return _Tensor._make(np.asarray(old.data + g.data))
+    # Nothing records here: skip the op machinery (a hot path). make_tensor turns the
+    # scalar numpy returns for the sum of two 0-d arrays back into an array.
+    return function.make_tensor(old.data + g.data)
 
 
 def _deliver(buffers: dict, edge: tuple, g: Tensor, node: Node, create_graph: bool) -> None:
@@ -264,7 +265,7 @@ def _run_hooks(node: Node, grads: list) -> None:
 def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
     """A hook may replace a gradient, but not by one of another type or shape (torch)."""
     name = getattr(hook, "__name__", type(hook).__name__)
-    if not isinstance(out, _Tensor):
+    if not is_tensor(out):
         raise TypeError(f"expected Tensor, but hook '{name}' returned '{type(out).__name__}'")
     if out.shape != g.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value (was {tuple(g.shape)} "
@@ -278,7 +279,7 @@ def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
 def _call(node: Node, grads: list) -> tuple:
     ctx = node.ctx
     if len(grads) > 1 and ctx.materialize_grads and any(g is None for g in grads):
-        grads = [_Tensor._make(np.zeros(*meta)) if g is None else g
+        grads = [function.make_tensor(np.zeros(*meta)) if g is None else g
                  for g, meta in zip(grads, node.out_meta)]
     out = node.fn.backward(ctx, *grads)
     if type(out) is not tuple:
@@ -287,9 +288,10 @@ def _call(node: Node, grads: list) -> tuple:
         raise RuntimeError(
             f"{node.name()} returned {len(out)} gradients, expected {len(node.next_edges)}"
         )
+    tensor = function.tensor_class
     for g in out:
-        if g is not None and type(g) is not _Tensor:
-            return tuple(g if g is None or isinstance(g, _Tensor) else _Tensor(g) for g in out)
+        if g is not None and type(g) is not tensor:
+            return tuple(g if g is None or isinstance(g, tensor) else tensor(g) for g in out)
     return out
 
 
@@ -322,11 +324,9 @@ def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
         # Always a fresh copy, as torch's: g may be a read-only broadcast view or the very
         # tensor another leaf receives. With a graph to keep, the copy is recorded (Clone).
         keep = create_graph and g.requires_grad
-        leaf.grad = g.clone() if keep else _Tensor._make(np.array(g.data))
+        leaf.grad = g.clone() if keep else function.make_tensor(np.array(g.data))
     elif create_graph or old.requires_grad:
         leaf.grad = old + g  # out of place: old may be part of a graph someone will use
     else:
         np.add(old.data, g.data, out=old.data)
 
-
-_Tensor: Any = None  # set by tensor.py

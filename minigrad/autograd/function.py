@@ -1,4 +1,11 @@
-"""Function, its ctx, and the graph nodes that ``Function.apply`` records."""
+"""Function, its ctx, and the graph nodes that ``Function.apply`` records.
+
+This module is also the seam between autograd and the Tensor class: ``apply`` builds
+Tensors and Tensor's methods call Functions, so one side must learn of the other after
+import. tensor.py calls ``bind_tensor_class(Tensor)`` once, right after defining the class
+(as torch binds its Python Tensor class into autograd at init). Everything else in the
+package tells a Tensor by ``is_tensor`` and wraps arrays with ``constant``.
+"""
 
 from __future__ import annotations
 
@@ -99,7 +106,7 @@ class _SavedOutput:
         node = ctx._node()
         if node is None:  # only reachable by keeping a ctx beyond its graph
             raise RuntimeError(f"{ctx._name}: the graph holding this saved output was freed")
-        t = _make(self.data)
+        t = make_tensor(self.data)
         t._version = self.version
         t.grad_fn, t._output_nr, t.requires_grad = node, self.output_nr, True
         return t
@@ -194,12 +201,12 @@ class Function:
         record = False
         if _state.enabled:
             for a in args:
-                if isinstance(a, _Tensor) and a.requires_grad:
+                if isinstance(a, tensor_class) and a.requires_grad:
                     record = True
                     break
         try:
             if record:
-                needs = tuple([isinstance(a, _Tensor) and a.requires_grad for a in args])
+                needs = tuple([isinstance(a, tensor_class) and a.requires_grad for a in args])
                 ctx = Context(needs, cls)
                 _state.enabled = False
                 try:
@@ -212,10 +219,10 @@ class Function:
         except ValueError as e:
             if "broadcast" not in str(e):
                 raise
-            shapes = [tuple(a.shape) for a in args if isinstance(a, _Tensor)]
+            shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
         if type(raw) is not tuple:
-            out = _make(raw) if type(raw) is np.ndarray else _wrap(raw)
+            out = make_tensor(raw) if type(raw) is np.ndarray else _wrap(raw)
             if record and out.data.dtype.kind == "f" and not ctx._non_diff:
                 edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
                 out.grad_fn = node = Node(cls, ctx, edges, ((out.data.shape, out.data.dtype),))
@@ -228,7 +235,7 @@ class Function:
             edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
             node = Node(cls, ctx, edges, tuple([(o.data.shape, o.data.dtype) for o in outs]))
             # By identity of the array: forward may mark the Tensors or ndarrays it returns.
-            non_diff = [id(t.data if isinstance(t, _Tensor) else t) for t in ctx._non_diff]
+            non_diff = [id(t.data if isinstance(t, tensor_class) else t) for t in ctx._non_diff]
             for i, o in enumerate(outs):
                 if o.data.dtype.kind == "f" and id(o.data) not in non_diff:
                     o.grad_fn = node
@@ -314,11 +321,11 @@ def once_differentiable(backward: Callable) -> Callable:
 
 def _poisoned(g: Any, ctx: Context) -> Any:
     """``g`` as a gradient whose own backward raises (see ``once_differentiable``)."""
-    if not isinstance(g, _Tensor) or g.data.dtype.kind != "f":
+    if not isinstance(g, tensor_class) or g.data.dtype.kind != "f":
         return g
     err = Context((), DelayedError)
     err.fn_name = ctx._name
-    out = _make(g.data)
+    out = make_tensor(g.data)
     out.grad_fn = Node(DelayedError, err, (), ((g.data.shape, g.data.dtype),))
     out.requires_grad = True
     return out
@@ -326,10 +333,32 @@ def _poisoned(g: Any, ctx: Context) -> Any:
 
 def constant(arr: Any) -> Tensor:
     """Wrap an ndarray (or numpy scalar) as a Tensor outside the graph: masks, weights."""
-    return _make(np.asarray(arr))
+    return make_tensor(np.asarray(arr))
 
 
-# Filled in by tensor.py (which imports this module) to avoid an import cycle.
-_Tensor: Any = None
-_wrap: Any = None
-_make: Any = None
+def _wrap(r: Any) -> Tensor:
+    """Turn what a Function's forward returned into a fresh output Tensor (a Tensor's own
+    version counter comes along: forward may have returned a view of an input)."""
+    if isinstance(r, tensor_class):
+        out = make_tensor(r.data)
+        out._version = r._version
+        return out
+    return make_tensor(r)
+
+
+# ---- the seam with tensor.py ---------------------------------------------------------------
+# Unset until tensor.py has defined the class: read them at call time (``function.tensor_class``
+# or a name of this module), never copy them at import.
+tensor_class: type[Tensor]
+make_tensor: Callable[[np.ndarray], Tensor]  # Tensor._make: wrap an ndarray, no copy
+
+
+def bind_tensor_class(cls: type[Tensor]) -> None:
+    """Tell autograd which class its Tensors are; tensor.py calls it once, at import."""
+    global tensor_class, make_tensor
+    tensor_class, make_tensor = cls, cls._make
+
+
+def is_tensor(x: Any) -> bool:
+    """Whether ``x`` is a minigrad Tensor (or a subclass, such as nn.Parameter)."""
+    return isinstance(x, tensor_class)

@@ -8,6 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from . import function
+from .api import grad
+
 
 class GradcheckError(RuntimeError):
     """Raised by gradcheck when analytic and numeric gradients disagree."""
@@ -16,17 +19,15 @@ class GradcheckError(RuntimeError):
 def _outputs(fn: Callable, args: Sequence) -> list:
     out = fn(*args)
     out = out if isinstance(out, (tuple, list)) else (out,)
-    return [o for o in out if hasattr(o, "data") and o.data.dtype.kind == "f"]
+    return [o for o in out if function.is_tensor(o) and o.data.dtype.kind == "f"]
 
 
 def _numeric(fn: Callable, args: list, i: int, direction: np.ndarray, eps: float) -> list:
     """d outputs / d args[i] along ``direction``, by central differences on fresh copies."""
-    from ..tensor import Tensor
-
     def at(sign: float) -> list:
         # Grad mode stays on: for gradgradcheck, fn itself takes a gradient.
         moved = list(args)
-        moved[i] = Tensor(args[i].data + sign * eps * direction,
+        moved[i] = function.tensor_class(args[i].data + sign * eps * direction,
                           requires_grad=args[i].requires_grad)
         return [o.data.astype(np.float64) for o in _outputs(fn, moved)]
 
@@ -34,12 +35,9 @@ def _numeric(fn: Callable, args: list, i: int, direction: np.ndarray, eps: float
 
 
 def _vjp(outs: list, wrt: list, k: int, u: np.ndarray) -> list[np.ndarray]:
-    from ..tensor import Tensor
-    from . import grad
-
     if not outs[k].requires_grad:
         return [np.zeros(t.shape) for t in wrt]
-    gs = grad([outs[k]], wrt, [Tensor(u.astype(outs[k].dtype))], retain_graph=True,
+    gs = grad([outs[k]], wrt, [function.tensor_class(u.astype(outs[k].dtype))], retain_graph=True,
               allow_unused=True)
     return [np.zeros(t.shape) if g is None else g.data.astype(np.float64)
             for g, t in zip(gs, wrt)]
@@ -58,7 +56,7 @@ def gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
     True
     """
     args = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
-    diff = [i for i, a in enumerate(args) if getattr(a, "requires_grad", False)]
+    diff = [i for i, a in enumerate(args) if function.is_tensor(a) and a.requires_grad]
     for i in diff:
         if args[i].dtype != np.float64:
             warnings.warn(f"gradcheck: input {i} is {args[i].dtype}, not float64; "
@@ -115,16 +113,13 @@ def gradgradcheck(fn: Callable, inputs: Any, grad_outputs: Sequence | None = Non
                   eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
                   raise_exception: bool = True, fast_mode: bool = False, seed: int = 0) -> bool:
     """gradcheck of the map (inputs, v) -> v^T J(inputs): second derivatives by create_graph."""
-    from ..tensor import Tensor
-    from . import grad
-
     args = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
-    diff = [i for i, a in enumerate(args) if getattr(a, "requires_grad", False)]
+    diff = [i for i, a in enumerate(args) if function.is_tensor(a) and a.requires_grad]
     outs = _outputs(fn, args)
     if grad_outputs is None:
         rng = np.random.default_rng(seed + 1)
-        grad_outputs = [Tensor(rng.standard_normal(o.shape).astype(o.dtype), requires_grad=True)
-                        for o in outs]
+        grad_outputs = [function.tensor_class(rng.standard_normal(o.shape).astype(o.dtype),
+                                              requires_grad=True) for o in outs]
     n = len(args)
 
     def first_order(*all_args: Any) -> tuple:

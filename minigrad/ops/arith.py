@@ -10,18 +10,20 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function, constant
+from ..autograd import function
+from ..autograd.function import Context, Function, constant, is_tensor
 from ..dtypes import result_dtype
 
 
 def _arr(x: Any) -> Any:
-    return x.data if hasattr(x, "data") and isinstance(x.data, np.ndarray) else x
+    return x.data if is_tensor(x) else x
 
 
 def operands(a: Any, b: Any) -> tuple[Any, Any]:
     """Both operands as arrays of the promoted dtype (Python scalars stay weak)."""
-    x = a.data if hasattr(a, "grad_fn") else a
-    y = b.data if hasattr(b, "grad_fn") else b
+    tensor = function.tensor_class  # is_tensor, inlined: every binary op passes here
+    x = a.data if isinstance(a, tensor) else a
+    y = b.data if isinstance(b, tensor) else b
     tx, ty = type(x), type(y)
     # Fast paths: same dtypes, or a Python number beside a float array, which never changes
     # the array's dtype (torch's rule, and numpy's for these weak scalars).
@@ -33,7 +35,7 @@ def operands(a: Any, b: Any) -> tuple[Any, Any]:
             return x, y
     elif ty is np.ndarray and (tx is float or tx is int) and y.dtype.kind == "f":
         return np.asarray(x, y.dtype), y  # callers read the dtype off the left operand
-    dt = result_dtype(a, b)
+    dt = result_dtype(x, y)
     return np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
 
 
@@ -71,20 +73,16 @@ class Sub(Function):
 
 
 def _is_bool(x: Any) -> bool:
-    return type(x) is bool or getattr(getattr(x, "data", None), "dtype", None) == np.bool_
-
-
-def _is_tensor(x: Any) -> bool:
-    return isinstance(getattr(x, "data", None), np.ndarray)
+    return type(x) is bool or (is_tensor(x) and x.data.dtype == np.bool_)
 
 
 def _save(ctx: Context, a: Any, b: Any, keep_a: bool, keep_b: bool) -> None:
     """Save the tensor operands backward needs (version-checked); keep scalars as they are."""
     if not (keep_a or keep_b):
         return
-    ctx.save_for_backward(a if keep_a and _is_tensor(a) else None,
-                          b if keep_b and _is_tensor(b) else None)
-    ctx.consts = (None if _is_tensor(a) else a, None if _is_tensor(b) else b)
+    ctx.save_for_backward(a if keep_a and is_tensor(a) else None,
+                          b if keep_b and is_tensor(b) else None)
+    ctx.consts = (None if is_tensor(a) else a, None if is_tensor(b) else b)
 
 
 def _saved(ctx: Context) -> tuple[Any, Any]:
@@ -151,7 +149,7 @@ class Pow(Function):
         b_zero = np.asarray(_arr(b)) == 0
         # a ** 0 has derivative 0: skip the 0 * a**-1 (nan at a = 0, which would reach
         # through a mask into the next derivative's graph as 0 * inf).
-        if na and (_is_tensor(b) or not np.all(b_zero)):
+        if na and (is_tensor(b) or not np.all(b_zero)):
             ga = g * b * a ** (b - 1)
             # torch's rule: 0 where the exponent is 0 (else 0 * 0**-1 = nan at a == 0).
             if np.any(b_zero):
@@ -160,7 +158,7 @@ class Pow(Function):
             base = np.asarray(_arr(a))
             # torch's rule: d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0.
             zero = (base == 0) & (np.asarray(_arr(b)) >= 0)
-            if _is_tensor(a):
+            if is_tensor(a):
                 log_a = a.log()
             else:
                 with np.errstate(divide="ignore", invalid="ignore"):

@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import function
 from ..autograd.engine import sum_to_shape
-from ..autograd.function import Context, Function, constant
+from ..autograd.function import Context, Function, constant, is_tensor
 from ..dtypes import result_dtype
 from .arith import Where
 
@@ -45,12 +46,13 @@ def infer_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
 
 def normalize_index(index: Any) -> Any:
     """Turn Tensors and lists inside an index into ndarrays (bool stays a mask)."""
+    tensor = function.tensor_class  # is_tensor, inlined: every indexing op passes here
+
     def one(i: Any) -> Any:
-        data = getattr(i, "data", None)
-        if isinstance(data, np.ndarray):
-            if data.dtype.kind == "f":
+        if isinstance(i, tensor):
+            if i.data.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int or bool tensors")
-            return data
+            return i.data
         if isinstance(i, list):
             return np.asarray(i)
         return i
@@ -191,7 +193,7 @@ class CopyInto(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, src: Any) -> np.ndarray:
-        s = src.data if hasattr(src, "data") else src
+        s = src.data if is_tensor(src) else src
         return np.array(np.broadcast_to(np.asarray(s, dtype=a.data.dtype), a.data.shape))
 
     @staticmethod
@@ -202,7 +204,7 @@ class CopyInto(Function):
 class Cat(Function):
     @staticmethod
     def forward(ctx: Context, dim: int, *tensors: Any) -> np.ndarray:
-        dt = result_dtype(*tensors)
+        dt = result_dtype(*[t.data for t in tensors])
         ctx.sizes = [t.data.shape[dim] for t in tensors]
         ctx.dim = dim
         return np.concatenate([t.data.astype(dt, copy=False) for t in tensors], axis=dim)

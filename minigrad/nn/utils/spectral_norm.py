@@ -9,6 +9,7 @@ import numpy as np
 
 from ...autograd.grad_mode import no_grad
 from ...creation import default_generator
+from ...linalg import svdvals
 from ...tensor import Tensor
 from ..module import Module
 from ._reparam import WeightHook, install, uninstall
@@ -42,8 +43,6 @@ class SpectralNorm(WeightHook):
         weight = getattr(module, self.name + "_orig")
         mat = self.matrix(weight)
         if self.exact:
-            from ...linalg import svdvals
-
             sigma = svdvals(mat)[0].clamp(min=self.eps)
         else:
             u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
