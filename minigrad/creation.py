@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
-from .tensor import Tensor, _shape_arg
+from ._dims import shape_arg
+from .tensor import Tensor
 
 
 def _float_dtype(dtype: Any) -> np.dtype:
@@ -43,11 +44,11 @@ def from_numpy(a: np.ndarray) -> Tensor:
 
 
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(_shape_arg(size), _float_dtype(dtype)), requires_grad)
+    return _new(np.zeros(shape_arg(size), _float_dtype(dtype)), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(_shape_arg(size), _float_dtype(dtype)), requires_grad)
+    return _new(np.ones(shape_arg(size), _float_dtype(dtype)), requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -137,7 +138,8 @@ def manual_seed(seed: int) -> Generator:
     return default_generator.manual_seed(seed)
 
 
-def _rng(generator: Generator | None) -> np.random.Generator:
+def rng_of(generator: Generator | None) -> np.random.Generator:
+    """The numpy generator behind ``generator``, or behind the default one when None."""
     return (generator or default_generator).rng
 
 
@@ -145,14 +147,14 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform on [0, 1)."""
     dt = _float_dtype(dtype)
-    return _new(_rng(generator).random(_shape_arg(size)).astype(dt), requires_grad)
+    return _new(rng_of(generator).random(shape_arg(size)).astype(dt), requires_grad)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal."""
     dt = _float_dtype(dtype)
-    return _new(_rng(generator).standard_normal(_shape_arg(size)).astype(dt), requires_grad)
+    return _new(rng_of(generator).standard_normal(shape_arg(size)).astype(dt), requires_grad)
 
 
 def randint(low: int, high: int | None = None, size: Sequence[int] = (), *,
@@ -161,11 +163,11 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (), *,
     if high is None:
         low, high = 0, low
     dt = np.int64 if dtype is None else dtypes.to_dtype(dtype)
-    return Tensor._make(_rng(generator).integers(low, high, tuple(size)).astype(dt))
+    return Tensor._make(rng_of(generator).integers(low, high, tuple(size)).astype(dt))
 
 
 def randperm(n: int, *, generator: Generator | None = None) -> Tensor:
-    return Tensor._make(_rng(generator).permutation(n).astype(np.int64))
+    return Tensor._make(rng_of(generator).permutation(n).astype(np.int64))
 
 
 def rand_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:

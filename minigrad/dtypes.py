@@ -12,7 +12,7 @@ float64 = np.float64
 int64 = np.int64
 int32 = np.int32
 bool_ = np.bool_
-half, float_, double, long = float16, float32, float64, int64
+half, double, long = float16, float64, int64
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 _INT64 = np.dtype(np.int64)

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ._dims import wrap_dim
 from .ops import arith, shape
-from .ops.shape import wrap_dim
 from .tensor import Tensor, _bool_mask, _tensor_like
 
 

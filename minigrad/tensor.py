@@ -17,12 +17,12 @@ import numpy as np
 import minigrad
 
 from . import dtypes
+from ._dims import count_over, infer_shape, norm_dims, shape_arg, wrap_dim
 from .autograd import api as _api
 from .autograd import engine as _engine
 from .autograd.function import bind_tensor_class, edge_of
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .ops import arith, matmul, reduce, shape, unary
-from .ops.shape import wrap_dim
 
 Number = int | float | bool
 
@@ -259,16 +259,16 @@ class Tensor:
                  requires_grad: bool = False) -> Tensor:
         """A new tensor of ``size`` filled with ``fill_value``, in this tensor's dtype."""
         dt = self.dtype if dtype is None else dtypes.to_dtype(dtype)
-        return Tensor(np.full(_shape_arg((size,)), fill_value, dt), requires_grad=requires_grad)
+        return Tensor(np.full(shape_arg((size,)), fill_value, dt), requires_grad=requires_grad)
 
     def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        return self.new_full(_shape_arg(size), 0, dtype, requires_grad)
+        return self.new_full(shape_arg(size), 0, dtype, requires_grad)
 
     def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        return self.new_full(_shape_arg(size), 1, dtype, requires_grad)
+        return self.new_full(shape_arg(size), 1, dtype, requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        return self.new_full(_shape_arg(size), 0, dtype, requires_grad)
+        return self.new_full(shape_arg(size), 0, dtype, requires_grad)
 
     # ---- autograd -------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -633,11 +633,11 @@ class Tensor:
         return Tensor._make(np.sign(self.data))
 
     def all(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        dims = reduce.norm_dims(dim, self.ndim)  # torch's IndexError for a dim out of range
+        dims = norm_dims(dim, self.ndim)  # torch's IndexError for a dim out of range
         return Tensor._make(np.asarray(np.all(self.data, axis=dims, keepdims=keepdim)))
 
     def any(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        dims = reduce.norm_dims(dim, self.ndim)
+        dims = norm_dims(dim, self.ndim)
         return Tensor._make(np.asarray(np.any(self.data, axis=dims, keepdims=keepdim)))
 
     def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
@@ -736,7 +736,7 @@ class Tensor:
             dtype: Any = None) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool sums are int64, as in torch."""
         x = self if dtype is None else self.to(dtype)
-        return reduce.Sum.apply(x, reduce.norm_dims(dim, x.ndim), keepdim)
+        return reduce.Sum.apply(x, norm_dims(dim, x.ndim), keepdim)
 
     def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
              dtype: Any = None) -> Tensor:
@@ -746,15 +746,15 @@ class Tensor:
                 f"mean(): input dtype must be floating point, got {x.dtype}; "
                 "pass dtype=mg.float32 or call .float() first"
             )
-        dims = reduce.norm_dims(dim, x.ndim)
-        return reduce.Sum.apply(x, dims, keepdim) / _count(x.shape, dims)  # 0/0: nan if empty
+        dims = norm_dims(dim, x.ndim)
+        return reduce.Sum.apply(x, dims, keepdim) / count_over(x.shape, dims)  # 0/0: nan if empty
 
     def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         """Max over ``dim``; ties share the gradient evenly (torch's amax rule)."""
-        return reduce.Amax.apply(self, reduce.norm_dims(dim, self.ndim), keepdim, True)
+        return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, True)
 
     def amin(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        return reduce.Amax.apply(self, reduce.norm_dims(dim, self.ndim), keepdim, False)
+        return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, False)
 
     def max(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
         """``max()`` is the largest element; ``max(dim)`` is ``(values, indices)``;
@@ -794,8 +794,8 @@ class Tensor:
             correction = int(unbiased)
         if self.data.dtype.kind != "f":
             raise RuntimeError(f"std and var only support floating point dtypes, got {self.dtype}")
-        dims = reduce.norm_dims(dim, self.ndim)
-        count = _count(self.shape, dims)
+        dims = norm_dims(dim, self.ndim)
+        count = count_over(self.shape, dims)
         if count - correction <= 0:
             warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly "
                           "less than the reduction factor (input numel divided by output "
@@ -819,7 +819,7 @@ class Tensor:
         x = self if dtype is None else self.to(dtype)
         if isinstance(p, str):
             if p == "fro":
-                return reduce.Norm2.apply(x, reduce.norm_dims(dim, x.ndim), keepdim)
+                return reduce.Norm2.apply(x, norm_dims(dim, x.ndim), keepdim)
             if p == "nuc":
                 dims = tuple(range(x.ndim)) if dim is None else dim
                 if isinstance(dims, int) or len(dims) != 2:
@@ -827,7 +827,7 @@ class Tensor:
                 return minigrad.linalg.matrix_norm(x, "nuc", tuple(dims), keepdim)
             raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported; use 'fro', 'nuc' "
                                "or a number")
-        dims = reduce.norm_dims(dim, x.ndim)
+        dims = norm_dims(dim, x.ndim)
         if p == 2:
             return reduce.Norm2.apply(x, dims, keepdim)
         if p == 1:
@@ -846,7 +846,7 @@ class Tensor:
         As m + log1p(sum(exp(x - m)) - 1), with one maximum's term entering the sum as
         expm1(0) = 0: the small terms then keep their digits (logsumexp([0, -40]) is
         4.2e-18, as in scipy; torch rounds it to 0)."""
-        dims = reduce.norm_dims(dim, self.ndim)
+        dims = norm_dims(dim, self.ndim)
         m = _max_shift(self, dims)
         z = self - m
         if self.data.size == 0:
@@ -860,13 +860,13 @@ class Tensor:
     def softmax(self, dim: int) -> Tensor:
         """exp(x) / sum(exp(x)) over ``dim``, computed from x - max(x) so it never overflows."""
         # Not exp(x - logsumexp(x)): at |x| ~ 1000 rounding logsumexp costs float32 digits.
-        dims = reduce.norm_dims(dim, self.ndim)
+        dims = norm_dims(dim, self.ndim)
         e = (self - _max_shift(self, dims)).exp()
         return e / e.sum(dims, keepdim=True)
 
     def log_softmax(self, dim: int) -> Tensor:
         """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max)))."""
-        dims = reduce.norm_dims(dim, self.ndim)
+        dims = norm_dims(dim, self.ndim)
         z = self - _max_shift(self, dims)
         return z - z.exp().sum(dims, keepdim=True).log()
 
@@ -875,7 +875,7 @@ class Tensor:
 
     # ---- shape ----------------------------------------------------------------------------
     def reshape(self, *shape_: Any) -> Tensor:
-        s = shape.infer_shape(_shape_arg(shape_), self.data.size)
+        s = infer_shape(shape_arg(shape_), self.data.size)
         return _view(self, shape.Reshape.apply(self, s), lambda b: shape.Reshape.apply(b, s))
 
     def view(self, *shape_: Any) -> Tensor:
@@ -900,7 +900,7 @@ class Tensor:
         return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
 
     def permute(self, *dims: Any) -> Tensor:
-        dims_ = tuple(wrap_dim(d, self.ndim) for d in _shape_arg(dims))
+        dims_ = tuple(wrap_dim(d, self.ndim) for d in shape_arg(dims))
         if sorted(dims_) != list(range(self.ndim)):
             raise RuntimeError(f"permute: {dims_} is not a permutation of {self.ndim} dims")
         return _view(self, shape.Permute.apply(self, dims_),
@@ -937,7 +937,7 @@ class Tensor:
 
     def expand(self, *sizes: Any) -> Tensor:
         """Broadcast to ``sizes`` without copying; -1 keeps a dim."""
-        sizes_ = _shape_arg(sizes)
+        sizes_ = shape_arg(sizes)
         lead = len(sizes_) - self.ndim
         if lead < 0:
             raise RuntimeError(f"expand: cannot expand shape {self.shape} to {sizes_}")
@@ -961,7 +961,7 @@ class Tensor:
         >>> mg.tensor([1, 2]).repeat(2, 2).tolist()
         [[1, 2, 1, 2], [1, 2, 1, 2]]
         """
-        reps = _shape_arg(sizes)
+        reps = shape_arg(sizes)
         if len(reps) < self.ndim:
             raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
                                "number of dimensions of tensor")
@@ -978,7 +978,7 @@ class Tensor:
 
     def flip(self, *dims: Any) -> Tensor:
         """Reverse the order of elements along ``dims`` (a copy, as in torch)."""
-        return shape.Flip.apply(self, tuple(wrap_dim(d, self.ndim) for d in _shape_arg(dims)))
+        return shape.Flip.apply(self, tuple(wrap_dim(d, self.ndim) for d in shape_arg(dims)))
 
     def gather(self, dim: int, index: Tensor) -> Tensor:
         """Pick along ``dim``: out[i][j] = self[index[i][j]][j] for dim 0 (and so on); the
@@ -1098,13 +1098,6 @@ class Tensor:
 
 
 # ---- helpers used above and by ops ---------------------------------------------------------
-def _shape_arg(args: tuple) -> tuple[int, ...]:
-    """Accept both ``f(2, 3)`` and ``f((2, 3))``."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        return tuple(int(n) for n in args[0])
-    return tuple(int(n) for n in args)
-
-
 def _view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tensor:
     """Mark ``out`` as a view of ``base`` when numpy gave a view, so they share a version.
 
@@ -1154,11 +1147,6 @@ def _same_view(view: np.ndarray, base: np.ndarray, new_base: np.ndarray) -> np.n
         return None
     out.flags.writeable = view.flags.writeable
     return out
-
-
-def _count(shape_: tuple[int, ...], dims: tuple[int, ...]) -> int:
-    """How many elements a reduction over ``dims`` combines."""
-    return math.prod(shape_[d] for d in dims)
 
 
 def _index_array(index: Any, fn: str) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.shape import wrap_dim
+from .._dims import wrap_dim
 from ..tensor import Tensor
 from .svd import svdvals
 

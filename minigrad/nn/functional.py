@@ -9,11 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from .._dims import wrap_dim
 from ..autograd.function import Context, Function, constant
 from ..autograd.grad_mode import no_grad
 from ..creation import default_generator
 from ..functions import broadcast_shapes, where
-from ..ops.shape import IndexAdd, wrap_dim
+from ..ops.shape import IndexAdd
 from ..tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")

@@ -10,17 +10,13 @@ import math
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..creation import Generator, default_generator
+from ..creation import Generator, rng_of
 from ..tensor import Tensor
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
     with no_grad():
         return tensor.copy_(Tensor._make(np.asarray(values, dtype=tensor.dtype)))
-
-
-def _rng(generator: Generator | None) -> np.random.Generator:
-    return (generator or default_generator).rng
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -63,13 +59,13 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
              generator: Generator | None = None) -> Tensor:
     """Fill with U(a, b)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    return _fill(tensor, rng_of(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
             generator: Generator | None = None) -> Tensor:
     """Fill with N(mean, std^2)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
+    return _fill(tensor, rng_of(generator).normal(mean, std, tensor.shape))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -132,7 +128,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).standard_normal((rows, cols))
+    flat = rng_of(generator).standard_normal((rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

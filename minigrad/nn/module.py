@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, to_args
-from .parameter import Parameter
+from .parameter import Parameter, clear_grad
 
 
 class IncompatibleKeys(NamedTuple):
@@ -286,7 +286,7 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters: to None by default, as torch does."""
         for p in self.parameters():
-            _zero_grad(p, set_to_none)
+            clear_grad(p, set_to_none)
 
     # ---- state ----------------------------------------------------------------------------
     def state_dict(self, destination: OrderedDict | None = None, prefix: str = "",
@@ -357,13 +357,3 @@ class Module:
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
                       | set(self._modules))
-
-
-def _zero_grad(p: Tensor, set_to_none: bool) -> None:
-    if p.grad is None:
-        return
-    if set_to_none:
-        p.grad = None
-    else:
-        p.grad = p.grad.detach()  # cut it from any graph create_graph=True built
-        p.grad.zero_()

@@ -30,3 +30,14 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+
+def clear_grad(p: Tensor, set_to_none: bool) -> None:
+    """Drop ``p.grad`` (``set_to_none``) or zero it in place, cut from any graph: the rule
+    ``Module.zero_grad`` and ``Optimizer.zero_grad`` share."""
+    if p.grad is None:
+        return
+    if set_to_none:
+        p.grad = None
+    else:
+        p.grad = p.grad.detach()  # cut it from any graph create_graph=True built
+        p.grad.zero_()

@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .._dims import norm_dims
 from ..autograd.function import Context, Function, constant
 from .arith import Where
-from .shape import Cat, wrap_dim
-
-_ALL = [tuple(range(n)) for n in range(33)]
-
-
-def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
-    """Reduction dims as sorted non-negative ints; None, like an empty tuple in torch, means
-    all of them."""
-    if isinstance(dim, (int, np.integer)):
-        dims: Sequence[int] = (dim,)
-    elif dim is None or len(dim) == 0:
-        return _ALL[ndim] if ndim < 33 else tuple(range(ndim))
-    else:
-        dims = dim
-    wrapped = {wrap_dim(d, ndim) for d in dims}
-    return tuple(sorted(wrapped)) if ndim else ()
+from .shape import Cat
 
 
 def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:

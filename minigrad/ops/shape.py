@@ -10,38 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from .._dims import wrap_dim  # noqa: F401  (still importable from here)
 from ..autograd import function
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, constant, is_tensor
 from ..dtypes import result_dtype
 from .arith import Where
-
-
-def wrap_dim(dim: int, ndim: int) -> int:
-    """``dim`` as a non-negative index into ``ndim`` dims (a 0-d tensor counts as 1-d, as in
-    torch), raising torch's IndexError instead of wrapping around when out of range."""
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return dim % n
-
-
-def infer_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
-    """Resolve one -1 in ``shape`` and check the element count, with torch's message."""
-    known = 1
-    for n in shape:
-        if n != -1:
-            known *= n
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred (-1)")
-    if -1 in shape:
-        if known == 0 or size % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
-        shape = tuple(size // known if n == -1 else n for n in shape)
-    elif known != size:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
-    return shape
 
 
 def normalize_index(index: Any) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..nn.module import _zero_grad
+from ..nn.parameter import clear_grad
 from ..tensor import Tensor
 
 
@@ -75,7 +75,7 @@ class Optimizer:
         """Reset the gradients of all optimised parameters (to None by default, like torch)."""
         for group in self.param_groups:
             for p in group["params"]:
-                _zero_grad(p, set_to_none)
+                clear_grad(p, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()`` if given."""

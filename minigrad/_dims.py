@@ -1,0 +1,65 @@
+"""Dimension arithmetic shared by Tensor methods, ops and nn: plain ints and tuples, no Tensor.
+
+Each helper raises torch's error (type and wording) for a dim or shape torch refuses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+_ALL = [tuple(range(n)) for n in range(33)]  # norm_dims(None, n), prebuilt for the hot path
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """``dim`` as a non-negative index into ``ndim`` dims (a 0-d tensor counts as 1-d, as in
+    torch), raising torch's IndexError instead of wrapping around when out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+    """Reduction dims as sorted non-negative ints; None, like an empty tuple in torch, means
+    all of them."""
+    if isinstance(dim, (int, np.integer)):
+        dims: Sequence[int] = (dim,)
+    elif dim is None or len(dim) == 0:
+        return _ALL[ndim] if ndim < 33 else tuple(range(ndim))
+    else:
+        dims = dim
+    wrapped = {wrap_dim(d, ndim) for d in dims}
+    return tuple(sorted(wrapped)) if ndim else ()
+
+
+def shape_arg(args: tuple) -> tuple[int, ...]:
+    """Accept both ``f(2, 3)`` and ``f((2, 3))``."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(int(n) for n in args[0])
+    return tuple(int(n) for n in args)
+
+
+def infer_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
+    """Resolve one -1 in ``shape`` and check the element count, with torch's message."""
+    known = 1
+    for n in shape:
+        if n != -1:
+            known *= n
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred (-1)")
+    if -1 in shape:
+        if known == 0 or size % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    elif known != size:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
+    return shape
+
+
+def count_over(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    """How many elements a reduction over ``dims`` combines."""
+    return math.prod(shape[d] for d in dims)
