@@ -20,8 +20,8 @@ from . import dtypes
 from ._dims import count_over, infer_shape, norm_dims, shape_arg, wrap_dim
 from .autograd import api as _api
 from .autograd import engine as _engine
+from .autograd import views
 from .autograd.function import bind_tensor_class, edge_of
-from .autograd.grad_mode import is_grad_enabled, no_grad
 from .ops import arith, matmul, reduce, shape, unary
 
 Number = int | float | bool
@@ -377,123 +377,59 @@ class Tensor:
             out.grad = copy.deepcopy(self.grad, memo)
         return out
 
-    # ---- in-place -------------------------------------------------------------------------
-    def _inplace(self, compute: Callable[[Tensor], Tensor],
-                 tracked_others: Sequence = ()) -> Tensor:
-        """Run ``compute`` out of place, then write its result into this tensor's memory.
-
-        When recorded, this tensor takes the result's place in the graph; its old value lives
-        on as a copy, while ops that saved this tensor itself trip the version check."""
-        record = is_grad_enabled() and (
-            self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad
-                                      for o in tracked_others)
-        )
-        if not record:
-            with no_grad():
-                res = compute(self)
-            self._write(res.data)
-            return self
-        if self.requires_grad and self.is_leaf:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation; "
-                "wrap it in `with mg.no_grad():` or use an out-of-place op"
-            )
-        if self._base is not None:
-            raise RuntimeError(
-                "in-place operation on a view of another tensor while recording gradients is "
-                "not supported; apply it to a .clone() instead"
-            )
-        # The old value as a copy: ops may save it for backward (x.mul_(y) needs x for
-        # y's gradient), and the write below must not change it (torch clones here too).
-        old = Tensor._make(self.data.copy())
-        old.requires_grad, old.grad_fn, old._output_nr = (
-            self.requires_grad, self.grad_fn, self._output_nr)
-        res = compute(old)
-        self._write(res.data)
-        self.grad_fn, self._output_nr, self.requires_grad = (
-            res.grad_fn, res._output_nr, res.requires_grad)
-        if self._views:
-            self._rebase_views()
-        return self
-
-    def _rebase_views(self) -> None:
-        """Redo each live view from this tensor's new node, as torch does: the write changed
-        the views' values, so their gradients must flow through the write too."""
-        for v in list(self._views):
-            new = v._replay(self)
-            v.grad_fn, v._output_nr, v.requires_grad = (
-                new.grad_fn, new._output_nr, new.requires_grad)
-            if v._retains:  # retain_grad() lives on the old node; move it to the new one
-                v._retains = False
-                v.retain_grad()
-
-    def _write(self, value: np.ndarray) -> None:
-        if not self.data.flags.writeable:
-            if any(st == 0 and n > 1 for st, n in zip(self.data.strides, self.data.shape)):
-                raise RuntimeError(
-                    "unsupported operation: more than one element of the written-to tensor "
-                    "refers to a single memory location. Please clone() the tensor before "
-                    "performing the operation.")
-            raise RuntimeError("this tensor's memory is read-only (it shares a read-only numpy "
-                               "array); clone() it before writing to it")
-        if not np.can_cast(value.dtype, self.data.dtype, "same_kind"):
-            raise RuntimeError(
-                f"result type {value.dtype} can't be cast to the desired output type "
-                f"{self.data.dtype} of an in-place operation"
-            )
-        np.copyto(self.data, value, casting="same_kind")
-        self._version[0] += 1
-
+    # ---- in-place ----
     def add_(self, other: Any, alpha: Number = 1) -> Tensor:
-        return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha), (other,))
+        return views.inplace(self, lambda s: s + (other if alpha == 1 else other * alpha),
+                             (other,))
 
     def sub_(self, other: Any, alpha: Number = 1) -> Tensor:
-        return self._inplace(lambda s: s - (other if alpha == 1 else other * alpha), (other,))
+        return views.inplace(self, lambda s: s - (other if alpha == 1 else other * alpha),
+                             (other,))
 
     def mul_(self, other: Any) -> Tensor:
-        return self._inplace(lambda s: s * other, (other,))
+        return views.inplace(self, lambda s: s * other, (other,))
 
     def div_(self, other: Any) -> Tensor:
-        return self._inplace(lambda s: s / other, (other,))
+        return views.inplace(self, lambda s: s / other, (other,))
 
     def clamp_(self, min: Number | None = None, max: Number | None = None) -> Tensor:
-        return self._inplace(lambda s: s.clamp(min, max))
+        return views.inplace(self, lambda s: s.clamp(min, max))
 
     def pow_(self, exponent: Any) -> Tensor:
-        return self._inplace(lambda s: s ** exponent, (exponent,))
+        return views.inplace(self, lambda s: s ** exponent, (exponent,))
 
     def neg_(self) -> Tensor:
-        return self._inplace(lambda s: -s)
+        return views.inplace(self, lambda s: -s)
 
     def abs_(self) -> Tensor:
-        return self._inplace(lambda s: s.abs())
+        return views.inplace(self, lambda s: s.abs())
 
     def exp_(self) -> Tensor:
-        return self._inplace(lambda s: s.exp())
+        return views.inplace(self, lambda s: s.exp())
 
     def sqrt_(self) -> Tensor:
-        return self._inplace(lambda s: s.sqrt())
+        return views.inplace(self, lambda s: s.sqrt())
 
     def relu_(self) -> Tensor:
-        return self._inplace(lambda s: s.relu())
+        return views.inplace(self, lambda s: s.relu())
 
     def sigmoid_(self) -> Tensor:
-        return self._inplace(lambda s: s.sigmoid())
+        return views.inplace(self, lambda s: s.sigmoid())
 
     def tanh_(self) -> Tensor:
-        return self._inplace(lambda s: s.tanh())
+        return views.inplace(self, lambda s: s.tanh())
 
     def masked_fill_(self, mask: Any, value: Number | Tensor) -> Tensor:
-        return self._inplace(lambda s: s.masked_fill(mask, value), (value,))
+        return views.inplace(self, lambda s: s.masked_fill(mask, value), (value,))
 
     def copy_(self, src: Any) -> Tensor:
         """Copy ``src`` (broadcast, cast to this dtype) into this tensor."""
         src_t = src if isinstance(src, Tensor) else Tensor(src)
-        return self._inplace(
+        return views.inplace(self,
             lambda s: shape.CopyInto.apply(s, src_t.to(self.dtype)), (src_t,))
 
     def fill_(self, value: Number) -> Tensor:
-        return self._inplace(lambda s: shape.CopyInto.apply(s, value))
+        return views.inplace(self, lambda s: shape.CopyInto.apply(s, value))
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
@@ -502,7 +438,7 @@ class Tensor:
         idx = shape.normalize_index(index)
         if not isinstance(value, Tensor):
             value = Tensor(np.asarray(value, dtype=self.data.dtype))
-        self._inplace(lambda s: shape.SetItem.apply(s, value.to(self.dtype), idx), (value,))
+        views.inplace(self, lambda s: shape.SetItem.apply(s, value.to(self.dtype), idx), (value,))
 
     # ---- arithmetic -----------------------------------------------------------------------
     def __add__(self, o: Any) -> Tensor:
@@ -876,7 +812,7 @@ class Tensor:
     # ---- shape ----------------------------------------------------------------------------
     def reshape(self, *shape_: Any) -> Tensor:
         s = infer_shape(shape_arg(shape_), self.data.size)
-        return _view(self, shape.Reshape.apply(self, s), lambda b: shape.Reshape.apply(b, s))
+        return views.view(self, shape.Reshape.apply(self, s), lambda b: shape.Reshape.apply(b, s))
 
     def view(self, *shape_: Any) -> Tensor:
         return self.reshape(*shape_)
@@ -903,7 +839,7 @@ class Tensor:
         dims_ = tuple(wrap_dim(d, self.ndim) for d in shape_arg(dims))
         if sorted(dims_) != list(range(self.ndim)):
             raise RuntimeError(f"permute: {dims_} is not a permutation of {self.ndim} dims")
-        return _view(self, shape.Permute.apply(self, dims_),
+        return views.view(self, shape.Permute.apply(self, dims_),
                      lambda b: shape.Permute.apply(b, dims_))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
@@ -945,7 +881,7 @@ class Tensor:
                        for i, n in enumerate(sizes_))
         if target == self.shape:
             return self
-        return _view(self, shape.Expand.apply(self, target),
+        return views.view(self, shape.Expand.apply(self, target),
                      lambda b: shape.Expand.apply(b, target))
 
     def expand_as(self, other: Tensor) -> Tensor:
@@ -973,7 +909,7 @@ class Tensor:
         idx = shape.normalize_index(index)
         out = shape.GetItem.apply(self, idx)
         if shape.is_basic(idx):
-            return _view(self, out, lambda b: shape.GetItem.apply(b, idx))
+            return views.view(self, out, lambda b: shape.GetItem.apply(b, idx))
         return out
 
     def flip(self, *dims: Any) -> Tensor:
@@ -1098,30 +1034,6 @@ class Tensor:
 
 
 # ---- helpers used above and by ops ---------------------------------------------------------
-def _view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tensor:
-    """Mark ``out`` as a view of ``base`` when numpy gave a view, so they share a version.
-
-    ``replay`` redoes the view from ``base``; the root base keeps its views weakly, so a
-    recorded in-place op on it can redo them from its new node (``_rebase_views``)."""
-    if out.data.base is not None and np.may_share_memory(out.data, base.data):
-        out._version = base._version
-        root = base._base
-        out._base = base if root is None else root
-        parent = base._replay
-        # Nothing records here (a backward pass), or base itself could not be redone
-        # (made under no_grad): there is no graph to rebase this view onto later.
-        if not is_grad_enabled() or (root is not None and parent is None):
-            return out
-        if root is None:
-            root, out._replay = base, replay
-        else:
-            out._replay = lambda r: replay(parent(r))
-        if root._views is None:
-            root._views = weakref.WeakSet()
-        root._views.add(out)
-    return out
-
-
 def _check_matrix(x: Tensor, fn: str) -> None:
     if x.ndim < 2:  # numpy would broadcast a 1-D tensor against a 2-D mask
         raise RuntimeError(f"{fn}: input tensor must have at least 2 dimensions")

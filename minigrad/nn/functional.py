@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._dims import wrap_dim
+from ..autograd import views
 from ..autograd.function import Context, Function, constant
 from ..autograd.grad_mode import no_grad
 from ..creation import default_generator
@@ -184,7 +185,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 # ---- activations ----------------------------------------------------------------------------
 def _maybe_inplace(input: Tensor, inplace: bool, fn: Callable[[Tensor], Tensor]) -> Tensor:
     """torch's ``inplace=True``: the result is written into ``input``, which is returned."""
-    return input._inplace(fn) if inplace else fn(input)
+    return views.inplace(input, fn) if inplace else fn(input)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
