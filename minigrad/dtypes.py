@@ -14,6 +14,8 @@ int32 = np.int32
 bool_ = np.bool_
 half, double, long = float16, float64, int64
 
+Number = int | float | bool  # a Python scalar, as Tensor methods take and item() returns
+
 DEFAULT_FLOAT = np.dtype(np.float32)
 _INT64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 
 from ._dims import wrap_dim
+from ._tensor.arith import tensor_like
+from ._tensor.elementwise import bool_mask
 from .ops import arith, shape
-from .tensor import Tensor, _bool_mask, _tensor_like
+from .tensor import Tensor
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -45,7 +47,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 def where(condition: Any, input: Any, other: Any) -> Tensor:
     """``input`` where ``condition`` holds, else ``other``; the condition gets no gradient."""
-    return arith.Where.apply(_bool_mask(condition), input, other)
+    return arith.Where.apply(bool_mask(condition), input, other)
 
 
 def matmul(a: Tensor, b: Any) -> Tensor:
@@ -122,4 +124,4 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 
 
 def broadcast_to(x: Tensor, shape_: Sequence[int]) -> Tensor:
-    return _tensor_like(x, x).expand(tuple(shape_))
+    return tensor_like(x, x).expand(tuple(shape_))

@@ -15,8 +15,9 @@ from typing import IO, Any
 
 import numpy as np
 
+from ._tensor.convert import check_device
 from .nn.parameter import Parameter
-from .tensor import Tensor, check_device
+from .tensor import Tensor
 
 PathOrFile = str | os.PathLike | IO[bytes]
 

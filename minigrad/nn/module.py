@@ -8,8 +8,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._tensor.convert import to_args
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor, to_args
+from ..tensor import Tensor
 from .parameter import Parameter, clear_grad
 
 

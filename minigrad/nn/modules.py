@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from .._tensor.convert import check_device
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor, check_device
+from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module

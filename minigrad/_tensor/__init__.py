@@ -1,0 +1,17 @@
+"""Tensor's methods, one family per file, mixed into the class in tensor.py.
+
+Each mixin holds methods only (no state): they delegate to the Functions in ops/ and reach
+the Tensor class through the autograd seam (``function.tensor_class``), since tensor.py
+imports them before the class exists.
+"""
+
+from .arith import ArithMethods
+from .convert import ConvertMethods
+from .elementwise import ElementwiseMethods
+from .indexing import IndexingMethods
+from .inplace import InplaceMethods
+from .reduce import ReduceMethods
+from .shape import ShapeMethods
+
+__all__ = ["ArithMethods", "ConvertMethods", "ElementwiseMethods", "IndexingMethods",
+           "InplaceMethods", "ReduceMethods", "ShapeMethods"]

@@ -1,0 +1,174 @@
+"""Tensor operators: arithmetic, comparisons and logic, matrix products. Each is a one-line
+delegation to a Function in ops/ (comparisons have no gradient and build no graph)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..autograd import function
+from ..autograd.function import is_tensor
+from ..ops import arith, matmul, unary
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+
+class ArithMethods:
+    """The arith methods of Tensor (mixed into it by tensor.py)."""
+
+    def __add__(self, o: Any) -> Tensor:
+        return arith.Add.apply(self, o)
+
+    def __radd__(self, o: Any) -> Tensor:
+        return arith.Add.apply(o, self)
+
+    def __sub__(self, o: Any) -> Tensor:
+        return arith.Sub.apply(self, o)
+
+    def __rsub__(self, o: Any) -> Tensor:
+        return arith.Sub.apply(o, self)
+
+    def __mul__(self, o: Any) -> Tensor:
+        return arith.Mul.apply(self, o)
+
+    def __rmul__(self, o: Any) -> Tensor:
+        return arith.Mul.apply(o, self)
+
+    def __truediv__(self, o: Any) -> Tensor:
+        return arith.Div.apply(self, o)
+
+    def __rtruediv__(self, o: Any) -> Tensor:
+        return arith.Div.apply(o, self)
+
+    def __pow__(self, o: Any) -> Tensor:
+        return arith.Pow.apply(self, o)
+
+    def __rpow__(self, o: Any) -> Tensor:
+        return arith.Pow.apply(o, self)
+
+    def __neg__(self) -> Tensor:
+        return unary.Neg.apply(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return unary.Abs.apply(self)
+
+    def __matmul__(self, o: Any) -> Tensor:
+        return self.matmul(o)
+
+    def __rmatmul__(self, o: Any) -> Tensor:
+        return tensor_like(o, self).matmul(self)
+
+    add = __add__
+    sub = __sub__
+    mul = __mul__
+    div = __truediv__
+    pow = __pow__
+    neg = __neg__
+    abs = __abs__
+
+    def __floordiv__(self, o: Any) -> Tensor:
+        """floor(self / o); like torch, backward through it raises (it has no derivative)."""
+        return arith.FloorDivide.apply(self, o)
+
+    def __rfloordiv__(self, o: Any) -> Tensor:
+        return arith.FloorDivide.apply(o, self)
+
+    def __mod__(self, o: Any) -> Tensor:
+        """self - o * floor(self / o), with the sign of ``o`` (torch.remainder, Python's %)."""
+        return arith.Remainder.apply(self, o)
+
+    def __rmod__(self, o: Any) -> Tensor:
+        return arith.Remainder.apply(o, self)
+
+    floor_divide = __floordiv__
+    remainder = __mod__
+
+    def __eq__(self, o: Any) -> Tensor:  # type: ignore[override]
+        return _constant(np.equal, self, o)
+
+    def __ne__(self, o: Any) -> Tensor:  # type: ignore[override]
+        return _constant(np.not_equal, self, o)
+
+    def __lt__(self, o: Any) -> Tensor:
+        return _constant(np.less, self, o)
+
+    def __le__(self, o: Any) -> Tensor:
+        return _constant(np.less_equal, self, o)
+
+    def __gt__(self, o: Any) -> Tensor:
+        return _constant(np.greater, self, o)
+
+    def __ge__(self, o: Any) -> Tensor:
+        return _constant(np.greater_equal, self, o)
+
+    def __and__(self, o: Any) -> Tensor:
+        return _constant(np.bitwise_and, self, o)
+
+    def __or__(self, o: Any) -> Tensor:
+        return _constant(np.bitwise_or, self, o)
+
+    def __xor__(self, o: Any) -> Tensor:
+        return _constant(np.bitwise_xor, self, o)
+
+    def __invert__(self) -> Tensor:
+        return function.make_tensor(np.invert(self.data))
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+        other = other.data if is_tensor(other) else np.asarray(other)
+        return bool(np.allclose(self.data, other, rtol, atol))
+
+    def equal(self, other: Tensor) -> bool:
+        return self.shape == other.shape and bool(np.array_equal(self.data, other.data))
+
+    def matmul(self, other: Any) -> Tensor:
+        """Matrix product with batch broadcasting; 1-D operands as in torch.matmul."""
+        other = tensor_like(other, self)
+        if self.ndim == 0 or other.ndim == 0:
+            raise RuntimeError("both arguments to matmul need to be at least 1D")
+        a = self.unsqueeze(0) if self.ndim == 1 else self
+        b = other.unsqueeze(-1) if other.ndim == 1 else other
+        out = matmul.MatMul.apply(a, b)
+        if self.ndim == 1:  # first: -2 is still the added row dim
+            out = out.squeeze(-2)
+        if other.ndim == 1:
+            out = out.squeeze(-1)
+        return out
+
+    def mm(self, other: Tensor) -> Tensor:
+        return self.matmul(other)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        """Batched matrix product of (b, n, m) and (b, m, p) tensors; no broadcasting."""
+        for name, t in (("batch1", self), ("batch2", mat2)):
+            if t.ndim != 3:
+                raise RuntimeError(f"{name} must be a 3D tensor")
+        b, _, m = self.shape
+        if mat2.shape[:2] != (b, m):
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{b}, {m}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+        return matmul.MatMul.apply(self, mat2)
+
+    def dot(self, other: Tensor) -> Tensor:
+        return (self * other).sum()
+
+
+def tensor_like(x: Any, ref: Tensor) -> Tensor:
+    """``x`` as a Tensor; a float array or number takes ``ref``'s dtype (torch's weak scalars)."""
+    if isinstance(x, function.tensor_class):  # is_tensor, inlined: matmul passes here
+        return x
+    arr = np.asarray(x)
+    return function.make_tensor(arr.astype(ref.dtype) if arr.dtype.kind == "f" else arr)
+
+
+def _constant(fn: Callable, a: Any, b: Any) -> Tensor:
+    """Apply a numpy function that has no gradient (comparisons, floor division)."""
+    x, y = arith.operands(a, b)
+    return function.make_tensor(np.asarray(fn(x, y)))

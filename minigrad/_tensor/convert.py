@@ -1,0 +1,116 @@
+"""dtype and device conversions (``to``, ``float()``, ``cuda()`` ...) and torch's ``new_*``
+factories, plus the helpers that read torch's ``to(...)`` arguments."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import dtypes
+from .._dims import shape_arg
+from ..autograd import function
+from ..autograd.function import is_tensor
+from ..dtypes import Number
+from ..ops import unary
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+
+class ConvertMethods:
+    """The convert methods of Tensor (mixed into it by tensor.py)."""
+
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
+           copy: bool = False) -> Tensor:
+        """Cast to a dtype given by name, positionally or as another tensor's, as torch's
+        ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; the device can only be the CPU.
+        The gradient flows back cast to the source dtype.
+
+        >>> mg.ones(2).to("cpu", mg.float64).dtype
+        dtype('float64')
+        """
+        dt = to_args(args, dtype, device)
+        out = self if dt is None else self._cast(dt)
+        return out.clone() if copy and out is self else out
+
+    def _cast(self, dt: Any) -> Tensor:
+        dt = dtypes.to_dtype(dt)
+        return self if dt == self.data.dtype else unary.Cast.apply(self, dt)
+
+    def type(self, dtype: Any) -> Tensor:
+        return self._cast(dtype)
+
+    def float(self) -> Tensor:
+        return self._cast(np.float32)
+
+    def double(self) -> Tensor:
+        return self._cast(np.float64)
+
+    def half(self) -> Tensor:
+        return self._cast(np.float16)
+
+    def long(self) -> Tensor:
+        return self._cast(np.int64)
+
+    def int(self) -> Tensor:
+        return self._cast(np.int32)
+
+    def bool(self) -> Tensor:
+        return self._cast(np.bool_)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self._cast(other.dtype)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        check_device("cuda" if device is None else device)
+        return self
+
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """A copy of ``data`` as a new leaf, in this tensor's dtype unless ``dtype`` is given."""
+        arr = np.array(data.data if is_tensor(data) else data)
+        return function.tensor_class(arr, self.dtype if dtype is None else dtype, requires_grad)
+
+    def new_full(self, size: Sequence[int], fill_value: Number, dtype: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """A new tensor of ``size`` filled with ``fill_value``, in this tensor's dtype."""
+        dt = self.dtype if dtype is None else dtypes.to_dtype(dtype)
+        return function.tensor_class(np.full(shape_arg((size,)), fill_value, dt),
+                                     requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return self.new_full(shape_arg(size), 0, dtype, requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return self.new_full(shape_arg(size), 1, dtype, requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return self.new_full(shape_arg(size), 0, dtype, requires_grad)
+
+
+def check_device(device: Any) -> None:
+    """minigrad has one device: refuse any other clearly instead of ignoring it."""
+    kind = str(getattr(device, "type", device)).split(":")[0]
+    if kind != "cpu":
+        raise RuntimeError(f"minigrad runs on the CPU only; cannot use device {device!r}")
+
+
+_DEVICE_NAMES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "hpu", "ipu", "mtia")
+
+
+def to_args(args: Sequence[Any], dtype: Any = None, device: Any = None) -> np.dtype | None:
+    """The dtype torch's ``to(...)`` arguments ask for (None: keep it); checks the device."""
+    for a in args:
+        if is_tensor(a):
+            dtype = a.dtype
+        elif isinstance(a, str) and a.split(":")[0] in _DEVICE_NAMES:
+            device = a
+        elif a is not None:
+            dtype = a
+    if device is not None:
+        check_device(device)
+    return None if dtype is None else dtypes.to_dtype(dtype)

@@ -1,0 +1,86 @@
+"""In-place methods (``add_``, ``mul_``, ``copy_`` ... and ``+=``): each computes out of place
+and hands the result to ``autograd.views.inplace``, which writes it and keeps the graph right."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..autograd import function, views
+from ..autograd.function import is_tensor
+from ..dtypes import Number
+from ..ops import shape
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+
+class InplaceMethods:
+    """The inplace methods of Tensor (mixed into it by tensor.py)."""
+
+    def add_(self, other: Any, alpha: Number = 1) -> Tensor:
+        return views.inplace(self, lambda s: s + (other if alpha == 1 else other * alpha),
+                             (other,))
+
+    def sub_(self, other: Any, alpha: Number = 1) -> Tensor:
+        return views.inplace(self, lambda s: s - (other if alpha == 1 else other * alpha),
+                             (other,))
+
+    def mul_(self, other: Any) -> Tensor:
+        return views.inplace(self, lambda s: s * other, (other,))
+
+    def div_(self, other: Any) -> Tensor:
+        return views.inplace(self, lambda s: s / other, (other,))
+
+    def clamp_(self, min: Number | None = None, max: Number | None = None) -> Tensor:
+        return views.inplace(self, lambda s: s.clamp(min, max))
+
+    def pow_(self, exponent: Any) -> Tensor:
+        return views.inplace(self, lambda s: s ** exponent, (exponent,))
+
+    def neg_(self) -> Tensor:
+        return views.inplace(self, lambda s: -s)
+
+    def abs_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.abs())
+
+    def exp_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.exp())
+
+    def sqrt_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.sqrt())
+
+    def relu_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.relu())
+
+    def sigmoid_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.sigmoid())
+
+    def tanh_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.tanh())
+
+    def masked_fill_(self, mask: Any, value: Number | Tensor) -> Tensor:
+        return views.inplace(self, lambda s: s.masked_fill(mask, value), (value,))
+
+    def copy_(self, src: Any) -> Tensor:
+        """Copy ``src`` (broadcast, cast to this dtype) into this tensor."""
+        src_t = src if is_tensor(src) else function.tensor_class(src)
+        return views.inplace(self,
+            lambda s: shape.CopyInto.apply(s, src_t.to(self.dtype)), (src_t,))
+
+    def fill_(self, value: Number) -> Tensor:
+        return views.inplace(self, lambda s: shape.CopyInto.apply(s, value))
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def __iadd__(self, o: Any) -> Tensor:
+        return self.add_(o)
+
+    def __isub__(self, o: Any) -> Tensor:
+        return self.sub_(o)
+
+    def __imul__(self, o: Any) -> Tensor:
+        return self.mul_(o)
+
+    def __itruediv__(self, o: Any) -> Tensor:
+        return self.div_(o)

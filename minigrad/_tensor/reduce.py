@@ -1,0 +1,201 @@
+"""Reductions as Tensor methods: sum, mean, max/min (with indices), prod, var/std, norms,
+logsumexp and the softmaxes (composed from primitives, shifted so they never overflow)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+# linalg is built on Tensor, so Tensor.norm("nuc") reaches it through the package at call
+# time, as torch's Tensor.norm does (the package is in sys.modules before this file runs).
+import minigrad
+
+from .. import dtypes
+from .._dims import count_over, norm_dims, wrap_dim
+from ..autograd import function
+from ..autograd.function import is_tensor
+from ..ops import arith, reduce
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+
+class MinMax(NamedTuple):
+    """What ``max(dim)`` and ``min(dim)`` return, as torch's ``return_types.max``."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class ReduceMethods:
+    """The reduce methods of Tensor (mixed into it by tensor.py)."""
+
+    def all(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        dims = norm_dims(dim, self.ndim)  # torch's IndexError for a dim out of range
+        return function.make_tensor(np.asarray(np.all(self.data, axis=dims, keepdims=keepdim)))
+
+    def any(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        dims = norm_dims(dim, self.ndim)
+        return function.make_tensor(np.asarray(np.any(self.data, axis=dims, keepdims=keepdim)))
+
+    def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
+            dtype: Any = None) -> Tensor:
+        """Sum over ``dim`` (all dims when None); integer and bool sums are int64, as in torch."""
+        x = self if dtype is None else self.to(dtype)
+        return reduce.Sum.apply(x, norm_dims(dim, x.ndim), keepdim)
+
+    def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
+             dtype: Any = None) -> Tensor:
+        x = self if dtype is None else self.to(dtype)
+        if x.data.dtype.kind != "f":
+            raise RuntimeError(
+                f"mean(): input dtype must be floating point, got {x.dtype}; "
+                "pass dtype=mg.float32 or call .float() first"
+            )
+        dims = norm_dims(dim, x.ndim)
+        return reduce.Sum.apply(x, dims, keepdim) / count_over(x.shape, dims)  # 0/0: nan if empty
+
+    def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        """Max over ``dim``; ties share the gradient evenly (torch's amax rule)."""
+        return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, True)
+
+    def amin(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, False)
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
+        """``max()`` is the largest element; ``max(dim)`` is ``(values, indices)``;
+        ``max(other)`` is the elementwise maximum, as in torch."""
+        if is_tensor(dim):
+            return self.maximum(dim)
+        if dim is None:
+            return self.amax()
+        return MinMax(*reduce.ArgReduce.apply(self, wrap_dim(int(dim), self.ndim), keepdim,
+                                              True))
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
+        if is_tensor(dim):
+            return self.minimum(dim)
+        if dim is None:
+            return self.amin()
+        return MinMax(*reduce.ArgReduce.apply(self, wrap_dim(int(dim), self.ndim), keepdim,
+                                              False))
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        if dim is None:
+            return function.make_tensor(np.asarray(np.argmax(self.data), dtype=np.int64))
+        return self.max(dim, keepdim).indices
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        if dim is None:
+            return function.make_tensor(np.asarray(np.argmin(self.data), dtype=np.int64))
+        return self.min(dim, keepdim).indices
+
+    def prod(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return reduce.Prod.apply(self, dim, keepdim)
+
+    def var(self, dim: int | Sequence[int] | None = None, correction: int = 1,
+            keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
+        """Variance with Bessel's correction by default (``correction=1``), as in torch."""
+        if unbiased is not None:
+            correction = int(unbiased)
+        if self.data.dtype.kind != "f":
+            raise RuntimeError(f"std and var only support floating point dtypes, got {self.dtype}")
+        dims = norm_dims(dim, self.ndim)
+        count = count_over(self.shape, dims)
+        if count - correction <= 0:
+            warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly "
+                          "less than the reduction factor (input numel divided by output "
+                          "numel).", UserWarning, stacklevel=2)
+        centred = self - reduce.Sum.apply(self, dims, True) / count
+        return (centred * centred).sum(dims, keepdim=keepdim) / max(count - correction, 0)
+
+    def std(self, dim: int | Sequence[int] | None = None, correction: int = 1,
+            keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
+        return self.var(dim, correction, keepdim, unbiased).sqrt()
+
+    def norm(self, p: Any = "fro", dim: int | Sequence[int] | None = None,
+             keepdim: bool = False, dtype: Any = None) -> Tensor:
+        """torch's ``Tensor.norm``: ``'fro'`` (or 2) the 2-norm of the entries over ``dim``
+        (all dims when None), ``'nuc'`` the nuclear norm over two dims, a number p the vector
+        p-norm (sum |x|^p)^(1/p), with 0 counting non-zeros and +-inf the max / min |x|.
+
+        >>> mg.tensor([3.0, -4.0]).norm(), mg.tensor([3.0, -4.0]).norm(1)
+        (tensor(5.), tensor(7.))
+        """
+        x = self if dtype is None else self.to(dtype)
+        if isinstance(p, str):
+            if p == "fro":
+                return reduce.Norm2.apply(x, norm_dims(dim, x.ndim), keepdim)
+            if p == "nuc":
+                dims = tuple(range(x.ndim)) if dim is None else dim
+                if isinstance(dims, int) or len(dims) != 2:
+                    raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims}")
+                return minigrad.linalg.matrix_norm(x, "nuc", tuple(dims), keepdim)
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported; use 'fro', 'nuc' "
+                               "or a number")
+        dims = norm_dims(dim, x.ndim)
+        if p == 2:
+            return reduce.Norm2.apply(x, dims, keepdim)
+        if p == 1:
+            return x.abs().sum(dims, keepdim)
+        if p == math.inf or p == -math.inf:
+            return x.abs().amax(dims, keepdim) if p > 0 else x.abs().amin(dims, keepdim)
+        if p == 0:  # piecewise constant: no gradient, as in torch
+            count = np.count_nonzero(x.data, axis=dims, keepdims=keepdim)
+            return function.make_tensor(np.asarray(count, x.data.dtype if x.is_floating_point()
+                                           else dtypes.DEFAULT_FLOAT))
+        return reduce.NormP.apply(x, dims, keepdim, float(p))
+
+    def logsumexp(self, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+        """log(sum(exp(x))) over ``dim``, shifted by the max m so it never overflows.
+
+        As m + log1p(sum(exp(x - m)) - 1), with one maximum's term entering the sum as
+        expm1(0) = 0: the small terms then keep their digits (logsumexp([0, -40]) is
+        4.2e-18, as in scipy; torch rounds it to 0)."""
+        dims = norm_dims(dim, self.ndim)
+        m = _max_shift(self, dims)
+        z = self - m
+        if self.data.size == 0:
+            out = z.exp().sum(dims, keepdim=True).log() + m
+        else:
+            one_max = function.make_tensor(_one_max(self.data, dims))
+            out = arith.Where.apply(one_max, z.expm1(), z.exp()).sum(dims, keepdim=True)
+            out = out.log1p() + m
+        return out if keepdim else out.squeeze(dims)
+
+    def softmax(self, dim: int) -> Tensor:
+        """exp(x) / sum(exp(x)) over ``dim``, computed from x - max(x) so it never overflows."""
+        # Not exp(x - logsumexp(x)): at |x| ~ 1000 rounding logsumexp costs float32 digits.
+        dims = norm_dims(dim, self.ndim)
+        e = (self - _max_shift(self, dims)).exp()
+        return e / e.sum(dims, keepdim=True)
+
+    def log_softmax(self, dim: int) -> Tensor:
+        """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max)))."""
+        dims = norm_dims(dim, self.ndim)
+        z = self - _max_shift(self, dims)
+        return z - z.exp().sum(dims, keepdim=True).log()
+
+    def cumsum(self, dim: int) -> Tensor:
+        return reduce.Cumsum.apply(self, wrap_dim(dim, self.ndim))
+
+
+def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """max(x) over ``dims`` (kept), as a constant: a shift softmax and logsumexp are exact
+    under, so it needs no gradient; infinite maxima become 0 to avoid inf - inf."""
+    m = np.max(x.data, axis=dims, keepdims=True) if x.data.size else np.zeros(())
+    return function.make_tensor(np.where(np.isfinite(m), m, 0).astype(x.data.dtype))
+
+
+def _one_max(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """A bool mask, True at one maximum (the first) of each slice over ``dims``."""
+    rest = [d for d in range(a.ndim) if d not in dims]
+    moved = np.transpose(a, rest + list(dims))
+    lead = moved.shape[:len(rest)]
+    flat = moved.reshape(lead + (-1,))
+    hit = np.arange(flat.shape[-1]) == np.argmax(flat, axis=-1)[..., None]
+    return np.transpose(hit.reshape(moved.shape), np.argsort(rest + list(dims)))
