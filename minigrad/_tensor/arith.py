@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd import function
 from ..autograd.function import is_tensor
 from ..ops import arith, matmul, unary
+from ..ops._base import operands
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -170,5 +171,5 @@ def tensor_like(x: Any, ref: Tensor) -> Tensor:
 
 def _constant(fn: Callable, a: Any, b: Any) -> Tensor:
     """Apply a numpy function that has no gradient (comparisons, floor division)."""
-    x, y = arith.operands(a, b)
+    x, y = operands(a, b)
     return function.make_tensor(np.asarray(fn(x, y)))

@@ -10,41 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import function
 from ..autograd.function import Context, Function, constant, is_tensor
-from ..dtypes import result_dtype
+from ._base import float_operands, operands, save_operands, saved_operands
 
 
 def _arr(x: Any) -> Any:
     return x.data if is_tensor(x) else x
-
-
-def operands(a: Any, b: Any) -> tuple[Any, Any]:
-    """Both operands as arrays of the promoted dtype (Python scalars stay weak)."""
-    tensor = function.tensor_class  # is_tensor, inlined: every binary op passes here
-    x = a.data if isinstance(a, tensor) else a
-    y = b.data if isinstance(b, tensor) else b
-    tx, ty = type(x), type(y)
-    # Fast paths: same dtypes, or a Python number beside a float array, which never changes
-    # the array's dtype (torch's rule, and numpy's for these weak scalars).
-    if tx is np.ndarray:
-        if ty is np.ndarray:
-            if x.dtype == y.dtype:
-                return x, y
-        elif (ty is float or ty is int) and x.dtype.kind == "f":
-            return x, y
-    elif ty is np.ndarray and (tx is float or tx is int) and y.dtype.kind == "f":
-        return np.asarray(x, y.dtype), y  # callers read the dtype off the left operand
-    dt = result_dtype(x, y)
-    return np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
-
-
-def _float_operands(a: Any, b: Any) -> tuple[Any, Any]:
-    """Like ``operands``, but integer results become the default float (true division)."""
-    x, y = operands(a, b)
-    if x.dtype.kind != "f":
-        x, y = x.astype(np.float32), y.astype(np.float32)
-    return x, y
 
 
 class Add(Function):
@@ -76,33 +47,18 @@ def _is_bool(x: Any) -> bool:
     return type(x) is bool or (is_tensor(x) and x.data.dtype == np.bool_)
 
 
-def _save(ctx: Context, a: Any, b: Any, keep_a: bool, keep_b: bool) -> None:
-    """Save the tensor operands backward needs (version-checked); keep scalars as they are."""
-    if not (keep_a or keep_b):
-        return
-    ctx.save_for_backward(a if keep_a and is_tensor(a) else None,
-                          b if keep_b and is_tensor(b) else None)
-    ctx.consts = (None if is_tensor(a) else a, None if is_tensor(b) else b)
-
-
-def _saved(ctx: Context) -> tuple[Any, Any]:
-    sa, sb = ctx.saved_tensors
-    ca, cb = ctx.consts
-    return (ca if sa is None else sa), (cb if sb is None else sb)
-
-
 class Mul(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         na, nb = ctx.needs_input_grad
         # Save only what the other side's gradient needs, so `x.mul_(2)` stays differentiable.
-        _save(ctx, a, b, nb, na)
+        save_operands(ctx, a, b, nb, na)
         x, y = operands(a, b)
         return np.multiply(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        a, b = _saved(ctx)
+        a, b = saved_operands(ctx)
         na, nb = ctx.needs_input_grad
         return (g * b if na else None), (g * a if nb else None)
 
@@ -111,8 +67,8 @@ class Div(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         na, nb = ctx.needs_input_grad
-        _save(ctx, a, b, nb, na or nb)
-        x, y = _float_operands(a, b)
+        save_operands(ctx, a, b, nb, na or nb)
+        x, y = float_operands(a, b)
         if np.ndim(y) == 0 and y == 0:  # x / 0 is inf or nan silently, as in torch (mean of
             with np.errstate(divide="ignore", invalid="ignore"):  # an empty dim lands here)
                 return np.divide(x, y)
@@ -120,7 +76,7 @@ class Div(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        a, b = _saved(ctx)
+        a, b = saved_operands(ctx)
         na, nb = ctx.needs_input_grad
         return (g / b if na else None), (-g * a / (b * b) if nb else None)
 
@@ -131,7 +87,7 @@ class Pow(Function):
         x, y = operands(a, b)
         if x.dtype.kind in "iub" and np.any(np.asarray(y) < 0):
             raise RuntimeError("Integers to negative integer powers are not allowed")
-        _save(ctx, a, b, any(ctx.needs_input_grad), any(ctx.needs_input_grad))
+        save_operands(ctx, a, b, any(ctx.needs_input_grad), any(ctx.needs_input_grad))
         with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, as in torch
             return np.power(x, y)
 
@@ -143,7 +99,7 @@ class Pow(Function):
 
     @staticmethod
     def _grads(ctx: Context, g: Any) -> tuple:
-        a, b = _saved(ctx)
+        a, b = saved_operands(ctx)
         na, nb = ctx.needs_input_grad
         ga = gb = None
         b_zero = np.asarray(_arr(b)) == 0
@@ -176,7 +132,7 @@ class Remainder(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         nb = ctx.needs_input_grad[1]
-        _save(ctx, a, b, nb, nb)
+        save_operands(ctx, a, b, nb, nb)
         x, y = operands(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):  # x % 0 is nan, as in torch
             return np.remainder(x, y)
@@ -186,7 +142,7 @@ class Remainder(Function):
         na, nb = ctx.needs_input_grad
         gb = None
         if nb:
-            a, b = _saved(ctx)
+            a, b = saved_operands(ctx)
             gb = -g * (a / b).floor()
         return (g if na else None), gb
 
@@ -207,32 +163,28 @@ class FloorDivide(Function):
                            "(a / b).floor(), whose gradient is zero, or detach the inputs")
 
 
-class Maximum(Function):
-    """max(a, b) elementwise; at ties each side gets half the gradient (torch's rule)."""
+class _Extremum(Function):
+    """max(a, b) or min(a, b) elementwise (``pick``), a winning where ``wins(a, b)``; at ties
+    each side gets half the gradient (torch's rule)."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+    @classmethod
+    def forward(cls, ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
-        w = (x > y) + 0.5 * (x == y)
+        w = cls.wins(x, y) + 0.5 * (x == y)
         ctx.w = constant(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
-        return np.maximum(x, y)
+        return cls.pick(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         return g * ctx.w, g * (1 - ctx.w)
 
 
-class Minimum(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
-        x, y = operands(a, b)
-        w = (x < y) + 0.5 * (x == y)
-        ctx.w = constant(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
-        return np.minimum(x, y)
+class Maximum(_Extremum):
+    wins, pick = np.greater, np.maximum
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> tuple:
-        return g * ctx.w, g * (1 - ctx.w)
+
+class Minimum(_Extremum):
+    wins, pick = np.less, np.minimum
 
 
 class Where(Function):
@@ -270,10 +222,8 @@ class Clamp(Function):
             keep = keep & (x <= hi_)
         ctx.keep = constant(keep)
         _, n_lo, n_hi = ctx.needs_input_grad
-        if n_lo:
-            ctx.low = constant(x < lo_)
-        if n_hi:
-            ctx.high = constant(x > hi_)
+        ctx.low = constant(x < lo_) if n_lo else None
+        ctx.high = constant(x > hi_) if n_hi else None
         # np.maximum of 0-d arrays gives a numpy scalar: asarray, since copy=False would refuse it
         return np.array(out, dtype=x.dtype) if out is x else np.asarray(out, dtype=x.dtype)
 

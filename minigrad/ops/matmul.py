@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Context, Function
-from .arith import operands
+from ._base import operands
 
 
 class MatMul(Function):

@@ -31,6 +31,11 @@ class Sum(Function):
         return SumBackward.apply(g, _kept(ctx.shape, ctx.dims), ctx.shape), None, None
 
 
+# From this many elements SumBackward returns a (read-only) broadcast view, allocating
+# nothing; below it, a copy is cheaper than broadcast_to.
+_BROADCAST_FROM = 1 << 16
+
+
 class SumBackward(Function):
     """g (reduced) broadcast back to the input shape: one op instead of reshape + expand."""
 
@@ -38,7 +43,7 @@ class SumBackward(Function):
     def forward(ctx: Context, g: Any, kept: tuple, shape: tuple) -> np.ndarray:
         ctx.kept, ctx.gshape = kept, g.data.shape
         src = g.data.reshape(kept)
-        if math.prod(shape) >= 1 << 16:
+        if math.prod(shape) >= _BROADCAST_FROM:
             return np.broadcast_to(src, shape)
         out = np.empty(shape, g.data.dtype)  # small: a copy is cheaper than broadcast_to
         out[...] = src
@@ -79,7 +84,8 @@ class ArgReduce(Function):
     def forward(ctx: Context, a: Any, dim: int, keepdim: bool, is_max: bool) -> tuple:
         x = a.data
         d = dim  # already wrapped by the caller
-        if x.ndim == 0:
+        ctx.onehot = None
+        if x.ndim == 0:  # the one element is the max: the gradient passes straight through
             return x.copy(), np.zeros((), np.int64)
         idx = (np.argmax if is_max else np.argmin)(x, axis=d, keepdims=True)
         vals = np.take_along_axis(x, idx, axis=d)
@@ -94,7 +100,7 @@ class ArgReduce(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any, _gi: Any) -> tuple:
-        if not hasattr(ctx, "onehot"):
+        if ctx.onehot is None:
             return g, None, None, None
         return g.reshape(ctx.kept) * ctx.onehot, None, None, None
 

@@ -1,4 +1,6 @@
-"""Elementwise functions of one tensor. Integer inputs give float32 results, as in torch."""
+"""Elementwise functions of one tensor. Integer inputs give float32 results, as in torch.
+
+The smooth ones are ``_Unary`` rows (ops/_base.py): a numpy function and a derivative rule."""
 
 from __future__ import annotations
 
@@ -8,11 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Context, Function, constant
+from ._base import _Unary
 from .arith import Where
-
-
-def _float(x: np.ndarray) -> np.ndarray:
-    return x if x.dtype.kind == "f" else x.astype(np.float32)
 
 
 class Neg(Function):
@@ -40,160 +39,86 @@ class Abs(Function):
         return g * ctx.sign
 
 
-class Exp(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        with np.errstate(over="ignore"):
-            return np.exp(_float(a.data))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * a.exp()
+class Exp(_Unary):
+    fn, quiet = np.exp, {"over": "ignore"}
+    grad = staticmethod(lambda a, g: g * a.exp())
 
 
-class Log(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(_float(a.data))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g / a
+class Log(_Unary):
+    fn, quiet = np.log, {"divide": "ignore", "invalid": "ignore"}
+    grad = staticmethod(lambda a, g: g / a)
 
 
-class Log1p(Function):
+class Log1p(_Unary):
     """log(1 + a), exact for tiny a where log(a + 1) rounds 1 + a first."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log1p(_float(a.data))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g / (1 + a)
+    fn, quiet = np.log1p, {"divide": "ignore", "invalid": "ignore"}
+    grad = staticmethod(lambda a, g: g / (1 + a))
 
 
-class Expm1(Function):
+class Expm1(_Unary):
     """exp(a) - 1, exact for tiny a where exp(a) - 1 cancels."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        with np.errstate(over="ignore"):
-            return np.expm1(_float(a.data))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * a.exp()
+    fn, quiet = np.expm1, {"over": "ignore"}
+    grad = staticmethod(lambda a, g: g * a.exp())
 
 
-class Sqrt(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        with np.errstate(invalid="ignore"):
-            return np.sqrt(_float(a.data))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g / (2 * a.sqrt())
+class Sqrt(_Unary):
+    fn, quiet = np.sqrt, {"invalid": "ignore"}
+    grad = staticmethod(lambda a, g: g / (2 * a.sqrt()))
 
 
-class Sin(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        return np.sin(_float(a.data))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * a.cos()
+class Sin(_Unary):
+    fn = np.sin
+    grad = staticmethod(lambda a, g: g * a.cos())
 
 
-class Cos(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        return np.cos(_float(a.data))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return -g * a.sin()
+class Cos(_Unary):
+    fn = np.cos
+    grad = staticmethod(lambda a, g: -g * a.sin())
 
 
-class Tanh(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        return np.tanh(_float(a.data))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * Sech2.apply(a)
+class Tanh(_Unary):
+    fn = np.tanh
+    grad = staticmethod(lambda a, g: g * Sech2.apply(a))
 
 
-class Sech2(Function):
+def _sech2(x: np.ndarray) -> np.ndarray:
+    e = np.exp(-2 * np.abs(x))
+    return 4 * e / ((1 + e) * (1 + e))
+
+
+class Sech2(_Unary):
     """tanh'(a) = sech(a)^2 = 4 e / (1 + e)^2 with e = exp(-2|a|): 1 - tanh(a)^2 would cancel
     to 0 once tanh rounds to +-1 (|a| > 9 in float32). d/da = -2 sech(a)^2 tanh(a)."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        e = np.exp(-2 * np.abs(_float(a.data)))
-        return 4 * e / ((1 + e) * (1 + e))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * -2 * Sech2.apply(a) * a.tanh()
-
-
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        return _sigmoid(_float(a.data))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * SigmoidGrad.apply(a)
-
-
-class SigmoidGrad(Function):
-    """sigmoid'(a) = e / (1 + e)^2 with e = exp(-|a|): s (1 - s) would cancel to 0 once s
-    rounds to 1 (a > 17 in float32). d/da = sigmoid'(a) (1 - 2 sigmoid(a)) = -sigmoid'(a)
-    tanh(a / 2), the last form free of cancellation near 0."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        e = np.exp(-np.abs(_float(a.data)))
-        return e / ((1 + e) * (1 + e))
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return -g * SigmoidGrad.apply(a) * (a * 0.5).tanh()
+    fn = staticmethod(_sech2)
+    grad = staticmethod(lambda a, g: g * -2 * Sech2.apply(a) * a.tanh())
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     # exp(-|x|) never overflows; split by sign for both tails.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+class Sigmoid(_Unary):
+    fn = staticmethod(_sigmoid)
+    grad = staticmethod(lambda a, g: g * SigmoidGrad.apply(a))
+
+
+def _sigmoid_grad(x: np.ndarray) -> np.ndarray:
+    e = np.exp(-np.abs(x))
+    return e / ((1 + e) * (1 + e))
+
+
+class SigmoidGrad(_Unary):
+    """sigmoid'(a) = e / (1 + e)^2 with e = exp(-|a|): s (1 - s) would cancel to 0 once s
+    rounds to 1 (a > 17 in float32). d/da = sigmoid'(a) (1 - 2 sigmoid(a)) = -sigmoid'(a)
+    tanh(a / 2), the last form free of cancellation near 0."""
+
+    fn = staticmethod(_sigmoid_grad)
+    grad = staticmethod(lambda a, g: -g * SigmoidGrad.apply(a) * (a * 0.5).tanh())
 
 
 class Relu(Function):

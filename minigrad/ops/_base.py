@@ -1,0 +1,98 @@
+"""What the ops share: operand promotion, saving operands that may be numbers, and the
+skeleton of an elementwise function of one tensor.
+
+A new elementwise op is a ``_Unary`` row: its numpy function and its derivative rule,
+
+    class Exp(_Unary):
+        fn = np.exp
+        grad = staticmethod(lambda a, g: g * a.exp())   # written with minigrad ops
+
+plus, when torch's numpy warnings differ, the ``quiet`` errstate (``{"over": "ignore"}``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..autograd import function
+from ..autograd.function import Context, Function, is_tensor
+from ..dtypes import result_dtype
+
+
+def operands(a: Any, b: Any) -> tuple[Any, Any]:
+    """Both operands as arrays of the promoted dtype (Python scalars stay weak)."""
+    tensor = function.tensor_class  # is_tensor, inlined: every binary op passes here
+    x = a.data if isinstance(a, tensor) else a
+    y = b.data if isinstance(b, tensor) else b
+    tx, ty = type(x), type(y)
+    # Fast paths: same dtypes, or a Python number beside a float array, which never changes
+    # the array's dtype (torch's rule, and numpy's for these weak scalars).
+    if tx is np.ndarray:
+        if ty is np.ndarray:
+            if x.dtype == y.dtype:
+                return x, y
+        elif (ty is float or ty is int) and x.dtype.kind == "f":
+            return x, y
+    elif ty is np.ndarray and (tx is float or tx is int) and y.dtype.kind == "f":
+        return np.asarray(x, y.dtype), y  # callers read the dtype off the left operand
+    dt = result_dtype(x, y)
+    return np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
+
+
+def float_operands(a: Any, b: Any) -> tuple[Any, Any]:
+    """Like ``operands``, but integer results become the default float (true division)."""
+    x, y = operands(a, b)
+    if x.dtype.kind != "f":
+        x, y = x.astype(np.float32), y.astype(np.float32)
+    return x, y
+
+
+def save_operands(ctx: Context, a: Any, b: Any, keep_a: bool, keep_b: bool) -> None:
+    """Save the tensor operands backward needs (version-checked); keep numbers as they are."""
+    if not (keep_a or keep_b):
+        return
+    ctx.save_for_backward(a if keep_a and is_tensor(a) else None,
+                          b if keep_b and is_tensor(b) else None)
+    ctx.consts = (None if is_tensor(a) else a, None if is_tensor(b) else b)
+
+
+def saved_operands(ctx: Context) -> tuple[Any, Any]:
+    """The two operands ``save_operands`` kept, Tensors or numbers."""
+    sa, sb = ctx.saved_tensors
+    ca, cb = ctx.consts
+    return (ca if sa is None else sa), (cb if sb is None else sb)
+
+
+def as_float(x: np.ndarray) -> np.ndarray:
+    """Integer and bool data as the default float, as torch's elementwise functions take it."""
+    return x if x.dtype.kind == "f" else x.astype(np.float32)
+
+
+class _Unary(Function):
+    """f(a) elementwise, with a saved for backward; backward is ``grad(a, g)`` = g f'(a)."""
+
+    quiet: ClassVar[dict | None] = None  # np.errstate for what torch computes silently
+
+    @staticmethod
+    def fn(x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    @staticmethod
+    def grad(a: Any, g: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        x = a.data if a.data.dtype.kind == "f" else a.data.astype(np.float32)
+        if cls.quiet is None:
+            return cls.fn(x)
+        with np.errstate(**cls.quiet):
+            return cls.fn(x)
+
+    @classmethod
+    def backward(cls, ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return cls.grad(a, g)
