@@ -6,7 +6,8 @@ from .creation import (Generator, arange, as_tensor, default_generator, empty, e
                        from_numpy, full, full_like, linspace, logspace, manual_seed, ones,
                        ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
                        zeros, zeros_like)
-from .dtypes import (bool_, double, float16, float32, float64, half, int32, int64, long)
+from .dtypes import bool_ as bool  # noqa: A004  (torch spells it mg.bool)
+from .dtypes import double, float16, float32, float64, half, int32, int64, long
 from .functions import (abs, add, allclose, amax, amin, argmax, argmin, bmm, broadcast_shapes,
                         broadcast_to, cat, ceil, chunk, clamp, clone, concat, concatenate, cos,
                         cumsum, detach, diag, diag_embed, diagonal, div, dot, equal, exp, flatten,
@@ -26,7 +27,6 @@ from .linalg.products import matrix_power, tensor_cross as cross
 from .linalg.solve import inv as inverse
 from .linalg.spectral import pinverse
 
-bool = bool_  # noqa: A001  (torch spells it mg.bool)
 float = float32  # noqa: A001
 __version__ = "0.1.0"
 

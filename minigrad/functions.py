@@ -1,4 +1,7 @@
-"""Module-level tensor functions, torch style: ``mg.cat``, ``mg.exp(x)``, ``mg.where`` ..."""
+"""Module-level tensor functions, torch style: ``mg.cat``, ``mg.exp(x)``, ``mg.where`` ...
+
+Those with a Tensor method of the same name are that method (``mg.exp is mg.Tensor.exp``);
+the rest (joining, broadcasting, number-first arithmetic) are defined here."""
 
 from __future__ import annotations
 
@@ -70,27 +73,6 @@ def minimum(a: Tensor, b: Any) -> Tensor:
     return a.minimum(b)
 
 
-def _unary(name: str):
-    def fn(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return getattr(x, name)(*args, **kwargs)
-    fn.__name__ = name
-    fn.__doc__ = f"Function form of ``Tensor.{name}``."
-    return fn
-
-
-_UNARY = ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs",
-          "neg", "sign", "square", "log1p", "expm1",
-          "sum", "mean", "amax", "amin", "max", "min", "prod",
-          "var", "std", "norm", "argmax", "argmin", "logsumexp", "softmax", "log_softmax",
-          "reshape", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "diagonal",
-          "diag_embed", "diag", "tril", "triu", "trace", "cumsum", "isnan", "isinf",
-          "isfinite", "clone", "detach", "numel", "t", "allclose", "equal", "chunk", "split",
-          "unbind", "dot", "mm", "swapaxes", "flip", "gather", "index_select", "bmm", "floor",
-          "ceil", "round", "trunc", "remainder", "floor_divide", "masked_fill"]
-for _name in _UNARY:
-    globals()[_name] = _unary(_name)
-
-
 def pow(a: Any, b: Any) -> Tensor:
     return arith.Pow.apply(a, b)
 
@@ -115,13 +97,92 @@ def is_tensor(x: Any) -> bool:
     return isinstance(x, Tensor)
 
 
-def numel(x: Tensor) -> int:
-    return x.numel()
-
-
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
 
 
 def broadcast_to(x: Tensor, shape_: Sequence[int]) -> Tensor:
     return tensor_like(x, x).expand(tuple(shape_))
+
+
+# ---- the function forms of Tensor methods: mg.exp(x) is x.exp() (torch's, same signature).
+# Bound by name, last in this file: several shadow builtins (abs, max, min, round, sum).
+
+# elementwise
+abs = Tensor.abs
+neg = Tensor.neg
+sign = Tensor.sign
+exp = Tensor.exp
+log = Tensor.log
+sqrt = Tensor.sqrt
+rsqrt = Tensor.rsqrt
+sin = Tensor.sin
+cos = Tensor.cos
+tanh = Tensor.tanh
+sigmoid = Tensor.sigmoid
+relu = Tensor.relu
+square = Tensor.square
+log1p = Tensor.log1p
+expm1 = Tensor.expm1
+floor = Tensor.floor
+ceil = Tensor.ceil
+round = Tensor.round
+trunc = Tensor.trunc
+isnan = Tensor.isnan
+isinf = Tensor.isinf
+isfinite = Tensor.isfinite
+masked_fill = Tensor.masked_fill
+remainder = Tensor.remainder
+floor_divide = Tensor.floor_divide
+
+# reductions
+sum = Tensor.sum
+mean = Tensor.mean
+amax = Tensor.amax
+amin = Tensor.amin
+max = Tensor.max
+min = Tensor.min
+prod = Tensor.prod
+var = Tensor.var
+std = Tensor.std
+norm = Tensor.norm
+argmax = Tensor.argmax
+argmin = Tensor.argmin
+logsumexp = Tensor.logsumexp
+softmax = Tensor.softmax
+log_softmax = Tensor.log_softmax
+cumsum = Tensor.cumsum
+allclose = Tensor.allclose
+equal = Tensor.equal
+
+# shape and indexing
+reshape = Tensor.reshape
+flatten = Tensor.flatten
+transpose = Tensor.transpose
+swapaxes = Tensor.swapaxes
+permute = Tensor.permute
+unsqueeze = Tensor.unsqueeze
+squeeze = Tensor.squeeze
+t = Tensor.t
+flip = Tensor.flip
+chunk = Tensor.chunk
+split = Tensor.split
+unbind = Tensor.unbind
+gather = Tensor.gather
+index_select = Tensor.index_select
+diagonal = Tensor.diagonal
+diag_embed = Tensor.diag_embed
+diag = Tensor.diag
+tril = Tensor.tril
+triu = Tensor.triu
+trace = Tensor.trace
+
+# products
+dot = Tensor.dot
+mm = Tensor.mm
+bmm = Tensor.bmm
+
+# graph and storage
+clone = Tensor.clone
+detach = Tensor.detach
+numel = Tensor.numel
