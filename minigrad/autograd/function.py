@@ -25,7 +25,13 @@ _FREED = object()
 
 
 class Context:
-    """What ``forward`` hands to ``backward``: saved tensors and flags, as in torch."""
+    """What ``forward`` hands to ``backward``: saved tensors and flags, as in torch.
+
+    ``needs_input_grad`` is a tuple with one bool per forward argument: True where that
+    argument is a Tensor that requires grad and apply is recording. ``backward`` may skip
+    (return None for) the gradients marked False. Any other attribute forward sets on ctx
+    (constants, shapes, masks) is there for backward, unchecked.
+    """
 
     # Class-level defaults: most ops set only what they use, keeping op calls cheap.
     materialize_grads = True
@@ -45,16 +51,30 @@ class Context:
         return f"{self._fn.__name__}Backward"
 
     def set_materialize_grads(self, value: bool) -> None:
-        """With False, backward gets None (not zeros) for outputs that received no gradient."""
+        """Call in forward. With False, a backward of several outputs gets None (instead of
+        zeros of the output's shape) for each output that received no gradient. A backward
+        of one output always gets its gradient: it runs only when one arrived."""
         self.materialize_grads = value
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
-        """Keep tensors for backward; an in-place change to one before backward is an error."""
+        """Call in forward, at most once (a second call replaces the first), with Tensors or
+        None: forward's inputs, or outputs it returns as Tensors. backward reads them from
+        ``saved_tensors``. Numbers, ndarrays and anything else go on ctx as attributes.
+
+        Each Tensor's version is noted here: if it is changed in place before backward,
+        ``saved_tensors`` raises instead of handing back the new value. A saved output comes
+        back as the recorded output (with its grad_fn), so a backward written with it
+        differentiates again; it is held without a reference cycle."""
         self._saved = tensors
         self._versions = tuple(-1 if t is None else t._version[0] for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple[Tensor, ...]:
+        """The tensors ``save_for_backward`` kept, in its order; read it in backward.
+
+        Raises RuntimeError when the graph was freed (a second backward without
+        ``retain_graph=True``) or when one of them was modified in place since it was
+        saved, naming the tensor, its shape and both versions."""
         if self._saved is _FREED:
             raise RuntimeError(
                 f"Trying to backward through the graph a second time ({self._name} has freed "
@@ -84,7 +104,11 @@ class Context:
         self._node = weakref.ref(node)
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
-        """Outputs listed here never require grad (indices, masks)."""
+        """Call in forward with outputs (the Tensors or ndarrays it returns, matched by
+        identity) that have no gradient, such as indices or masks: they do not require grad.
+        For a Function of one output any mark makes that output non-differentiable (and
+        backward never runs). With several outputs backward still gets a gradient argument
+        for each: zeros (or None, see ``set_materialize_grads``) for the marked ones."""
         self._non_diff = tensors
 
 
@@ -170,9 +194,15 @@ def edge_of(t: Tensor) -> tuple | None:
 class Function:
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call ``apply``.
 
-    forward runs under no_grad and may return Tensors or ndarrays; backward receives one
-    gradient Tensor per output (zeros for outputs that got none) and returns one gradient
-    (or None) per forward argument, written with minigrad ops so higher order works.
+    ``forward`` receives apply's arguments as given: Tensors stay Tensors (read their values
+    through ``.data``), numbers and other objects pass unchanged. It runs under no_grad and
+    returns a Tensor, an ndarray or a number, or a tuple of them (one output each); float
+    outputs require grad when any input did. ``backward`` runs when a gradient reaches an
+    output. It receives one gradient Tensor per output (zeros for outputs that got none,
+    see ``set_materialize_grads``) and returns one gradient or None per forward argument
+    (a single value when forward took one). A gradient may keep a broadcast shape or
+    another float dtype: the engine sums and casts it to the input's. Write backward with
+    minigrad ops so higher order works, or mark it ``once_differentiable``.
 
     Example::
 
