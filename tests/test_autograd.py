@@ -632,6 +632,57 @@ def test_gradgradcheck_catches_a_wrong_second_derivative() -> None:
         mg.autograd.gradgradcheck(FirstOrderOnly.apply, [x])
 
 
+def test_gradcheck_options_are_keyword_only() -> None:
+    x = leaf([1.0, 2.0])
+    with pytest.raises(TypeError):
+        mg.autograd.gradcheck(lambda t: t * t, [x], 1e-6)
+    with pytest.raises(TypeError):
+        mg.autograd.gradgradcheck(lambda t: t * t, [x], None, 1e-6)
+    assert mg.autograd.gradgradcheck(lambda t: t * t, [x], None, eps=1e-6)
+
+
+class OffBy(Function):
+    """The identity, whose backward is off by ``delta`` on every diagonal Jacobian entry."""
+
+    @staticmethod
+    def forward(ctx, x, delta):
+        ctx.delta = delta
+        return x.data.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * (1 + ctx.delta), None
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_fast_mode_accepts_what_the_entrywise_check_accepts(fast: bool) -> None:
+    # Entries off by half of atol pass the entry-wise check, so they must pass the
+    # projected one: its atol is scaled by sum(u) sum(v) >= u.v (torch's _adjusted_atol).
+    x = leaf(np.linspace(-1.0, 1.0, 100).reshape(10, 10))
+    check = mg.autograd.gradcheck
+    assert check(lambda t: OffBy.apply(t, 5e-6), [x], atol=1e-5, rtol=0.0, fast_mode=fast)
+    assert not check(lambda t: OffBy.apply(t, 0.5), [x], atol=1e-5, rtol=1e-3,
+                     fast_mode=fast, raise_exception=False)
+
+
+def test_slow_mode_checks_every_output_of_a_multi_output_function() -> None:
+    class SecondWrong(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.data * 2, x.data * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 2  # d(3x)/dx is 3, not 2
+
+    x = leaf([0.5, 1.0, 2.0])
+    with pytest.raises(RuntimeError, match="output 1 element \\(0,\\), input 0 element \\(0,\\)"):
+        mg.autograd.gradcheck(SecondWrong.apply, [x])
+    with pytest.raises(RuntimeError, match="output 1, input 0, random projection"):
+        mg.autograd.gradcheck(SecondWrong.apply, [x], fast_mode=True)
+
+
 def test_gradcheck_warns_for_float32_inputs() -> None:
     with pytest.warns(UserWarning, match="float64"):
         mg.autograd.gradcheck(lambda t: t * 2, [leaf([1.0], mg.float32)], atol=1e-2,
