@@ -32,7 +32,7 @@ bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: $(STAMP)
-	$(PY) -m pip install -q ruff && $(PY) -m ruff check minigrad tests examples benchmarks
+	$(PY) -m pip install -q ruff && $(PY) -m ruff check minigrad tests examples benchmarks conftest.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

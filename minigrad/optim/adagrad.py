@@ -15,7 +15,10 @@ class Adagrad(Optimizer):
     s <- s + g^2 (s starts at initial_accumulator_value),
     p <- p - lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps).
 
-    >>> opt = mg.optim.Adagrad(model.parameters(), lr=1e-2)  # doctest: +SKIP
+    >>> p = nn.Parameter(mg.tensor([1.0, -2.0]))
+    >>> opt = mg.optim.Adagrad([p], lr=0.5)
+    >>> (p * p).sum().backward(); opt.step(); p.tolist()  # the first step is lr * sign(g)
+    [0.5, -1.5]
     """
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-2,

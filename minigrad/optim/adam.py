@@ -16,7 +16,10 @@ class Adam(Optimizer):
     that ``decoupled_weight_decay=True`` selects), m <- b1 m + (1 - b1) g,
     v <- b2 v + (1 - b2) g^2,  p <- p - lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
 
-    >>> opt = mg.optim.Adam(model.parameters(), lr=1e-3)  # doctest: +SKIP
+    >>> p = nn.Parameter(mg.tensor([1.0, -2.0]))
+    >>> opt = mg.optim.Adam([p], lr=0.1)
+    >>> (p * p).sum().backward(); opt.step(); [round(v, 4) for v in p.tolist()]
+    [0.9, -1.9]
     """
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,

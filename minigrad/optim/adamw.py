@@ -12,7 +12,10 @@ class AdamW(Adam):
     """torch.optim.AdamW: p <- p (1 - lr weight_decay), then Adam's step on the raw gradient
     (AMSGrad with ``amsgrad=True``); note the default weight_decay is 1e-2, not 0.
 
-    >>> opt = mg.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-2)  # doctest: +SKIP
+    >>> p = nn.Parameter(mg.tensor([1.0, -2.0]))
+    >>> opt = mg.optim.AdamW([p], lr=0.1, weight_decay=0.5)  # decay to 0.95 p, then Adam
+    >>> (p * p).sum().backward(); opt.step(); [round(v, 4) for v in p.tolist()]
+    [0.85, -1.8]
     """
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,

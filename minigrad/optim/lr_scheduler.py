@@ -53,8 +53,13 @@ class LRScheduler:
     """Base class: subclasses give ``get_lr()`` (the chainable rule) and optionally
     ``_get_closed_form_lr()`` (the lr as a function of ``last_epoch``).
 
-    >>> sched = mg.optim.lr_scheduler.StepLR(opt, step_size=30)  # doctest: +SKIP
-    >>> for epoch in range(100): train(); opt.step(); sched.step()  # doctest: +SKIP
+    >>> opt = mg.optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1)
+    >>> sched = mg.optim.lr_scheduler.StepLR(opt, step_size=2)
+    >>> for epoch in range(4):
+    ...     opt.step()  # after the epoch's training steps
+    ...     sched.step()
+    >>> [round(lr, 6) for lr in sched.get_last_lr()]
+    [0.001]
     """
 
     _in_step = False  # get_lr() called by a user outside step() gets torch's warning
@@ -171,7 +176,10 @@ class _LambdaScheduler(LRScheduler):
 class LambdaLR(_LambdaScheduler):
     """lr = initial_lr * lr_lambda(epoch).
 
-    >>> sched = LambdaLR(opt, lambda epoch: 0.95 ** epoch)  # doctest: +SKIP
+    >>> opt = mg.optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1)
+    >>> sched = LambdaLR(opt, lambda epoch: 0.5 ** epoch); opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.05]
     """
 
     def get_lr(self) -> list[float]:
@@ -194,7 +202,12 @@ class MultiplicativeLR(_LambdaScheduler):
 class StepLR(LRScheduler):
     """lr = initial_lr * gamma ** (epoch // step_size).
 
-    >>> sched = StepLR(opt, step_size=30, gamma=0.1)  # doctest: +SKIP
+    >>> opt = mg.optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1)
+    >>> sched = StepLR(opt, step_size=2, gamma=0.5)
+    >>> for epoch in range(3):
+    ...     opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.05]
     """
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
@@ -259,7 +272,13 @@ class LinearLR(LRScheduler):
     """lr = initial_lr * (start_factor + (end_factor - start_factor) * min(epoch, total_iters)
     / total_iters): a linear warm-up (or decay) over ``total_iters`` steps.
 
-    >>> sched = LinearLR(opt, start_factor=0.1, total_iters=10)  # doctest: +SKIP
+    >>> opt = mg.optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1)
+    >>> sched = LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> lrs = []
+    >>> for epoch in range(4):
+    ...     lrs.append(round(sched.get_last_lr()[0], 6)); opt.step(); sched.step()
+    >>> lrs
+    [0.025, 0.05, 0.075, 0.1]
     """
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
@@ -331,7 +350,12 @@ class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (initial_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2 (SGDR without
     restarts; past T_max it rises again, as in torch).
 
-    >>> sched = CosineAnnealingLR(opt, T_max=100)  # doctest: +SKIP
+    >>> opt = mg.optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1)
+    >>> sched = CosineAnnealingLR(opt, T_max=4)
+    >>> for epoch in range(2):
+    ...     opt.step(); sched.step()
+    >>> [round(lr, 6) for lr in sched.get_last_lr()]  # halfway: (0.1 + 0) / 2
+    [0.05]
     """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
@@ -395,9 +419,14 @@ class SequentialLR(_Composite):
     """Run ``schedulers[i]`` between ``milestones[i - 1]`` and ``milestones[i]``; each starts
     afresh (from initial_lr) at its milestone.
 
-    >>> warm = LinearLR(opt, start_factor=0.1, total_iters=5)  # doctest: +SKIP
-    >>> sched = SequentialLR(opt, [warm, CosineAnnealingLR(opt, T_max=95)], milestones=[5])
-    ... # doctest: +SKIP
+    >>> opt = mg.optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1)
+    >>> warm = LinearLR(opt, start_factor=0.5, total_iters=2)
+    >>> sched = SequentialLR(opt, [warm, StepLR(opt, step_size=1, gamma=0.5)], milestones=[2])
+    >>> lrs = []
+    >>> for epoch in range(4):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 6))
+    >>> lrs  # warm-up to 0.1, then halving from the initial lr
+    [0.075, 0.1, 0.05, 0.025]
     """
 
     def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler],
@@ -461,8 +490,12 @@ class ReduceLROnPlateau(LRScheduler):
     ``cooldown`` steps. The lr never goes below ``min_lr``; changes smaller than ``eps`` are
     skipped.
 
-    >>> sched = ReduceLROnPlateau(opt, mode="min", patience=5)  # doctest: +SKIP
-    >>> sched.step(val_loss)  # doctest: +SKIP
+    >>> opt = mg.optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1)
+    >>> sched = ReduceLROnPlateau(opt, mode="min", patience=1)
+    >>> for val_loss in (1.0, 1.0, 1.0):  # no improvement for two epochs in a row
+    ...     opt.step(); sched.step(val_loss)
+    >>> [round(lr, 6) for lr in sched.get_last_lr()]
+    [0.01]
     """
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
@@ -729,7 +762,13 @@ class OneCycleLR(LRScheduler):
     max_lr / (div_factor * final_div_factor); momentum moves the opposite way. Step it after
     every batch, exactly ``total_steps`` times.
 
-    >>> sched = OneCycleLR(opt, max_lr=0.1, total_steps=1000)  # doctest: +SKIP
+    >>> opt = mg.optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1)
+    >>> sched = OneCycleLR(opt, max_lr=1.0, total_steps=5)
+    >>> lrs = []
+    >>> for batch in range(4):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 3))
+    >>> lrs  # up to max_lr within the first 30%, then annealed down
+    [0.95, 0.611, 0.188, 0.0]
     """
 
     def __init__(self, optimizer: Optimizer, max_lr: float | list[float],

@@ -37,7 +37,10 @@ class Optimizer:
         """Add a group of parameters with its own options (e.g. a smaller lr); the parameters
         may be given as ``(name, tensor)`` pairs, as ``model.named_parameters()`` yields them.
 
-        >>> opt.add_param_group({"params": head.parameters(), "lr": 1e-4})  # doctest: +SKIP
+        >>> opt = mg.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1)
+        >>> opt.add_param_group({"params": nn.Linear(2, 1).parameters(), "lr": 1e-4})
+        >>> [group["lr"] for group in opt.param_groups]
+        [0.1, 0.0001]
         """
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")

@@ -16,7 +16,10 @@ class RMSprop(Optimizer):
     d = g / (sqrt(v~) + eps);  p <- p - lr * d, or with momentum b <- momentum b + d,
     p <- p - lr * b.
 
-    >>> opt = mg.optim.RMSprop(model.parameters(), lr=1e-2)  # doctest: +SKIP
+    >>> p = nn.Parameter(mg.tensor([1.0, -2.0]))
+    >>> opt = mg.optim.RMSprop([p], lr=0.01)  # first step: s = 0.01 g^2, so 10 lr sign(g)
+    >>> (p * p).sum().backward(); opt.step(); [round(v, 4) for v in p.tolist()]
+    [0.9, -1.9]
     """
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-2,

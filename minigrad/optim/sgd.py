@@ -15,8 +15,11 @@ class SGD(Optimizer):
     b <- momentum * b + (1 - dampening) * g  (b = g at the first step),
     p <- p - lr * (g + momentum * b if nesterov else b)   (just g when momentum = 0).
 
-    >>> opt = mg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)  # doctest: +SKIP
-    >>> loss.backward(); opt.step(); opt.zero_grad()                  # doctest: +SKIP
+    >>> p = nn.Parameter(mg.tensor([1.0, -2.0]))
+    >>> opt = mg.optim.SGD([p], lr=0.1, momentum=0.9)
+    >>> (p * p).sum().backward(); opt.step(); opt.zero_grad()
+    >>> [round(v, 4) for v in p.tolist()], p.grad
+    ([0.8, -1.6], None)
     """
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,

@@ -10,7 +10,7 @@ own buffers under ``parametrizations.weight.0.``), so a state dict moves between
 >>> class Symmetric(nn.Module):
 ...     def forward(self, X):
 ...         return X.triu() + X.triu(1).mT
->>> layer = parametrize.register_parametrization(nn.Linear(3, 3), "weight", Symmetric())
+>>> layer = nn.utils.parametrize.register_parametrization(nn.Linear(3, 3), "weight", Symmetric())
 >>> bool((layer.weight == layer.weight.T).all())
 True
 """
@@ -221,7 +221,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
     Registering a second parametrization on the same tensor chains it after the first.
     ``unsafe=True`` skips the checks that shape and dtype are kept.
 
-    >>> m = parametrize.register_parametrization(nn.Linear(2, 2), "weight", nn.Tanh())
+    >>> m = nn.utils.parametrize.register_parametrization(nn.Linear(2, 2), "weight", nn.Tanh())
     >>> [name for name, _ in m.named_parameters()]
     ['bias', 'parametrizations.weight.original']
     """
