@@ -11,7 +11,7 @@ import pytest
 import minigrad as mg
 
 PACKAGES = ["minigrad", "minigrad.autograd", "minigrad.linalg", "minigrad.nn",
-            "minigrad.nn.utils", "minigrad.optim"]
+            "minigrad.nn.functional", "minigrad.nn.utils", "minigrad.optim"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -1,0 +1,162 @@
+"""Fused primitives: one graph node where the composite would record several (linear,
+log-softmax, picking log-probabilities, pointwise activations, embedding, padding, BCE)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...autograd.function import Context, Function, constant
+from ...ops.shape import IndexAdd
+from ...tensor import Tensor
+
+
+# ---- fused primitives: one graph node where the composite would record several -------------
+# Training steps are dominated by per-op overhead at these sizes, so the layers and losses
+# every model uses get their own Functions. Their backwards are still minigrad ops, so
+# create_graph=True keeps working.
+class _Linear(Function):
+    """x W^T + b for 2-D x: d/dx = g W, d/dW = g^T x, d/db = sum_n g."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, w: Any, b: Any) -> np.ndarray:
+        (n, k), (m, k_w) = x.data.shape, w.data.shape
+        if k != k_w:  # torch's message, in terms of x @ W^T
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and "
+                               f"{k_w}x{m})")
+        ctx.save_for_backward(x, w)
+        out = x.data @ w.data.T
+        if b is not None:
+            out += b.data
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        x, w = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad
+        return (g.matmul(w) if nx else None, g.mT.matmul(x) if nw else None,
+                g.sum(0) if nb else None)
+
+
+class _LogSoftmax(Function):
+    """x - log sum exp x along dim (shifted by the max); d/dx = g - softmax * sum g."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, dim: int) -> np.ndarray:
+        a = x.data
+        m = a.max(axis=dim, keepdims=True)
+        shifted = a - np.where(np.isfinite(m), m, 0)
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        ctx.save_for_backward(x)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        (x,) = ctx.saved_tensors
+        return g - x.softmax(ctx.dim) * g.sum(ctx.dim, keepdim=True), None
+
+
+class _PickSum(Function):
+    """-sum_n c_n logp[n, t_n]: the reduced NLL; d/dlogp is -c_n at (n, t_n), else 0."""
+
+    @staticmethod
+    def forward(ctx: Context, logp: Any, target: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        rows = np.arange(len(target))
+        ctx.shape, ctx.rows, ctx.target, ctx.coef = logp.data.shape, rows, target, coef
+        return np.asarray(-(logp.data[rows, target] * coef).sum(), dtype=logp.data.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        dense = np.zeros(ctx.shape, ctx.coef.dtype)
+        dense[ctx.rows, ctx.target] = -ctx.coef  # targets are unique per row: no accumulation
+        return g * constant(dense), None, None
+
+
+class _Pointwise(Function):
+    """y = f(x) elementwise, f on ndarrays; dy/dx = df(x) written with minigrad ops, so the
+    backward is itself differentiable. Lets a branchy or stabilised formula be one node."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, f: Callable, df: Callable) -> np.ndarray:
+        ctx.save_for_backward(x)
+        ctx.df = df
+        with np.errstate(over="ignore", under="ignore"):
+            return np.asarray(f(x.data), dtype=x.data.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        (x,) = ctx.saved_tensors
+        return g * ctx.df(x), None, None
+
+
+def _pointwise(name: str, x: Tensor, f: Callable, df: Callable) -> Tensor:
+    if x.dtype.kind != "f":  # torch has no integer kernels for these
+        raise NotImplementedError(f'"{name}" not implemented for {x.dtype} tensors; '
+                                  "convert with .float() first")
+    return _Pointwise.apply(x, f, df)
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)  # libm's erf, correctly rounded to ~1 ulp
+
+
+def _erf_array(a: np.ndarray) -> np.ndarray:
+    return np.asarray(_ERF(a), dtype=a.dtype)
+
+
+def _erf(x: Tensor) -> Tensor:
+    """erf(x) = 2/sqrt(pi) int_0^x exp(-t^2) dt; d/dx = 2/sqrt(pi) exp(-x^2)."""
+    return _Pointwise.apply(x, _erf_array, lambda t: (-(t * t)).exp() * (2 / math.sqrt(math.pi)))
+
+
+class _Embedding(Function):
+    """weight[idx]; the gradient scatters back, each position scaled by ``coef`` (zero at the
+    padding index, 1/count with scale_grad_by_freq)."""
+
+    @staticmethod
+    def forward(ctx: Context, weight: Any, idx: np.ndarray, coef: np.ndarray | None) -> Any:
+        ctx.idx, ctx.coef, ctx.shape = idx, coef, weight.data.shape
+        return weight.data[idx]
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        if ctx.coef is not None:
+            g = g * constant(ctx.coef.astype(g.dtype)[..., None])
+        return IndexAdd.apply(g, ctx.idx, ctx.shape), None, None
+
+
+class _ConstantPad(Function):
+    """np.pad with a constant; the gradient is the interior of g."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, widths: list, value: float) -> np.ndarray:
+        ctx.interior = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.data.shape))
+        return np.pad(x.data, widths, constant_values=value)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        return g[ctx.interior], None, None
+
+
+class _BinaryCrossEntropy(Function):
+    """-(y log x + (1 - y) log(1 - x)) with each log clamped at -100 (torch's rule, so x = 0 or
+    1 gives a finite loss); d/dx = (x - y) / max(x (1 - x), 1e-12), as torch."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, y: Any) -> np.ndarray:
+        ctx.save_for_backward(x, y)
+        a, t = x.data, np.asarray(y.data, x.data.dtype)
+        with np.errstate(divide="ignore"):
+            log_x, log_1mx = np.maximum(np.log(a), -100), np.maximum(np.log1p(-a), -100)
+        return -(t * log_x + (1 - t) * log_1mx)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        x, y = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad
+        gx = g * (x - y) / (x * (1 - x)).clamp(min=1e-12) if nx else None
+        gy = g * ((-x).log1p().clamp(min=-100) - x.log().clamp(min=-100)) if ny else None
+        return gx, gy
