@@ -11,7 +11,8 @@ import pytest
 import minigrad as mg
 
 PACKAGES = ["minigrad", "minigrad.autograd", "minigrad.linalg", "minigrad.nn",
-            "minigrad.nn.functional", "minigrad.nn.utils", "minigrad.optim"]
+            "minigrad.nn.functional", "minigrad.nn.modules", "minigrad.nn.utils",
+            "minigrad.optim"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
