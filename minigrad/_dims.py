@@ -39,8 +39,8 @@ def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
 def shape_arg(args: tuple) -> tuple[int, ...]:
     """Accept both ``f(2, 3)`` and ``f((2, 3))``."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        return tuple(int(n) for n in args[0])
-    return tuple(int(n) for n in args)
+        return tuple([int(n) for n in args[0]])
+    return tuple([int(n) for n in args])
 
 
 def infer_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:

@@ -46,7 +46,7 @@ class ReduceMethods:
             dtype: Any = None) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool sums are int64, as in torch."""
         x = self if dtype is None else self.to(dtype)
-        return reduce.Sum.apply(x, norm_dims(dim, x.ndim), keepdim)
+        return reduce.Sum.apply(x, norm_dims(dim, x.data.ndim), keepdim)
 
     def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
              dtype: Any = None) -> Tensor:

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import function
 from .function import is_tensor
-from .grad_mode import is_grad_enabled, no_grad
+from .grad_mode import _state, no_grad
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -45,7 +45,7 @@ def view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tenso
         parent = base._replay
         # Nothing records here (a backward pass), or base itself could not be redone
         # (made under no_grad): there is no graph to rebase this view onto later.
-        if not is_grad_enabled() or (root is not None and parent is None):
+        if not _state.enabled or (root is not None and parent is None):
             return out
         if root is None:
             root, out._replay = base, replay
@@ -64,7 +64,7 @@ def inplace(t: Tensor, compute: Callable[[Tensor], Tensor],
     When recorded, ``t`` takes the result's place in the graph; its old value lives on as a
     copy, while ops that saved ``t`` itself trip the version check. ``tracked_others`` are
     the other operands: the write is recorded when any of them requires grad."""
-    record = is_grad_enabled() and (
+    record = _state.enabled and (
         t.requires_grad or any(is_tensor(o) and o.requires_grad for o in tracked_others)
     )
     if not record:

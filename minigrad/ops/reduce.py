@@ -14,7 +14,7 @@ from .shape import Cat
 
 
 def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(1 if i in dims else n for i, n in enumerate(shape))
+    return tuple([1 if i in dims else n for i, n in enumerate(shape)])
 
 
 class Sum(Function):
