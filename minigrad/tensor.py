@@ -26,7 +26,8 @@ from ._tensor import (
 )
 from .autograd import api as _api
 from .autograd import engine as _engine
-from .autograd.function import bind_tensor_class, edge_of
+from .autograd.function import bind_tensor_class
+from .autograd.graph import edge_of
 from .dtypes import Number
 from .ops import unary
 
@@ -140,8 +141,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
-    def __hash__(self) -> int:
-        return id(self)
+    # By identity, as torch's: the comparison operators build tensors, so Python would
+    # otherwise drop the hash. object's own runs in C (views go in WeakSets, often).
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", prefix="tensor(")
@@ -263,8 +265,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if gradient is None and inputs is None and self.requires_grad and self.data.size == 1:
             # The common case (a scalar loss), without the general argument handling.
             one = Tensor._make(np.ones_like(self.data))
-            _engine.run_backward((self,), (one,), _api.keep_graph(retain_graph, create_graph),
-                                 create_graph)
+            _engine.run_backward((self,), (one,), retain_graph, create_graph)
             return
         _api.backward([self], None if gradient is None else [gradient], retain_graph,
                            create_graph, inputs=inputs)

@@ -14,11 +14,6 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 
-def keep_graph(retain_graph: bool | None, create_graph: bool) -> bool:
-    """torch's default: keep the graph after a backward exactly when it was recorded."""
-    return create_graph if retain_graph is None else retain_graph
-
-
 def _as_list(x: Tensor | Sequence[Tensor] | None) -> list | None:
     if x is None:
         return None
@@ -55,15 +50,14 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Sequence | None =
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves."""
     outs = _as_list(tensors)
     grads = _root_grads(outs, _as_list(grad_tensors))
-    keep = keep_graph(retain_graph, create_graph)
     if inputs is not None:
         ins = _as_list(inputs)
-        res = run_backward(outs, grads, keep, create_graph, inputs=ins)
+        res = run_backward(outs, grads, retain_graph, create_graph, inputs=ins)
         for t, g in zip(ins, res):
             if g is not None:
                 accumulate(t, g, create_graph)
         return
-    run_backward(outs, grads, keep, create_graph)
+    run_backward(outs, grads, retain_graph, create_graph)
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
@@ -73,8 +67,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     outs = _as_list(outputs)
     ins = _as_list(inputs)
     grads = _root_grads(outs, _as_list(grad_outputs))
-    keep = keep_graph(retain_graph, create_graph)
-    res = run_backward(outs, grads, keep, create_graph, inputs=ins)
+    res = run_backward(outs, grads, retain_graph, create_graph, inputs=ins)
     for i, g in enumerate(res):
         if g is None and not allow_unused:
             raise RuntimeError(

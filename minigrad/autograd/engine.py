@@ -16,13 +16,14 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import function
-from .function import _FREED, AccumulateGrad, Node, edge_of, is_tensor
+from .function import is_tensor
 from .grad_mode import _state
+from .graph import AccumulateGrad, Edge, Node, edge_of
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -57,20 +58,10 @@ def _fit(g: Tensor, shape: tuple, dtype, node: Node) -> Tensor:
     return g
 
 
-class _Pass(NamedTuple):
-    """A running walk: whether it records, and whether its caller wants that record."""
-
-    records: bool
-    create_graph: bool
-
-
-_passes = threading.local()  # .stack: the walks running in this thread, innermost last
-
-
 def run_backward(
     roots: Sequence[Tensor],
     grad_roots: Sequence[Tensor],
-    retain_graph: bool,
+    retain_graph: bool | None,
     create_graph: bool,
     inputs: Sequence[Tensor | tuple[Node, int]] | None = None,
     look_downstream: bool = True,
@@ -78,8 +69,37 @@ def run_backward(
     """Propagate ``grad_roots`` from ``roots``; accumulate into leaves, or return the
     gradients of ``inputs`` (Tensors, or ``(node, output_nr)`` pairs) when given.
 
+    ``retain_graph=None`` is torch's default: keep the graph exactly when recording it.
+
     ``look_downstream=False``: record only as ``create_graph`` says, whatever the nodes
     want (a walk made by a node's backward, which has what it needs)."""
+    buffers, starts = _seed(roots, grad_roots, create_graph)
+    walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
+    running = _walks.__dict__.setdefault("stack", [])
+    running.append(walk)
+    prev = _state.enabled
+    _state.enabled = walk.records
+    try:
+        walk.run(buffers, starts)
+    finally:
+        _state.enabled = prev
+        running.pop()
+        for node in walk.kept:
+            node.ctx.free()
+    if inputs is None:
+        return None
+    if walk.records and not create_graph:
+        return [None if g is None else g.detach() for g in walk.results]
+    return walk.results
+
+
+_walks = threading.local()  # .stack: the walks running in this thread, innermost last
+
+
+def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
+          create_graph: bool) -> tuple[dict[Node, list], list[Node]]:
+    """The gradient buffers the walk starts from (one list per node, a slot per output),
+    and the roots' nodes, each once."""
     buffers: dict[Node, list] = {}
     starts: list[Node] = []
     for t, g in zip(roots, grad_roots):
@@ -89,85 +109,92 @@ def run_backward(
             buf = buffers[node] = [None] * len(node.out_meta)
             starts.append(node)
         buf[nr] = g if buf[nr] is None else _add(buf[nr], g, create_graph)
+    return buffers, starts
 
-    captured: dict[tuple[Node, int], int] = {}
-    results: list[Tensor | None] = []
-    run: set[Node] | None = None  # the nodes whose backward runs; None: all of them
-    targets: set[Node] = set()  # the nodes of the inputs
-    if inputs is not None:
-        for i, t in enumerate(inputs):
-            if type(t) is tuple:
-                captured[t] = i
-                continue
-            if not t.requires_grad:
-                raise RuntimeError(f"input {i} of autograd.grad does not require grad")
-            captured[edge_of(t)[:2]] = i
-        results = [None] * len(inputs)
-        targets = {node for node, _ in captured}
-        run = _leading_to(targets, starts)
-    deps, downstream = _count_dependencies(starts, run)
-    records = create_graph or (downstream and look_downstream)
 
-    ready = [n for n in starts if deps[n] == 0]
-    walked: list[Node] = []  # nodes run, freed only at the end when the walk records
-    stack = _passes.__dict__.setdefault("stack", [])
-    stack.append(_Pass(records, create_graph))
-    prev = _state.enabled
-    _state.enabled = records
-    try:
+class _Walk:
+    """One backward pass: which nodes run, where it stops, what it hands back, whether it
+    records itself. ``current_walk()`` is the innermost one running."""
+
+    def __init__(self, starts: list[Node], inputs: Sequence | None, retain_graph: bool | None,
+                 create_graph: bool, look_downstream: bool) -> None:
+        self.captured: dict[tuple[Node, int], int] = {}  # (node, output_nr) -> result slot
+        self.results: list[Tensor | None] = []
+        self.only: set[Node] | None = None  # the nodes whose backward runs; None: all
+        self.targets: set[Node] = set()  # the nodes of the inputs, where the walk stops
+        if inputs is not None:
+            for i, t in enumerate(inputs):
+                if type(t) is tuple:
+                    self.captured[t] = i
+                    continue
+                if not t.requires_grad:
+                    raise RuntimeError(f"input {i} of autograd.grad does not require grad")
+                self.captured[edge_of(t)[:2]] = i
+            self.results = [None] * len(inputs)
+            self.targets = {node for node, _ in self.captured}
+            self.only = _leading_to(self.targets, starts)
+        self.deps, downstream = _count_dependencies(starts, self.only)
+        self.records = create_graph or (downstream and look_downstream)
+        self.create_graph = create_graph
+        self.to_leaves = inputs is None  # backward() fills .grad; grad() returns instead
+        if retain_graph is None:
+            retain_graph = create_graph
+        # A recorded backward may be differentiated again within this walk, and that reaches
+        # back into nodes already run: then they are freed (kept) only when the walk ends.
+        self.frees = not retain_graph and not (self.records and not create_graph)
+        self.keeps = not retain_graph and not self.frees
+        self.kept: list[Node] = []
+
+    def run(self, buffers: dict[Node, list], starts: list[Node]) -> None:
+        """Kahn's order: a node runs once every edge into it has delivered (or was cut)."""
+        deps, only, captured, records = self.deps, self.only, self.captured, self.records
+        frees, keeps, to_leaves, create_graph = (
+            self.frees, self.keeps, self.to_leaves, self.create_graph)
+        ready = [n for n in starts if deps[n] == 0]
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
-            if run is not None and node not in run:
+            if only is not None and node not in only:
                 # An input (the walk stops there; its hooks see its gradient first), or
                 # off every path to one: nothing of it runs.
-                if grads is not None and node in targets:
-                    if node.hooks or node.retained:
-                        _run_hooks(node, grads)
-                    _capture(node, grads, captured, results)
+                if grads is not None and node in self.targets:
+                    self._arrive(node, grads)
                 continue
-            if grads is not None:
-                if node.hooks or node.retained:
-                    _run_hooks(node, grads)
-                if captured:
-                    _capture(node, grads, captured, results)
+            if grads is not None and (node.hooks or node.retained or captured):
+                self._arrive(node, grads)
             if type(node) is AccumulateGrad:
-                if grads is not None and inputs is None and grads[0] is not None:
+                if grads is not None and to_leaves and grads[0] is not None:
                     accumulate(node.leaf, grads[0], create_graph)  # copies unless asked
                 continue
             if grads is None:  # nothing reached this node: its inputs get nothing from it
                 in_grads = _NO_GRADS
             else:
                 in_grads = _call(node, grads)
-                if not retain_graph:
-                    # A recorded backward may be differentiated again within this walk, and
-                    # that reaches back into nodes already run: keep them until the end.
-                    if records and not create_graph:
-                        walked.append(node)
-                    else:
-                        node.ctx._saved = _FREED
+                if frees:
+                    node.ctx.free()
+                elif keeps:
+                    self.kept.append(node)
             for edge, g in zip(node.next_edges, in_grads):
                 if edge is None:
                     continue
-                child = edge[0]
-                left = deps.get(child)
+                left = deps.get(edge.node)
                 if left is None:  # off every path to an input
                     continue
                 if g is not None:
                     _deliver(buffers, edge, g, node, records)
-                deps[child] = left - 1
+                deps[edge.node] = left - 1
                 if left == 1:
-                    ready.append(child)
-    finally:
-        _state.enabled = prev
-        stack.pop()
-        for node in walked:
-            node.ctx._saved = _FREED
-    if inputs is None:
-        return None
-    if records and not create_graph:
-        return [None if g is None else g.detach() for g in results]
-    return results
+                    ready.append(edge.node)
+
+    def _arrive(self, node: Node, grads: list) -> None:
+        """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
+        them, retain_grad() keeps them, and autograd.grad takes those of its inputs."""
+        if node.hooks or node.retained:
+            _run_hooks(node, grads)
+        for nr, g in enumerate(grads):
+            slot = self.captured.get((node, nr))
+            if slot is not None and g is not None:
+                self.results[slot] = g
 
 
 _NO_GRADS = itertools.repeat(None)  # endless Nones, zipped against a node's edges
@@ -183,7 +210,7 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
             if n in leads:
                 todo.pop()
                 continue
-            children = [e[0] for e in n.next_edges if e is not None]
+            children = [e.node for e in n.next_edges if e is not None]
             fresh = [c for c in children if c not in leads]
             if fresh:
                 todo.extend(fresh)
@@ -209,7 +236,7 @@ def _count_dependencies(starts: list[Node], run: set[Node] | None) -> tuple[dict
             downstream = True
         for edge in node.next_edges:
             if edge is not None:
-                child = edge[0]
+                child = edge.node
                 n = deps.get(child)
                 if n is None:
                     deps[child] = 1
@@ -227,7 +254,7 @@ def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     return function.make_tensor(old.data + g.data)
 
 
-def _deliver(buffers: dict, edge: tuple, g: Tensor, node: Node, create_graph: bool) -> None:
+def _deliver(buffers: dict, edge: Edge, g: Tensor, node: Node, create_graph: bool) -> None:
     """Add ``g`` into the buffer of the input at ``edge``, fitted to its shape and dtype."""
     child, nr, shape, dtype = edge
     if g.data.shape != shape or g.data.dtype != dtype:
@@ -237,13 +264,6 @@ def _deliver(buffers: dict, edge: tuple, g: Tensor, node: Node, create_graph: bo
         buf = buffers[child] = [None] * len(child.out_meta)
     old = buf[nr]
     buf[nr] = g if old is None else _add(old, g, create_graph)
-
-
-def _capture(node: Node, grads: list, captured: dict, results: list) -> None:
-    for nr, g in enumerate(grads):
-        slot = captured.get((node, nr))
-        if slot is not None and g is not None:
-            results[slot] = g
 
 
 def _run_hooks(node: Node, grads: list) -> None:
@@ -299,7 +319,7 @@ def recorded_output_grads(grads: Sequence[Tensor | None]) -> list[Tensor | None]
     """From inside a backward whose ctx set ``wants_downstream``: the gradients ``grads``
     its node's outputs received, which the walk recorded as functions of the graph (so
     they can be differentiated again with respect to the node's outputs)."""
-    if not _passes.stack[-1].records:
+    if not _walks.stack[-1].records:
         raise RuntimeError("recorded_output_grads: this walk was told not to record "
                            "(look_downstream=False)")
     return list(grads)
@@ -307,12 +327,12 @@ def recorded_output_grads(grads: Sequence[Tensor | None]) -> list[Tensor | None]
 
 def current_walk() -> object:
     """The running walk (an object that identifies it while it runs)."""
-    return _passes.stack[-1]
+    return _walks.stack[-1]
 
 
 def result_is_differentiated() -> bool:
     """Whether the running walk's caller asked for create_graph=True."""
-    return _passes.stack[-1].create_graph
+    return _walks.stack[-1].create_graph
 
 
 def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:

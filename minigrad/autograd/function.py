@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .grad_mode import _state
+from .graph import Node, edge_of
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -66,7 +67,7 @@ class Context:
         back as the recorded output (with its grad_fn), so a backward written with it
         differentiates again; it is held without a reference cycle."""
         self._saved = tensors
-        self._versions = tuple(-1 if t is None else t._version[0] for t in tensors)
+        self._versions = tuple([-1 if t is None else t._version[0] for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple[Tensor, ...]:
@@ -103,6 +104,11 @@ class Context:
                              for t in self._saved])
         self._node = weakref.ref(node)
 
+    def free(self) -> None:
+        """Drop the saved tensors. The engine calls it once this ctx's node has run in a
+        backward without ``retain_graph``; ``saved_tensors`` raises from then on."""
+        self._saved = _FREED
+
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Call in forward with outputs (the Tensors or ndarrays it returns, matched by
         identity) that have no gradient, such as indices or masks: they do not require grad.
@@ -134,61 +140,6 @@ class _SavedOutput:
         t._version = self.version
         t.grad_fn, t._output_nr, t.requires_grad = node, self.output_nr, True
         return t
-
-
-class Node:
-    """A recorded call: the Function's backward, its ctx, and edges to the inputs' nodes.
-
-    ``next_edges[i]`` is ``(node, output_nr, shape, dtype)`` for input i, or None when that
-    input needs no gradient; shape and dtype let the engine undo broadcasting and casting.
-    """
-
-    __slots__ = ("fn", "ctx", "next_edges", "out_meta", "hooks", "retained", "__weakref__")
-
-    def __init__(self, fn: type[Function] | None, ctx: Context | None, next_edges: tuple,
-                 out_meta: tuple) -> None:
-        self.fn = fn
-        self.ctx = ctx
-        self.next_edges = next_edges
-        self.out_meta = out_meta  # (shape, dtype) per output, to materialise missing grads
-        self.hooks: dict[int, list] | None = None  # output_nr -> hooks on that output's grad
-        self.retained: dict[int, weakref.ref] | None = None  # output_nr -> tensor.retain_grad()
-
-    def name(self) -> str:
-        return f"{self.fn.__name__}Backward" if self.fn is not None else "AccumulateGrad"
-
-    def __repr__(self) -> str:
-        return f"<{self.name()}>"
-
-
-class AccumulateGrad(Node):
-    """The sink of a leaf that requires grad: the engine adds into ``leaf.grad``.
-
-    The leaf holds its sink (and the hooks on it) strongly; the sink holds the leaf weakly,
-    so the pair is no cycle. A leaf freed while a graph still reaches its sink gets nothing:
-    no one is left to read that gradient."""
-
-    __slots__ = ("_leaf",)
-
-    def __init__(self, leaf: Tensor) -> None:
-        super().__init__(None, None, (), ((leaf.data.shape, leaf.data.dtype),))
-        self._leaf = weakref.ref(leaf)
-
-    @property
-    def leaf(self) -> Tensor | None:
-        return self._leaf()
-
-
-def edge_of(t: Tensor) -> tuple | None:
-    """The edge to where ``t``'s gradient goes, or None when it needs none."""
-    if not t.requires_grad:
-        return None
-    node = t.grad_fn
-    if node is None:
-        node = t._accumulator
-        if node is None:
-            node = t._accumulator = AccumulateGrad(t)
-    return (node, t._output_nr, t.data.shape, t.data.dtype)
 
 
 class Function:
@@ -227,7 +178,10 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        # The hot path of every op: kept flat and allocation-light on purpose.
+        """Run ``forward`` on ``args``; when grad mode is on and an input requires grad,
+        record a Node so that backward can reach the inputs. Returns forward's output, or
+        its tuple of outputs, as Tensors."""
+        # The hot path of every op: an op that records nothing calls no helper here.
         record = False
         if _state.enabled:
             for a in args:
@@ -236,8 +190,8 @@ class Function:
                     break
         try:
             if record:
-                needs = tuple([isinstance(a, tensor_class) and a.requires_grad for a in args])
-                ctx = Context(needs, cls)
+                ctx = Context(tuple([isinstance(a, tensor_class) and a.requires_grad
+                                     for a in args]), cls)
                 _state.enabled = False
                 try:
                     raw = cls.forward(ctx, *args)
@@ -251,31 +205,44 @@ class Function:
                 raise
             shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
-        if type(raw) is not tuple:
-            out = make_tensor(raw) if type(raw) is np.ndarray else _wrap(raw)
-            if record and out.data.dtype.kind == "f" and not ctx._non_diff:
-                edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
-                out.grad_fn = node = Node(cls, ctx, edges, ((out.data.shape, out.data.dtype),))
-                out.requires_grad = True
-                if ctx._saved and type(raw) is not np.ndarray:  # forward may have saved raw
-                    ctx._pack_outputs((raw,), (out,), node)
-            return out
-        outs = tuple([_wrap(r) for r in raw])
-        if record:
-            edges = tuple([edge_of(a) if n else None for a, n in zip(args, needs)])
-            node = Node(cls, ctx, edges, tuple([(o.data.shape, o.data.dtype) for o in outs]))
-            # By identity of the array: forward may mark the Tensors or ndarrays it returns.
-            non_diff = [id(t.data if isinstance(t, tensor_class) else t) for t in ctx._non_diff]
-            for i, o in enumerate(outs):
-                if o.data.dtype.kind == "f" and id(o.data) not in non_diff:
-                    o.grad_fn = node
-                    o._output_nr = i
-                    o.requires_grad = True
-            if ctx._saved:
-                # Outputs saved in forward come back from saved_tensors as the recorded
-                # outputs, so a backward written with them is itself differentiable.
-                ctx._pack_outputs(raw, outs, node)
+        if type(raw) is tuple:
+            return _outputs(cls, ctx, args, raw, record)
+        out = make_tensor(raw) if type(raw) is np.ndarray else _wrap(raw)
+        if record and out.data.dtype.kind == "f" and not ctx._non_diff:
+            out.grad_fn = node = _node(cls, ctx, args, ((out.data.shape, out.data.dtype),))
+            out.requires_grad = True
+            if ctx._saved and type(raw) is not np.ndarray:  # forward may have saved raw
+                ctx._pack_outputs((raw,), (out,), node)
+        return out
+
+
+def _node(cls: type[Function], ctx: Context, args: tuple, out_meta: tuple) -> Node:
+    """The Node recording one call: ``cls``'s backward, its ctx, and an edge per input that
+    needs a gradient."""
+    edges = tuple([edge_of(a) if n else None for a, n in zip(args, ctx.needs_input_grad)])
+    return Node(cls, ctx, edges, out_meta)
+
+
+def _outputs(cls: type[Function], ctx: Context, args: tuple, raw: tuple,
+             record: bool) -> tuple:
+    """apply for a forward that returned a tuple: one output Tensor per item, all recorded
+    on one Node except those marked non-differentiable (matched by identity of the array:
+    forward may mark the Tensors or the ndarrays it returns) and non-float ones."""
+    outs = tuple([_wrap(r) for r in raw])
+    if not record:
         return outs
+    node = _node(cls, ctx, args, tuple([(o.data.shape, o.data.dtype) for o in outs]))
+    non_diff = [id(t.data if isinstance(t, tensor_class) else t) for t in ctx._non_diff]
+    for i, o in enumerate(outs):
+        if o.data.dtype.kind == "f" and id(o.data) not in non_diff:
+            o.grad_fn = node
+            o._output_nr = i
+            o.requires_grad = True
+    if ctx._saved:
+        # Outputs saved in forward come back from saved_tensors as the recorded outputs, so
+        # a backward written with them is itself differentiable.
+        ctx._pack_outputs(raw, outs, node)
+    return outs
 
 
 class _NoGrads(dict):

@@ -1,0 +1,84 @@
+"""The recorded graph: a Node per recorded call, an AccumulateGrad sink per leaf, and the
+Edges from a node to where its inputs' gradients go."""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from .function import Context, Function
+
+
+class Node:
+    """A recorded call: the Function's backward, its ctx, and edges to the inputs' nodes.
+
+    ``next_edges[i]`` is the ``Edge`` to input i, or None when that input needs no
+    gradient; its shape and dtype let the engine undo broadcasting and casting.
+    """
+
+    __slots__ = ("fn", "ctx", "next_edges", "out_meta", "hooks", "retained", "__weakref__")
+
+    def __init__(self, fn: type[Function] | None, ctx: Context | None, next_edges: tuple,
+                 out_meta: tuple) -> None:
+        self.fn = fn
+        self.ctx = ctx
+        self.next_edges = next_edges
+        self.out_meta = out_meta  # (shape, dtype) per output, to materialise missing grads
+        self.hooks: dict[int, list] | None = None  # output_nr -> hooks on that output's grad
+        self.retained: dict[int, weakref.ref] | None = None  # output_nr -> tensor.retain_grad()
+
+    def name(self) -> str:
+        return f"{self.fn.__name__}Backward" if self.fn is not None else "AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf that requires grad: the engine adds into ``leaf.grad``.
+
+    The leaf holds its sink (and the hooks on it) strongly; the sink holds the leaf weakly,
+    so the pair is no cycle. A leaf freed while a graph still reaches its sink gets nothing:
+    no one is left to read that gradient."""
+
+    __slots__ = ("_leaf",)
+
+    def __init__(self, leaf: Tensor) -> None:
+        super().__init__(None, None, (), ((leaf.data.shape, leaf.data.dtype),))
+        self._leaf = weakref.ref(leaf)
+
+    @property
+    def leaf(self) -> Tensor | None:
+        return self._leaf()
+
+
+class Edge(NamedTuple):
+    """Where a gradient goes: into output ``output_nr`` of ``node``, once summed to ``shape``
+    and cast to ``dtype`` (the input's, which broadcasting and promotion may have changed)."""
+
+    node: Node
+    output_nr: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+# Edge(...) runs a Python-level __new__; tuple.__new__ builds the same Edge in C, and an edge
+# is made for every input of every recorded op.
+_edge = functools.partial(tuple.__new__, Edge)
+
+
+def edge_of(t: Tensor) -> Edge | None:
+    """The edge to where ``t``'s gradient goes, or None when it needs none."""
+    if not t.requires_grad:
+        return None
+    node = t.grad_fn
+    if node is None:
+        node = t._accumulator
+        if node is None:
+            node = t._accumulator = AccumulateGrad(t)
+    return _edge((node, t._output_nr, t.data.shape, t.data.dtype))
