@@ -167,7 +167,7 @@ class _Walk:
                     accumulate(node.leaf, grads[0], create_graph)  # copies unless asked
                 continue
             if grads is None:  # nothing reached this node: its inputs get nothing from it
-                in_grads = _NO_GRADS
+                in_grads = _NONES
             else:
                 in_grads = _call(node, grads)
                 if frees:
@@ -197,7 +197,7 @@ class _Walk:
                 self.results[slot] = g
 
 
-_NO_GRADS = itertools.repeat(None)  # endless Nones, zipped against a node's edges
+_NONES = itertools.repeat(None)  # endless Nones, zipped against a node's edges
 
 
 def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
