@@ -177,14 +177,15 @@ class _Walk:
             for edge, g in zip(node.next_edges, in_grads):
                 if edge is None:
                     continue
-                left = deps.get(edge.node)
+                child = edge[0]
+                left = deps.get(child)
                 if left is None:  # off every path to an input
                     continue
                 if g is not None:
                     _deliver(buffers, edge, g, node, records)
-                deps[edge.node] = left - 1
+                deps[child] = left - 1
                 if left == 1:
-                    ready.append(edge.node)
+                    ready.append(child)
 
     def _arrive(self, node: Node, grads: list) -> None:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
@@ -210,7 +211,7 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
             if n in leads:
                 todo.pop()
                 continue
-            children = [e.node for e in n.next_edges if e is not None]
+            children = [e[0] for e in n.next_edges if e is not None]
             fresh = [c for c in children if c not in leads]
             if fresh:
                 todo.extend(fresh)
@@ -236,7 +237,7 @@ def _count_dependencies(starts: list[Node], run: set[Node] | None) -> tuple[dict
             downstream = True
         for edge in node.next_edges:
             if edge is not None:
-                child = edge.node
+                child = edge[0]
                 n = deps.get(child)
                 if n is None:
                     deps[child] = 1
