@@ -24,7 +24,7 @@ def _new(arr: np.ndarray, requires_grad: bool) -> Tensor:
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``: Python floats -> float32, ints -> int64,
     numpy arrays keep their dtype (torch.tensor)."""
-    src = data.data if isinstance(data, Tensor) else data
+    src = data._array if isinstance(data, Tensor) else data
     arr = np.array(src, copy=True) if isinstance(src, np.ndarray) else src
     return Tensor(arr, dtype=dtype, requires_grad=requires_grad)
 

@@ -42,7 +42,7 @@ def result_dtype(*operands: Any) -> np.dtype:
     """torch's promotion: the highest category wins; within it, dimensioned tensors take
     precedence over zero-dim tensors, which take precedence over Python scalars.
 
-    ``operands`` are ndarrays (a tensor's ``.data``) and scalars, so that this module needs
+    ``operands`` are ndarrays (a tensor's ``._array``) and scalars, so that this module needs
     nothing from autograd."""
     groups: list[list[np.dtype]] = [[], [], []]  # dimensioned, zero-dim, scalar
     for x in operands:

@@ -133,7 +133,7 @@ class _Packer:
         if isinstance(obj, Tensor):
             node = self.seen.get(id(obj))
             if node is None:
-                node = {"tensor": self.store(obj.detach().data, path),
+                node = {"tensor": self.store(obj.detach()._array, path),
                         "requires_grad": bool(obj.requires_grad),
                         "parameter": isinstance(obj, Parameter)}
                 self.seen[id(obj)] = node

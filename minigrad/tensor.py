@@ -35,7 +35,7 @@ from .ops import unary
 def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     """torch.tensor's conversion: Python floats become float32, ints int64; arrays keep dtype."""
     if isinstance(data, Tensor):
-        arr = data.data
+        arr = data._array
     elif isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)  # numpy arrays and scalars keep their dtype
     else:
@@ -83,7 +83,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     _retains: bool = False
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
-        self.data = _as_array(data, dtype)
+        self._array = _as_array(data, dtype)
         self._version = [0]
         if requires_grad:
             self.requires_grad_(True)
@@ -94,24 +94,46 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
 
         numpy hands back a scalar, not a 0-d array, for arithmetic on 0-d arrays
         (``a0 + b0``, ``-a0``, ``np.sqrt(a0)``); such a scalar is turned back into a 0-d array
-        here, so ``.data`` is always an ndarray whoever built the tensor."""
+        here, so ``._array`` is always an ndarray whoever built the tensor."""
         t = object.__new__(cls)
-        t.data = data if type(data) is np.ndarray else np.asarray(data)
+        t._array = data if type(data) is np.ndarray else np.asarray(data)
         t._version = [0]
         return t
 
     # ---- metadata -------------------------------------------------------------------------
     @property
+    def data(self) -> Tensor:
+        """This tensor's values as a tensor outside autograd, as torch's ``.data``: it shares
+        memory, never requires grad, and changes made through it are not seen by autograd
+        (no version bump), so ``p.data.mul_(0.8)`` rescales a parameter silently. Prefer
+        ``detach()``, whose in-place changes autograd does check. The ndarray itself is
+        ``numpy()``.
+
+        >>> p = mg.ones(2, requires_grad=True); _ = p.data.mul_(0.5); p
+        tensor([0.5, 0.5], requires_grad=True)
+        """
+        return Tensor._make(self._array)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        # torch's rule: the tensor keeps its identity, grad flags and hooks; only its values
+        # (and shape) change. Only a Tensor is accepted, as in torch.
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}; wrap "
+                            "it with mg.as_tensor(...)")
+        self._array = value._array
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+        return self._array.shape
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._array.ndim
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self._array.dtype
 
     @property
     def is_leaf(self) -> bool:
@@ -128,10 +150,10 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         return self.ndim
 
     def numel(self) -> int:
-        return self.data.size
+        return self._array.size
 
     def is_floating_point(self) -> bool:
-        return self.data.dtype.kind == "f"
+        return self._array.dtype.kind == "f"
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -146,10 +168,10 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", prefix="tensor(")
+        body = np.array2string(self._array, separator=", ", prefix="tensor(")
         extra = ""
-        if self.data.dtype not in (np.float32, np.int64, np.bool_):
-            extra += f", dtype=minigrad.{self.data.dtype}"
+        if self._array.dtype not in (np.float32, np.int64, np.bool_):
+            extra += f", dtype=minigrad.{self._array.dtype}"
         if self.grad_fn is not None:
             extra += f", grad_fn={self.grad_fn!r}"
         elif self.requires_grad:
@@ -163,21 +185,21 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
             raise RuntimeError(
                 "Can't call numpy() on a Tensor that requires grad. Use tensor.detach().numpy()."
             )
-        return self.data
+        return self._array
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         arr = self.numpy()
         return arr if dtype is None else arr.astype(dtype)
 
     def item(self) -> Number:
-        if self.data.size != 1:
+        if self._array.size != 1:
             raise RuntimeError(
-                f"a Tensor with {self.data.size} elements cannot be converted to a Python scalar"
+                f"a Tensor with {self._array.size} elements cannot be converted to a Python scalar"
             )
-        return self.data.reshape(()).item()
+        return self._array.reshape(()).item()
 
     def tolist(self) -> Any:
-        return self.data.tolist()
+        return self._array.tolist()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -186,12 +208,12 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._array.size != 1:
             raise RuntimeError("Boolean value of a Tensor with more than one value is ambiguous")
-        return bool(self.data.reshape(()))
+        return bool(self._array.reshape(()))
 
     def __index__(self) -> int:
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self._array.dtype.kind not in "iub" or self._array.size != 1:
             raise TypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
 
@@ -202,9 +224,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf tensors; use .detach() first"
             )
-        if requires_grad and self.data.dtype.kind != "f":
+        if requires_grad and self._array.dtype.kind != "f":
             raise RuntimeError(
-                f"only floating point tensors can require gradients, got {self.data.dtype}; "
+                f"only floating point tensors can require gradients, got {self._array.dtype}; "
                 "convert with .float() or .double() first"
             )
         self.requires_grad = bool(requires_grad)
@@ -212,7 +234,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
 
     def detach(self) -> Tensor:
         """A tensor sharing memory with this one, cut from the graph (requires_grad=False)."""
-        out = Tensor._make(self.data)
+        out = Tensor._make(self._array)
         out._version = self._version
         return out
 
@@ -227,10 +249,10 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     def contiguous(self) -> Tensor:
         """This tensor if its memory is C-contiguous, else a contiguous copy (as in torch, the
         copy of a transposed or expanded tensor is fresh memory that can be written to)."""
-        return self if self.data.flags.c_contiguous else self.clone()
+        return self if self._array.flags.c_contiguous else self.clone()
 
     def is_contiguous(self) -> bool:
-        return bool(self.data.flags.c_contiguous)
+        return bool(self._array.flags.c_contiguous)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward (no-op for leaves)."""
@@ -262,9 +284,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Sequence[Tensor] | None = None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (reverse mode)."""
-        if gradient is None and inputs is None and self.requires_grad and self.data.size == 1:
+        if gradient is None and inputs is None and self.requires_grad and self._array.size == 1:
             # The common case (a scalar loss), without the general argument handling.
-            one = Tensor._make(np.ones_like(self.data))
+            one = Tensor._make(np.ones_like(self._array))
             _engine.run_backward((self,), (one,), retain_graph, create_graph)
             return
         _api.backward([self], None if gradient is None else [gradient], retain_graph,
@@ -277,7 +299,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         """Pickle the values and ``requires_grad`` only, as torch does: the graph, ``.grad``,
         hooks and view bookkeeping stay behind, so a view or a non-leaf comes back as a leaf
         of its own (numpy pickles a view's values, not its base)."""
-        return _rebuild, (type(self), self.data, self.requires_grad)
+        return _rebuild, (type(self), self._array, self.requires_grad)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """A copy in memory of its own, with ``requires_grad`` and a copy of ``.grad``.
@@ -290,8 +312,8 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
             return done
         data = None
         if self._base is not None and self.grad_fn is None:
-            data = _same_view(self.data, self._base.data, copy.deepcopy(self._base, memo).data)
-        out = type(self)._make(self.data.copy(order="K") if data is None else data)
+            data = _same_view(self._array, self._base._array, copy.deepcopy(self._base, memo)._array)
+        out = type(self)._make(self._array.copy(order="K") if data is None else data)
         if data is not None:
             out._base = memo[id(self._base)]
             out._version = out._base._version

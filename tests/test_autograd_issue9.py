@@ -24,7 +24,7 @@ def test_a_0d_intermediate_used_twice_accumulates() -> None:
     b = scalar(0.5)
     c = b * 2
     (c.exp() * c).backward()  # d/db (2b e^{2b}) = 2 e^{2b} (1 + 2b)
-    assert isinstance(b.grad.data, np.ndarray) and b.grad.shape == ()
+    assert isinstance(b.grad._array, np.ndarray) and b.grad.shape == ()
     assert b.grad.item() == pytest.approx(2 * np.exp(1.0) * 2.0, rel=1e-14)
 
 
@@ -78,9 +78,9 @@ def test_gradients_are_always_arrays_never_numpy_scalars() -> None:
     y = x * x
     z = y + y  # two 0-d gradients meet in the engine's accumulation
     (gx,) = mg.autograd.grad(z * z, x)
-    assert type(gx.data) is np.ndarray and gx.item() == pytest.approx(16 * 1.5 ** 3)
-    assert type((-mg.tensor(2.0)).data) is np.ndarray
-    assert type(mg.Tensor._make(np.float64(3.0)).data) is np.ndarray
+    assert type(gx._array) is np.ndarray and gx.item() == pytest.approx(16 * 1.5 ** 3)
+    assert type((-mg.tensor(2.0))._array) is np.ndarray
+    assert type(mg.Tensor._make(np.float64(3.0))._array) is np.ndarray
 
 
 # ---- 2. first-order-only backwards ----------------------------------------------------------
@@ -277,7 +277,7 @@ def test_create_graph_leaf_gradient_is_fresh_writable_memory() -> None:
     b = mg.tensor(np.ones(300 * 300), requires_grad=True)
     g0 = mg.tensor(2.0, dtype=mg.float64, requires_grad=True)
     (a + b).sum().backward(g0, create_graph=True)
-    assert a.grad is not b.grad and a.grad.data.flags.writeable
-    assert not np.shares_memory(a.grad.data, b.grad.data)
+    assert a.grad is not b.grad and a.grad._array.flags.writeable
+    assert not np.shares_memory(a.grad._array, b.grad._array)
     (ga,) = mg.autograd.grad(a.grad.sum(), g0)  # still differentiable
     assert ga.item() == 300 * 300

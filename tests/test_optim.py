@@ -130,10 +130,10 @@ def test_invalid_hyperparameters_are_rejected() -> None:
 @pytest.mark.parametrize("opt_cls", [optim.SGD, optim.Adam])
 def test_step_updates_in_place_without_recording(opt_cls) -> None:
     p = nn.Parameter(mg.tensor([1.0, 2.0]))
-    data, version = p.data, p._version[0]
+    data, version = p._array, p._version[0]
     p.grad = mg.tensor([1.0, 1.0])
     opt_cls([p], lr=0.1).step()
-    assert p.data is data and p._version[0] > version  # same memory, version bumped
+    assert p._array is data and p._version[0] > version  # same memory, version bumped
     assert p.is_leaf and p.grad_fn is None and p.requires_grad
     assert p.detach().numpy()[0] < 1.0
 
@@ -264,4 +264,4 @@ def test_every_optimizer_keeps_a_0d_parameter_a_0d_array() -> None:
             opt.zero_grad()
             (p * p).backward()
             opt.step()
-        assert type(p.data) is np.ndarray and p.shape == () and p.item() < 2.0, cls.__name__
+        assert type(p._array) is np.ndarray and p.shape == () and p.item() < 2.0, cls.__name__

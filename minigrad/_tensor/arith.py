@@ -118,16 +118,16 @@ class ArithMethods:
         return _constant(np.bitwise_xor, self, o)
 
     def __invert__(self) -> Tensor:
-        return function.make_tensor(np.invert(self.data))
+        return function.make_tensor(np.invert(self._array))
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
     def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
-        other = other.data if is_tensor(other) else np.asarray(other)
-        return bool(np.allclose(self.data, other, rtol, atol))
+        other = other._array if is_tensor(other) else np.asarray(other)
+        return bool(np.allclose(self._array, other, rtol, atol))
 
     def equal(self, other: Tensor) -> bool:
-        return self.shape == other.shape and bool(np.array_equal(self.data, other.data))
+        return self.shape == other.shape and bool(np.array_equal(self._array, other._array))
 
     def matmul(self, other: Any) -> Tensor:
         """Matrix product with batch broadcasting; 1-D operands as in torch.matmul."""

@@ -37,7 +37,7 @@ class ConvertMethods:
 
     def _cast(self, dt: Any) -> Tensor:
         dt = dtypes.to_dtype(dt)
-        return self if dt == self.data.dtype else unary.Cast.apply(self, dt)
+        return self if dt == self._array.dtype else unary.Cast.apply(self, dt)
 
     def type(self, dtype: Any) -> Tensor:
         return self._cast(dtype)
@@ -72,7 +72,7 @@ class ConvertMethods:
 
     def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
         """A copy of ``data`` as a new leaf, in this tensor's dtype unless ``dtype`` is given."""
-        arr = np.array(data.data if is_tensor(data) else data)
+        arr = np.array(data._array if is_tensor(data) else data)
         return function.tensor_class(arr, self.dtype if dtype is None else dtype, requires_grad)
 
     def new_full(self, size: Sequence[int], fill_value: Number, dtype: Any = None,

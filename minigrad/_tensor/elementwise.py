@@ -20,16 +20,16 @@ class ElementwiseMethods:
     """The elementwise methods of Tensor (mixed into it by tensor.py)."""
 
     def isnan(self) -> Tensor:
-        return function.make_tensor(np.isnan(self.data))
+        return function.make_tensor(np.isnan(self._array))
 
     def isinf(self) -> Tensor:
-        return function.make_tensor(np.isinf(self.data))
+        return function.make_tensor(np.isinf(self._array))
 
     def isfinite(self) -> Tensor:
-        return function.make_tensor(np.isfinite(self.data))
+        return function.make_tensor(np.isfinite(self._array))
 
     def sign(self) -> Tensor:
-        return function.make_tensor(np.sign(self.data))
+        return function.make_tensor(np.sign(self._array))
 
     def exp(self) -> Tensor:
         return unary.Exp.apply(self)
@@ -118,6 +118,6 @@ class ElementwiseMethods:
 def bool_mask(x: Any) -> Tensor:
     """``x`` (a condition or mask) as a bool Tensor; any other dtype is refused."""
     t = x if is_tensor(x) else function.make_tensor(np.asarray(x))
-    if t.data.dtype != np.bool_:
-        raise TypeError(f"expected a bool condition/mask, got dtype {t.data.dtype}")
+    if t._array.dtype != np.bool_:
+        raise TypeError(f"expected a bool condition/mask, got dtype {t._array.dtype}")
     return t

@@ -22,7 +22,7 @@ class IndexingMethods:
     def __setitem__(self, index: Any, value: Any) -> None:
         idx = shape.normalize_index(index)
         if not is_tensor(value):
-            value = function.tensor_class(np.asarray(value, dtype=self.data.dtype))
+            value = function.tensor_class(np.asarray(value, dtype=self._array.dtype))
         views.inplace(self, lambda s: shape.SetItem.apply(s, value.to(self.dtype), idx), (value,))
 
     def __getitem__(self, index: Any) -> Tensor:
@@ -103,7 +103,7 @@ def _check_matrix(x: Tensor, fn: str) -> None:
 
 
 def _index_array(index: Any, fn: str) -> np.ndarray:
-    idx = np.asarray(index.data if is_tensor(index) else index)
+    idx = np.asarray(index._array if is_tensor(index) else index)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{fn}(): Expected dtype int64 for index, got {idx.dtype}")
     return idx

@@ -36,22 +36,22 @@ class ReduceMethods:
 
     def all(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         dims = norm_dims(dim, self.ndim)  # torch's IndexError for a dim out of range
-        return function.make_tensor(np.asarray(np.all(self.data, axis=dims, keepdims=keepdim)))
+        return function.make_tensor(np.asarray(np.all(self._array, axis=dims, keepdims=keepdim)))
 
     def any(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         dims = norm_dims(dim, self.ndim)
-        return function.make_tensor(np.asarray(np.any(self.data, axis=dims, keepdims=keepdim)))
+        return function.make_tensor(np.asarray(np.any(self._array, axis=dims, keepdims=keepdim)))
 
     def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
             dtype: Any = None) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool sums are int64, as in torch."""
         x = self if dtype is None else self.to(dtype)
-        return reduce.Sum.apply(x, norm_dims(dim, x.data.ndim), keepdim)
+        return reduce.Sum.apply(x, norm_dims(dim, x._array.ndim), keepdim)
 
     def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
              dtype: Any = None) -> Tensor:
         x = self if dtype is None else self.to(dtype)
-        if x.data.dtype.kind != "f":
+        if x._array.dtype.kind != "f":
             raise RuntimeError(
                 f"mean(): input dtype must be floating point, got {x.dtype}; "
                 "pass dtype=mg.float32 or call .float() first"
@@ -86,12 +86,12 @@ class ReduceMethods:
 
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         if dim is None:
-            return function.make_tensor(np.asarray(np.argmax(self.data), dtype=np.int64))
+            return function.make_tensor(np.asarray(np.argmax(self._array), dtype=np.int64))
         return self.max(dim, keepdim).indices
 
     def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         if dim is None:
-            return function.make_tensor(np.asarray(np.argmin(self.data), dtype=np.int64))
+            return function.make_tensor(np.asarray(np.argmin(self._array), dtype=np.int64))
         return self.min(dim, keepdim).indices
 
     def prod(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -102,7 +102,7 @@ class ReduceMethods:
         """Variance with Bessel's correction by default (``correction=1``), as in torch."""
         if unbiased is not None:
             correction = int(unbiased)
-        if self.data.dtype.kind != "f":
+        if self._array.dtype.kind != "f":
             raise RuntimeError(f"std and var only support floating point dtypes, got {self.dtype}")
         dims = norm_dims(dim, self.ndim)
         count = count_over(self.shape, dims)
@@ -145,8 +145,8 @@ class ReduceMethods:
         if p == math.inf or p == -math.inf:
             return x.abs().amax(dims, keepdim) if p > 0 else x.abs().amin(dims, keepdim)
         if p == 0:  # piecewise constant: no gradient, as in torch
-            count = np.count_nonzero(x.data, axis=dims, keepdims=keepdim)
-            return function.make_tensor(np.asarray(count, x.data.dtype if x.is_floating_point()
+            count = np.count_nonzero(x._array, axis=dims, keepdims=keepdim)
+            return function.make_tensor(np.asarray(count, x._array.dtype if x.is_floating_point()
                                            else dtypes.DEFAULT_FLOAT))
         return reduce.NormP.apply(x, dims, keepdim, float(p))
 
@@ -159,10 +159,10 @@ class ReduceMethods:
         dims = norm_dims(dim, self.ndim)
         m = _max_shift(self, dims)
         z = self - m
-        if self.data.size == 0:
+        if self._array.size == 0:
             out = z.exp().sum(dims, keepdim=True).log() + m
         else:
-            one_max = function.make_tensor(_one_max(self.data, dims))
+            one_max = function.make_tensor(_one_max(self._array, dims))
             out = arith.Where.apply(one_max, z.expm1(), z.exp()).sum(dims, keepdim=True)
             out = out.log1p() + m
         return out if keepdim else out.squeeze(dims)
@@ -187,8 +187,8 @@ class ReduceMethods:
 def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     """max(x) over ``dims`` (kept), as a constant: a shift softmax and logsumexp are exact
     under, so it needs no gradient; infinite maxima become 0 to avoid inf - inf."""
-    m = np.max(x.data, axis=dims, keepdims=True) if x.data.size else np.zeros(())
-    return function.make_tensor(np.where(np.isfinite(m), m, 0).astype(x.data.dtype))
+    m = np.max(x._array, axis=dims, keepdims=True) if x._array.size else np.zeros(())
+    return function.make_tensor(np.where(np.isfinite(m), m, 0).astype(x._array.dtype))
 
 
 def _one_max(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:

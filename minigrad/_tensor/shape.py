@@ -26,7 +26,7 @@ class ShapeMethods:
         return self.transpose(-2, -1)
 
     def reshape(self, *shape_: Any) -> Tensor:
-        s = infer_shape(shape_arg(shape_), self.data.size)
+        s = infer_shape(shape_arg(shape_), self._array.size)
         return views.view(self, shape.Reshape.apply(self, s), lambda b: shape.Reshape.apply(b, s))
 
     def view(self, *shape_: Any) -> Tensor:

@@ -29,7 +29,7 @@ def _root_grads(outputs: list, grad_outputs: list | None) -> list:
             )
         g = None if grad_outputs is None else grad_outputs[i]
         if g is None:
-            if t.data.size != 1:
+            if t._array.size != 1:
                 raise RuntimeError(
                     f"grad can be implicitly created only for scalar outputs (output {i} has "
                     f"shape {tuple(t.shape)}); pass a gradient of that shape"

@@ -252,13 +252,13 @@ def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
         return old + g
     # Nothing records here: skip the op machinery (a hot path). make_tensor turns the
     # scalar numpy returns for the sum of two 0-d arrays back into an array.
-    return function.make_tensor(old.data + g.data)
+    return function.make_tensor(old._array + g._array)
 
 
 def _deliver(buffers: dict, edge: Edge, g: Tensor, node: Node, create_graph: bool) -> None:
     """Add ``g`` into the buffer of the input at ``edge``, fitted to its shape and dtype."""
     child, nr, shape, dtype = edge
-    if g.data.shape != shape or g.data.dtype != dtype:
+    if g._array.shape != shape or g._array.dtype != dtype:
         g = _fit(g, shape, dtype, node)
     buf = buffers.get(child)
     if buf is None:
@@ -345,9 +345,9 @@ def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
         # Always a fresh copy, as torch's: g may be a read-only broadcast view or the very
         # tensor another leaf receives. With a graph to keep, the copy is recorded (Clone).
         keep = create_graph and g.requires_grad
-        leaf.grad = g.clone() if keep else function.make_tensor(np.array(g.data))
+        leaf.grad = g.clone() if keep else function.make_tensor(np.array(g._array))
     elif create_graph or old.requires_grad:
         leaf.grad = old + g  # out of place: old may be part of a graph someone will use
     else:
-        np.add(old.data, g.data, out=old.data)
+        np.add(old._array, g._array, out=old._array)
 

@@ -127,16 +127,16 @@ class _SavedOutput:
     _output_nr is the output's index, so a backward written with it stays differentiable.
     """
 
-    __slots__ = ("data", "version", "output_nr")
+    __slots__ = ("_array", "version", "output_nr")
 
     def __init__(self, out: Tensor) -> None:
-        self.data, self.version, self.output_nr = out.data, out._version, out._output_nr
+        self._array, self.version, self.output_nr = out._array, out._version, out._output_nr
 
     def unpack(self, ctx: Context) -> Tensor:
         node = ctx._node()
         if node is None:  # only reachable by keeping a ctx beyond its graph
             raise RuntimeError(f"{ctx._name}: the graph holding this saved output was freed")
-        t = make_tensor(self.data)
+        t = make_tensor(self._array)
         t._version = self.version
         t.grad_fn, t._output_nr, t.requires_grad = node, self.output_nr, True
         return t
@@ -146,7 +146,7 @@ class Function:
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call ``apply``.
 
     ``forward`` receives apply's arguments as given: Tensors stay Tensors (read their values
-    through ``.data``), numbers and other objects pass unchanged. It runs under no_grad and
+    through ``._array``), numbers and other objects pass unchanged. It runs under no_grad and
     returns a Tensor, an ndarray or a number, or a tuple of them (one output each); float
     outputs require grad when any input did. ``backward`` runs when a gradient reaches an
     output. It receives one gradient Tensor per output (zeros for outputs that got none,
@@ -208,8 +208,8 @@ class Function:
         if type(raw) is tuple:
             return _outputs(cls, ctx, args, raw, record)
         out = make_tensor(raw) if type(raw) is np.ndarray else _wrap(raw)
-        if record and out.data.dtype.kind == "f" and not ctx._non_diff:
-            out.grad_fn = node = _node(cls, ctx, args, ((out.data.shape, out.data.dtype),))
+        if record and out._array.dtype.kind == "f" and not ctx._non_diff:
+            out.grad_fn = node = _node(cls, ctx, args, ((out._array.shape, out._array.dtype),))
             out.requires_grad = True
             if ctx._saved and type(raw) is not np.ndarray:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,), node)
@@ -231,10 +231,10 @@ def _outputs(cls: type[Function], ctx: Context, args: tuple, raw: tuple,
     outs = tuple([_wrap(r) for r in raw])
     if not record:
         return outs
-    node = _node(cls, ctx, args, tuple([(o.data.shape, o.data.dtype) for o in outs]))
-    non_diff = [id(t.data if isinstance(t, tensor_class) else t) for t in ctx._non_diff]
+    node = _node(cls, ctx, args, tuple([(o._array.shape, o._array.dtype) for o in outs]))
+    non_diff = [id(t._array if isinstance(t, tensor_class) else t) for t in ctx._non_diff]
     for i, o in enumerate(outs):
-        if o.data.dtype.kind == "f" and id(o.data) not in non_diff:
+        if o._array.dtype.kind == "f" and id(o._array) not in non_diff:
             o.grad_fn = node
             o._output_nr = i
             o.requires_grad = True
@@ -288,12 +288,12 @@ def once_differentiable(backward: Callable) -> Callable:
     ...     @staticmethod
     ...     def forward(ctx, x):
     ...         ctx.save_for_backward(x)
-    ...         return x.data ** 3
+    ...         return x._array ** 3
     ...     @staticmethod
     ...     @mg.autograd.function.once_differentiable
     ...     def backward(ctx, g):
     ...         (x,) = ctx.saved_tensors
-    ...         return g * mg.tensor(3 * x.data ** 2)
+    ...         return g * mg.tensor(3 * x._array ** 2)
     >>> x = mg.tensor(2.0, requires_grad=True)
     >>> mg.autograd.grad(Cube.apply(x), x)
     (tensor(12.),)
@@ -318,12 +318,12 @@ def once_differentiable(backward: Callable) -> Callable:
 
 def _poisoned(g: Any, ctx: Context) -> Any:
     """``g`` as a gradient whose own backward raises (see ``once_differentiable``)."""
-    if not isinstance(g, tensor_class) or g.data.dtype.kind != "f":
+    if not isinstance(g, tensor_class) or g._array.dtype.kind != "f":
         return g
     err = Context((), DelayedError)
     err.fn_name = ctx._name
-    out = make_tensor(g.data)
-    out.grad_fn = Node(DelayedError, err, (), ((g.data.shape, g.data.dtype),))
+    out = make_tensor(g._array)
+    out.grad_fn = Node(DelayedError, err, (), ((g._array.shape, g._array.dtype),))
     out.requires_grad = True
     return out
 
@@ -337,7 +337,7 @@ def _wrap(r: Any) -> Tensor:
     """Turn what a Function's forward returned into a fresh output Tensor (a Tensor's own
     version counter comes along: forward may have returned a view of an input)."""
     if isinstance(r, tensor_class):
-        out = make_tensor(r.data)
+        out = make_tensor(r._array)
         out._version = r._version
         return out
     return make_tensor(r)

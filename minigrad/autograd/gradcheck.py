@@ -125,7 +125,7 @@ def _fast(fn: Callable, args: list, diff: list[int], eps: float, atol: float, rt
 def _outputs(fn: Callable, args: Sequence) -> list:
     out = fn(*args)
     out = out if isinstance(out, (tuple, list)) else (out,)
-    return [o for o in out if function.is_tensor(o) and o.data.dtype.kind == "f"]
+    return [o for o in out if function.is_tensor(o) and o._array.dtype.kind == "f"]
 
 
 def _unit(rng: np.random.Generator, shape: tuple) -> np.ndarray:
@@ -137,9 +137,9 @@ def _unit(rng: np.random.Generator, shape: tuple) -> np.ndarray:
 def _analytic_jacobian(outs: list, wrt: list, k: int) -> list[np.ndarray]:
     """d outs[k] / d wrt[j] for each j, shaped (outs[k].size, wrt[j].size), row by row."""
     o = outs[k]
-    jac = [np.zeros((o.data.size, t.data.size)) for t in wrt]
-    for r in range(o.data.size):
-        e = np.zeros(o.data.size)
+    jac = [np.zeros((o._array.size, t._array.size)) for t in wrt]
+    for r in range(o._array.size):
+        e = np.zeros(o._array.size)
         e[r] = 1.0
         for j, g in enumerate(_vjp(outs, wrt, k, e.reshape(o.shape))):
             jac[j][r] = g.ravel()
@@ -150,8 +150,8 @@ def _numeric_jacobian(fn: Callable, args: list, i: int, outs: list,
                       eps: float) -> list[np.ndarray]:
     """d outs[k] / d args[i] for each k, shaped (outs[k].size, args[i].size), column by
     column: every output from the same two forwards."""
-    size = args[i].data.size
-    jac = [np.zeros((o.data.size, size)) for o in outs]
+    size = args[i]._array.size
+    jac = [np.zeros((o._array.size, size)) for o in outs]
     for c in range(size):
         e = np.zeros(size)
         e[c] = 1.0
@@ -165,9 +165,9 @@ def _numeric(fn: Callable, args: list, i: int, direction: np.ndarray, eps: float
     def at(sign: float) -> list:
         # Grad mode stays on: for gradgradcheck, fn itself takes a gradient.
         moved = list(args)
-        moved[i] = function.tensor_class(args[i].data + sign * eps * direction,
+        moved[i] = function.tensor_class(args[i]._array + sign * eps * direction,
                                          requires_grad=args[i].requires_grad)
-        return [o.data.astype(np.float64) for o in _outputs(fn, moved)]
+        return [o._array.astype(np.float64) for o in _outputs(fn, moved)]
 
     return [(p - m) / (2 * eps) for p, m in zip(at(1.0), at(-1.0))]
 
@@ -177,7 +177,7 @@ def _vjp(outs: list, wrt: list, k: int, u: np.ndarray) -> list[np.ndarray]:
         return [np.zeros(t.shape) for t in wrt]
     gs = grad([outs[k]], wrt, [function.tensor_class(u.astype(outs[k].dtype))],
               retain_graph=True, allow_unused=True)
-    return [np.zeros(t.shape) if g is None else g.data.astype(np.float64)
+    return [np.zeros(t.shape) if g is None else g._array.astype(np.float64)
             for g, t in zip(gs, wrt)]
 
 

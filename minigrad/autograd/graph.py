@@ -46,7 +46,7 @@ class AccumulateGrad(Node):
     __slots__ = ("_leaf",)
 
     def __init__(self, leaf: Tensor) -> None:
-        super().__init__(None, None, (), ((leaf.data.shape, leaf.data.dtype),))
+        super().__init__(None, None, (), ((leaf._array.shape, leaf._array.dtype),))
         self._leaf = weakref.ref(leaf)
 
     @property
@@ -70,4 +70,4 @@ def edge_of(t: Tensor) -> Edge | None:
         node = t._accumulator
         if node is None:
             node = t._accumulator = AccumulateGrad(t)
-    return (node, t._output_nr, t.data.shape, t.data.dtype)
+    return (node, t._output_nr, t._array.shape, t._array.dtype)

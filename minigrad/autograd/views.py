@@ -38,7 +38,7 @@ def view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tenso
 
     ``replay`` redoes the view from ``base``; the root base keeps its views weakly, so a
     recorded in-place op on it can redo them from its new node (``_rebase_views``)."""
-    if out.data.base is not None and np.may_share_memory(out.data, base.data):
+    if out._array.base is not None and np.may_share_memory(out._array, base._array):
         out._version = base._version
         root = base._base
         out._base = base if root is None else root
@@ -70,7 +70,7 @@ def inplace(t: Tensor, compute: Callable[[Tensor], Tensor],
     if not record:
         with no_grad():
             res = compute(t)
-        write(t, res.data)
+        write(t, res._array)
         return t
     if t.requires_grad and t.is_leaf:
         raise RuntimeError(
@@ -84,10 +84,10 @@ def inplace(t: Tensor, compute: Callable[[Tensor], Tensor],
         )
     # The old value as a copy: ops may save it for backward (x.mul_(y) needs x for
     # y's gradient), and the write below must not change it (torch clones here too).
-    old = function.make_tensor(t.data.copy())
+    old = function.make_tensor(t._array.copy())
     old.requires_grad, old.grad_fn, old._output_nr = t.requires_grad, t.grad_fn, t._output_nr
     res = compute(old)
-    write(t, res.data)
+    write(t, res._array)
     t.grad_fn, t._output_nr, t.requires_grad = res.grad_fn, res._output_nr, res.requires_grad
     if t._views:
         _rebase_views(t)
@@ -108,18 +108,18 @@ def _rebase_views(root: Tensor) -> None:
 
 def write(t: Tensor, value: np.ndarray) -> None:
     """Copy ``value`` into ``t``'s memory and bump the version its views share."""
-    if not t.data.flags.writeable:
-        if any(st == 0 and n > 1 for st, n in zip(t.data.strides, t.data.shape)):
+    if not t._array.flags.writeable:
+        if any(st == 0 and n > 1 for st, n in zip(t._array.strides, t._array.shape)):
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor "
                 "refers to a single memory location. Please clone() the tensor before "
                 "performing the operation.")
         raise RuntimeError("this tensor's memory is read-only (it shares a read-only numpy "
                            "array); clone() it before writing to it")
-    if not np.can_cast(value.dtype, t.data.dtype, "same_kind"):
+    if not np.can_cast(value.dtype, t._array.dtype, "same_kind"):
         raise RuntimeError(
             f"result type {value.dtype} can't be cast to the desired output type "
-            f"{t.data.dtype} of an in-place operation"
+            f"{t._array.dtype} of an in-place operation"
         )
-    np.copyto(t.data, value, casting="same_kind")
+    np.copyto(t._array, value, casting="same_kind")
     t._version[0] += 1

@@ -72,7 +72,7 @@ class Downstream(_tie_limits._Source):
         numerator: the scale of the rounding left in cotangents that cancelled."""
         L, U = self.outputs()
         rng = np.random.default_rng(0)
-        lmax = np.abs(L.data).max(axis=-1, keepdims=True)
+        lmax = np.abs(L._array).max(axis=-1, keepdims=True)
         terms = []
         for g, t, scale in zip(self.recorded(), (L, U), (lmax, 1.0)):
             if g is not None and g.requires_grad:
@@ -88,7 +88,7 @@ class Downstream(_tie_limits._Source):
         if hU is not None:
             out = out + colmax(hU)
         if hL is not None:
-            out = out + np.abs(hL.data).max(axis=-1) * lmax[..., 0]
+            out = out + np.abs(hL._array).max(axis=-1) * lmax[..., 0]
         return out
 
 
@@ -135,13 +135,13 @@ def exact_terms(N: Tensor, E: Tensor, L: Tensor, U: Tensor, gU: Tensor, need: np
     weak = bool((need & ~tie).any())
     order = 2 if result_is_differentiated() else int(weak)
     mu = limits(L, U, E, down, order)
-    l = L.data
+    l = L._array
     n = l.shape[-1]
     eps = float(np.finfo(l.dtype).eps)
     scale_noise = C_NOISE * np.sqrt(n) * eps
     noise = scale_noise * colmax(gU)
-    x = E.data
-    resid = np.abs(N.data) if mu is None else np.abs(N.data - x * mu.data)
+    x = E._array
+    resid = np.abs(N._array) if mu is None else np.abs(N._array - x * mu._array)
     resid = np.where(need, resid, 0.0)
     bad = resid > np.asarray(noise)[..., None, None]
     if bad.any():

@@ -66,7 +66,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     Vhk = Vh if Vh.shape[-2] == k else Vh[..., :k, :]
     if gU is None and gVh is None:
         if policy.kind == "exact" and not nested():
-            check_s_only(S.data, gS.data)
+            check_s_only(S._array, gS._array)
         return (Uk * gS.unsqueeze(-2)) @ Vhk
     f = Factors(U, Vh, Uk, Vhk.mT, k)
     eps = float(np.finfo(S.dtype).eps)
@@ -75,7 +75,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     gVe = None if gVh is None else fold_complement(Vh.mT, gVh.mT, k, scale_noise, "Vh")
     num = numerators(f.Uk, f.Vk, gUe, gVe, m > k, n > k)
 
-    s = S.data
+    s = S._array
     tie = tie_level(s, eps)
     near = near_level(s, eps) if policy.kind == "exact" else tie
     minus_s, plus_s = pairwise(S)  # [.., i, j] = s_j - s_i and s_j + s_i

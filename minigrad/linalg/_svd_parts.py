@@ -65,9 +65,9 @@ def fold_complement(W: Tensor, gW: Tensor, k: int, noise: float, name: str) -> T
     if W.shape[-1] == k:
         return gW
     Wk, Wp, gWk, gWp = W[..., :k], W[..., k:], gW[..., :k], gW[..., k:]
-    M = (Wp.mT @ gWp).data
+    M = (Wp.mT @ gWp)._array
     asym = np.abs(M - np.swapaxes(M, -1, -2)).max(axis=(-2, -1))
-    bound = noise * np.abs(gWp.data).max(axis=(-2, -1))
+    bound = noise * np.abs(gWp._array).max(axis=(-2, -1))
     bad = np.flatnonzero(asym > bound)
     if bad.size:
         where_ = batch_index(asym.shape, bad[0])
@@ -135,7 +135,7 @@ def absent_triplets(gS: Tensor | None, gUe: Tensor | None, gVe: Tensor | None,
     for g, axis in ((gS, None), (gUe, -2), (gVe, -2)):
         if g is None:
             continue
-        z = (g.data == 0) if axis is None else np.all(g.data == 0, axis=axis)
+        z = (g._array == 0) if axis is None else np.all(g._array == 0, axis=axis)
         out = z if out is None else out & z
     return out
 
@@ -186,7 +186,7 @@ def colmax(t: Tensor | None) -> np.ndarray | float:
     """The largest column 2-norm, per batch element."""
     if t is None:
         return 0.0
-    return np.sqrt(np.max(np.sum(t.data.astype(np.float64) ** 2, axis=-2), axis=-1))
+    return np.sqrt(np.max(np.sum(t._array.astype(np.float64) ** 2, axis=-2), axis=-1))
 
 
 def pairwise(S: Tensor) -> tuple[Tensor, Tensor]:

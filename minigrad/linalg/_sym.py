@@ -14,7 +14,7 @@ class _FromTriangle(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Tensor, lower: bool) -> np.ndarray:
-        a = A.data
+        a = A._array
         t = np.tril(a) if lower else np.triu(a)
         strict = np.tril(a, -1) if lower else np.triu(a, 1)
         return t + np.swapaxes(strict, -1, -2)

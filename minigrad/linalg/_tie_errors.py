@@ -13,7 +13,7 @@ def check_kinks(poles: Poles, gS: Tensor | None, eps: float) -> None:
     """A tie between a triplet the loss keeps (through S) and one it drops entirely."""
     if gS is None:
         return
-    g = np.abs(gS.data)
+    g = np.abs(gS._array)
     present = g > C_NOISE * eps * g.max(axis=-1, keepdims=True)
     a = poles.absent
     straddle = poles.tie_p & (a[..., None, :] ^ a[..., :, None])

@@ -319,7 +319,7 @@ class _Source:
         U, S, Vh = self.outputs()
         rec = self.recorded()
         rng = np.random.default_rng(0)
-        s1 = S.data[..., :1]
+        s1 = S._array[..., :1]
         terms = []
         for g, t, scale in zip(rec, (U, S, Vh), (1.0, s1, 1.0)):
             if g is not None and g.requires_grad:
@@ -339,7 +339,7 @@ class _Source:
         if hVh is not None:
             out = out + colmax(hVh.mT)
         if hS is not None:
-            out = out + np.abs(hS.data).max(axis=-1) * s1[..., 0]
+            out = out + np.abs(hS._array).max(axis=-1) * s1[..., 0]
         return out
 
 
@@ -376,7 +376,7 @@ class _Tap(Function):
     @staticmethod
     def forward(ctx: Context, gA: Tensor, earlier: _Earlier) -> np.ndarray:
         ctx.earlier = earlier
-        return gA.data
+        return gA._array
 
     @staticmethod
     def backward(ctx: Context, D: Tensor) -> tuple:
@@ -391,7 +391,7 @@ class _Local(_Source):
 
     def __init__(self, earlier: _Earlier, U: Tensor, S: Tensor, Vh: Tensor,
                  formula: Callable) -> None:
-        self.leaves = tuple(Tensor(t.data, requires_grad=True) for t in (U, S, Vh))
+        self.leaves = tuple(Tensor(t._array, requires_grad=True) for t in (U, S, Vh))
         with enable_grad():
             G = formula(*self.leaves, *earlier.grads, TiePolicy("zero"))
             psi = (G * earlier.D).sum()
@@ -409,7 +409,7 @@ def _resid(nu: Tensor | None, x: Tensor, mu: Tensor | None,
     """|nu - x mu| at the entries that need a limit (0 elsewhere)."""
     if nu is None or not need.any():
         return None
-    r = np.abs(nu.data) if mu is None else np.abs(
-        nu.data - np.broadcast_to(x.data, nu.shape) * mu.data)
+    r = np.abs(nu._array) if mu is None else np.abs(
+        nu._array - np.broadcast_to(x._array, nu.shape) * mu._array)
     return np.where(np.broadcast_to(need, r.shape), r, 0.0)
 

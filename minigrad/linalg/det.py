@@ -38,7 +38,7 @@ class _Det(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> Tensor:
-        out = Tensor._make(np.asarray(np.linalg.det(A.data)))
+        out = Tensor._make(np.asarray(np.linalg.det(A._array)))
         ctx.save_for_backward(A, out)
         return out
 
@@ -57,7 +57,7 @@ def det(A: Tensor) -> Tensor:
     """
     check_matrix(A, "linalg.det", square=True)
     if not (A.requires_grad and is_grad_enabled()):
-        return Tensor._make(np.asarray(np.linalg.det(A.data)))
+        return Tensor._make(np.asarray(np.linalg.det(A._array)))
     *batch, n, _ = A.shape
     if n == 0 or 0 in batch:
         return _Det.apply(A)
@@ -69,7 +69,7 @@ def det(A: Tensor) -> Tensor:
 def _det(A: Tensor) -> Tensor:
     """det of the stack A (b, n, n), each matrix by the path its conditioning needs."""
     n = A.shape[-1]
-    a = A.data
+    a = A._array
     eps = float(np.finfo(a.dtype).eps)
     with np.errstate(all="ignore"):
         try:
@@ -93,7 +93,7 @@ def _det_of_rank(A: Tensor, r: int, _idx: np.ndarray) -> Tensor:
         return _Det.apply(A)
     if r == 0:  # exactly zero matrices: every derivative below order n vanishes
         return _expand(A) if n <= _EXPAND_MAX else (A * 0.0).sum((-2, -1))
-    u, _, vh = np.linalg.svd(A.data)
+    u, _, vh = np.linalg.svd(A._array)
     sigma = np.linalg.det(u) * np.linalg.det(vh)
     B = Tensor._make(np.swapaxes(u, -1, -2)) @ A @ Tensor._make(np.swapaxes(vh, -1, -2))
     B11, B12 = B[:, :r, :r], B[:, :r, r:]
@@ -131,7 +131,7 @@ class _Slogdet(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> tuple:
-        sign, logabs = np.linalg.slogdet(A.data)
+        sign, logabs = np.linalg.slogdet(A._array)
         sign, logabs = np.asarray(sign), np.asarray(logabs)
         ctx.save_for_backward(A)
         ctx.singular = np.isneginf(logabs)
@@ -174,5 +174,5 @@ def logdet(A: Tensor) -> Tensor:
     check_matrix(A, "logdet", square=True)
     sign, logabs = _Slogdet.apply(A)
     with np.errstate(divide="ignore", invalid="ignore"):
-        shift = Tensor._make(np.asarray(np.log(sign.data)))  # 0, nan (sign -1), -inf (0)
+        shift = Tensor._make(np.asarray(np.log(sign._array)))  # 0, nan (sign -1), -inf (0)
     return logabs + shift

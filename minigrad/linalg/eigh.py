@@ -77,7 +77,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     lower = _lower(UPLO)
     if A.requires_grad and is_grad_enabled():
         return eigh(A, UPLO, tol=tol, max_sweeps=max_sweeps).eigenvalues
-    w, _ = eigh_forward(A.data, lower, False, tol=tol, max_sweeps=max_sweeps)
+    w, _ = eigh_forward(A._array, lower, False, tol=tol, max_sweeps=max_sweeps)
     return Tensor._make(w)
 
 
@@ -85,7 +85,7 @@ class _Eigh(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, lower: bool, tol: float | None, max_sweeps: int,
                 policy: _ties.TiePolicy) -> tuple[Tensor, Tensor]:
-        w, v = eigh_forward(A.data, lower, True, tol=tol, max_sweeps=max_sweeps)
+        w, v = eigh_forward(A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
         outs = Tensor._make(w), Tensor._make(v)
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
@@ -117,7 +117,7 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
     n = L.shape[-1]
     if n == 0 or (gL is None and gU is None):
         return Tensor._make(np.zeros(U.shape, U.dtype))
-    l = L.data
+    l = L._array
     exact = policy.kind == "exact"
     tie = _et.tie_level(l)
     near = _et.near_level(l) if exact else tie
@@ -126,11 +126,11 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
     if poles:
         dl = np.abs(l[..., None, :] - l[..., :, None])
         blind = (np.ones(l.shape, bool) if gU is None
-                 else ~np.any(gU.data != 0, axis=-2))  # eigenvectors the loss does not see
+                 else ~np.any(gU._array != 0, axis=-2))  # eigenvectors the loss does not see
         gone = blind[..., :, None] & blind[..., None, :]
         tied = ~eye & (dl <= tie[..., None])
         if gL is not None and exact and not nested():
-            _et.check_value_cotangents(tied & gone, l, gL.data)
+            _et.check_value_cotangents(tied & gone, l, gL._array)
     if gU is None:
         return (U * gL.unsqueeze(-2)) @ U.mT
     J = U.mT @ gU

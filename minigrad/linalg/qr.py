@@ -56,7 +56,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
                            "'reduced' (default), 'r', or 'complete'")
     empty = Tensor._make(np.zeros((0,), A.dtype))
     if mode == "r" and not (A.requires_grad and is_grad_enabled()):
-        return QRResult(empty, Tensor._make(np.linalg.qr(A.data, mode="r")))
+        return QRResult(empty, Tensor._make(np.linalg.qr(A._array, mode="r")))
     Q, R = _QR.apply(A, mode == "complete")
     return QRResult(empty, R) if mode == "r" else QRResult(Q, R)
 
@@ -64,7 +64,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
 class _QR(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, complete: bool) -> tuple[Tensor, Tensor]:
-        q, r = np.linalg.qr(A.data, mode="complete" if complete else "reduced")
+        q, r = np.linalg.qr(A._array, mode="complete" if complete else "reduced")
         outs = Tensor._make(q), Tensor._make(r)
         ctx.save_for_backward(*outs)
         ctx.set_materialize_grads(False)
@@ -125,7 +125,7 @@ def _square_rule(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None) -> 
 
 
 def _check_rank(R: Tensor, k: int) -> None:
-    r = R.data
+    r = R._array
     d = np.abs(np.diagonal(r[..., :k, :k], axis1=-2, axis2=-1))
     eps = float(np.finfo(r.dtype).eps) * max(r.shape[-2:])
     scale = np.abs(r).max(axis=(-2, -1), keepdims=True)[..., 0]
@@ -142,10 +142,10 @@ def _check_rank(R: Tensor, k: int) -> None:
 def _fold_complement(Q: Tensor, gQ: Tensor, k: int) -> Tensor:
     """gQ_1 - Q_2 gQ_2^T Q_1, after checking that the loss is blind to Q_2's basis."""
     Q1, Q2, g1, g2 = Q[..., :k], Q[..., k:], gQ[..., :k], gQ[..., k:]
-    M = (Q2.mT @ g2).data
+    M = (Q2.mT @ g2)._array
     asym = np.abs(M - np.swapaxes(M, -1, -2)).max(axis=(-2, -1))
     eps = float(np.finfo(M.dtype).eps) * max(Q.shape[-2:])
-    bad = asym > _NUM_TOL * eps * np.abs(g2.data).max(axis=(-2, -1))
+    bad = asym > _NUM_TOL * eps * np.abs(g2._array).max(axis=(-2, -1))
     if bad.any():
         b = int(np.flatnonzero(bad.reshape(-1))[0])
         raise LinAlgError(

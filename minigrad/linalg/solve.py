@@ -33,9 +33,9 @@ class _Inv(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> Tensor:
         try:
-            out = Tensor._make(np.linalg.inv(A.data))
+            out = Tensor._make(np.linalg.inv(A._array))
         except np.linalg.LinAlgError:
-            _raise_singular("linalg.inv", A.data, "the inversion could not be completed "
+            _raise_singular("linalg.inv", A._array, "the inversion could not be completed "
                             "because the input matrix is singular.")
         ctx.save_for_backward(out)
         return out
@@ -62,7 +62,7 @@ class _Solve(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Tensor, B: Tensor) -> Tensor:
-        a, b = A.data, B.data
+        a, b = A._array, B._array
         dt = np.result_type(a.dtype, b.dtype)
         try:
             out = Tensor._make(np.linalg.solve(a.astype(dt, copy=False),
@@ -118,8 +118,8 @@ class _SolveTriangular(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Tensor, B: Tensor, upper: bool, unit: bool) -> Tensor:
-        T = _triangle(A.data, upper, unit)
-        dt = np.result_type(T.dtype, B.data.dtype)
+        T = _triangle(A._array, upper, unit)
+        dt = np.result_type(T.dtype, B._array.dtype)
         if not unit:
             zero = (np.diagonal(T, axis1=-2, axis2=-1) == 0).reshape(-1, T.shape[-1])
             if zero.any():
@@ -129,7 +129,7 @@ class _SolveTriangular(Function):
                     f"element {int(np.argmax(zero[b])) + 1} is zero, the solve could not be "
                     "completed because the input matrix is singular.")
         out = Tensor._make(np.linalg.solve(T.astype(dt, copy=False),
-                                           B.data.astype(dt, copy=False)))
+                                           B._array.astype(dt, copy=False)))
         ctx.upper, ctx.unit = upper, unit
         ctx.save_for_backward(A, out)
         return out
@@ -183,9 +183,9 @@ class _Cholesky(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> Tensor:
         try:
-            out = Tensor._make(np.linalg.cholesky(A.data))
+            out = Tensor._make(np.linalg.cholesky(A._array))
         except np.linalg.LinAlgError:
-            info = cholesky_info(A.data)
+            info = cholesky_info(A._array)
             bad = np.flatnonzero(info)
             b = int(bad[0]) if bad.size else 0
             order = f" (the leading minor of order {int(info.flat[b])} is not " \

@@ -38,7 +38,7 @@ def _values(a: np.ndarray, hermitian: bool) -> np.ndarray:
 
 
 def _as_array(x: Any, dtype: Any) -> np.ndarray:
-    return np.asarray(x.data if isinstance(x, Tensor) else x, dtype=dtype)
+    return np.asarray(x._array if isinstance(x, Tensor) else x, dtype=dtype)
 
 
 def _cutoff(s_max: np.ndarray, atol: Any, rtol: Any, m: int, n: int) -> np.ndarray:
@@ -71,7 +71,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     if min(m, n) == 0 or A.numel() == 0:
         return Tensor._make(np.zeros(A.shape[:-2] + (n, m), A.dtype))
     flat, batch = _flat(A)
-    s = _values(flat.data, hermitian)
+    s = _values(flat._array, hermitian)
     cut = np.broadcast_to(_cutoff(s[..., 0].reshape(batch), atol, rtol, m, n), batch)
     cut = cut.reshape(-1)
     full = (s > cut[:, None]).all(-1)
@@ -99,10 +99,10 @@ def _pinv_full(A: Tensor, hermitian: bool) -> Tensor:
 def _pinv_cut(A: Tensor, cut: np.ndarray, hermitian: bool) -> Tensor:
     if hermitian:
         L, U = eigh(A)
-        w = _inverse_kept(L, np.abs(L.data) > cut[:, None])
+        w = _inverse_kept(L, np.abs(L._array) > cut[:, None])
         return (U * w.unsqueeze(-2)) @ U.mT
     U, S, Vh = svd(A, full_matrices=False)
-    w = _inverse_kept(S, S.data > cut[:, None])
+    w = _inverse_kept(S, S._array > cut[:, None])
     return (Vh.mT * w.unsqueeze(-2)) @ U.mT
 
 
@@ -131,7 +131,7 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
     batch = A.shape[:-2]
     if min(m, n) == 0:
         return Tensor._make(np.zeros(batch, np.int64))
-    s = _values(A.data.reshape(-1, m, n), hermitian).reshape(batch + (min(m, n),))
+    s = _values(A._array.reshape(-1, m, n), hermitian).reshape(batch + (min(m, n),))
     cut = _cutoff(s[..., 0], atol, rtol, m, n)
     return Tensor._make(np.asarray(np.count_nonzero(s > cut[..., None], axis=-1), np.int64))
 
@@ -147,7 +147,7 @@ class _Infinite(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple:
-        if np.any(g.data != 0):
+        if np.any(g._array != 0):
             raise LinAlgError(ctx.why)
         return Tensor._make(np.zeros(ctx.shape, g.dtype)), None, None
 
@@ -170,7 +170,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
             return empty
         s = svdvals(A)
         flat = s.reshape(-1, s.shape[-1])
-        singular = (flat.data[:, -1] == 0) if s.shape[-1] else np.zeros(flat.shape[0], bool)
+        singular = (flat._array[:, -1] == 0) if s.shape[-1] else np.zeros(flat.shape[0], bool)
 
         def part(sg: Tensor, sing: bool, _idx: np.ndarray) -> Tensor:
             if sing:
@@ -188,7 +188,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     if A.numel() == 0:
         return empty
     flat, batch = _flat(A)
-    singular = lu_info(flat.data) > 0
+    singular = lu_info(flat._array) > 0
 
     def part(Ag: Tensor, sing: bool, _idx: np.ndarray) -> Tensor:
         if sing:
@@ -237,7 +237,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     own = A.shape[:-2]  # rank and singular values describe A, in A's own batch (as torch)
     batch = np.broadcast_shapes(own, Bm.shape[:-2])
     dt = A.dtype
-    a = A.data.reshape(int(np.prod(own, dtype=np.int64)), m, n)
+    a = A._array.reshape(int(np.prod(own, dtype=np.int64)), m, n)
     s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros((a.shape[0], min(m, n)), dt)
     tol = (np.finfo(dt).eps * max(m, n) if rcond is None else rcond) * s[:, :1]
     rank = np.count_nonzero(s > tol, axis=-1)
@@ -256,7 +256,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
             if is_full:
                 return _lstsq_full(Ag, Bg)
             U, S, Vh = svd(Ag, full_matrices=False)
-            w = _inverse_kept(S, S.data > tol_b[idx])
+            w = _inverse_kept(S, S._array > tol_b[idx])
             return Vh.mT @ ((U.mT @ Bg) * w.unsqueeze(-1))
 
         X = by_group(Af, full, part)

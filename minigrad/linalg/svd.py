@@ -42,7 +42,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     policy = _ties.resolve(ties)
     if A.dtype == np.float16:
         U, S, Vh = _SVD.apply(A.float(), bool(full_matrices), tol, max_sweeps, policy)
-        check_fits(S.data, np.float16)
+        check_fits(S._array, np.float16)
         return SVDResult(U.half(), S.half(), Vh.half())
     return SVDResult(*_SVD.apply(A, bool(full_matrices), tol, max_sweeps, policy))
 
@@ -57,7 +57,7 @@ def svdvals(A: Tensor, *, tol: float | None = None,
     _check_tensor(A, "svdvals")
     if A.requires_grad and is_grad_enabled():
         return svd(A, full_matrices=False, tol=tol, max_sweeps=max_sweeps).S
-    _, s, _ = svd_forward(A.data, False, False, tol=tol, max_sweeps=max_sweeps)
+    _, s, _ = svd_forward(A._array, False, False, tol=tol, max_sweeps=max_sweeps)
     return Tensor._make(s)
 
 
@@ -74,7 +74,7 @@ class _SVD(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, full_matrices: bool, tol: float | None,
                 max_sweeps: int, policy: _ties.TiePolicy) -> tuple[Tensor, Tensor, Tensor]:
-        u, s, vh = svd_forward(A.data, full_matrices, True, tol=tol, max_sweeps=max_sweeps)
+        u, s, vh = svd_forward(A._array, full_matrices, True, tol=tol, max_sweeps=max_sweeps)
         outs = Tensor._make(u), Tensor._make(s), Tensor._make(vh)
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)

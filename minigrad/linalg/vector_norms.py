@@ -26,7 +26,7 @@ class _PNorm(Function):
 
     @staticmethod
     def forward(ctx: Context, x: Tensor, p: float, dims: tuple, keepdim: bool) -> np.ndarray:
-        a = np.abs(x.data)
+        a = np.abs(x._array)
         with np.errstate(divide="ignore"):
             out = np.sum(a ** p, axis=dims, keepdims=True) ** (1.0 / p)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
@@ -39,8 +39,8 @@ class _PNorm(Function):
         (x,) = ctx.saved_tensors
         p, dims = ctx.p, ctx.dims
         n = _PNorm.apply(x, p, dims, True)
-        zero_x = Tensor._make(np.asarray(x.data == 0))
-        zero_n = Tensor._make(np.asarray(n.data == 0))
+        zero_x = Tensor._make(np.asarray(x._array == 0))
+        zero_n = Tensor._make(np.asarray(n._array == 0))
         ax = where(zero_x, 1.0, x.abs())
         d = x.sign() * ax ** (p - 1) / where(zero_n, 1.0, n) ** (p - 1)
         d = where(zero_n, 0.0, d)
@@ -84,7 +84,7 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     if ord == -_INF:
         return x.abs().amin(dims, keepdim)
     if ord == 0:  # piecewise constant: zero gradient everywhere
-        count = Tensor._make(np.asarray((x.data != 0).sum(axis=dims, keepdims=keepdim), x.dtype))
+        count = Tensor._make(np.asarray((x._array != 0).sum(axis=dims, keepdims=keepdim), x.dtype))
         return count + (x * 0.0).sum(dims, keepdim)
     return _PNorm.apply(x, ord, dims, bool(keepdim))
 

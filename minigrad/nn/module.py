@@ -278,10 +278,10 @@ class Module:
 
     def _cast(self, dt: np.dtype) -> Module:
         for t in [*self.parameters(), *self.buffers()]:
-            if t.data.dtype.kind == "f" and t.data.dtype != dt:
-                t.data = t.data.astype(dt)  # a leaf keeps its identity; only its array changes
+            if t._array.dtype.kind == "f" and t._array.dtype != dt:
+                t._array = t._array.astype(dt)  # a leaf keeps its identity; only its array changes
                 if t.grad is not None:
-                    t.grad = Tensor._make(t.grad.data.astype(dt))
+                    t.grad = Tensor._make(t.grad._array.astype(dt))
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -322,7 +322,7 @@ class Module:
             if k not in state_dict:
                 continue
             value = state_dict[k]
-            arr = value.data if isinstance(value, Tensor) else np.asarray(value)
+            arr = value._array if isinstance(value, Tensor) else np.asarray(value)
             if arr.shape != target.shape:
                 errors.append(f"size mismatch for {k}: copying a param with shape "
                               f"{tuple(arr.shape)} from checkpoint, the shape in current model "

@@ -24,8 +24,8 @@ from ..dtypes import result_dtype
 def operands(a: Any, b: Any) -> tuple[Any, Any]:
     """Both operands as arrays of the promoted dtype (Python scalars stay weak)."""
     tensor = function.tensor_class  # is_tensor, inlined: every binary op passes here
-    x = a.data if isinstance(a, tensor) else a
-    y = b.data if isinstance(b, tensor) else b
+    x = a._array if isinstance(a, tensor) else a
+    y = b._array if isinstance(b, tensor) else b
     tx, ty = type(x), type(y)
     # Fast paths: same dtypes, or a Python number beside a float array, which never changes
     # the array's dtype (torch's rule, and numpy's for these weak scalars).
@@ -87,7 +87,7 @@ class _Unary(Function):
     @classmethod
     def forward(cls, ctx: Context, a: Any) -> np.ndarray:
         ctx.save_for_backward(a)
-        x = a.data if a.data.dtype.kind == "f" else a.data.astype(np.float32)
+        x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
         if cls.quiet is None:
             return cls.fn(x)
         with np.errstate(**cls.quiet):

@@ -15,7 +15,7 @@ from ._base import float_operands, operands, save_operands, saved_operands
 
 
 def _arr(x: Any) -> Any:
-    return x.data if is_tensor(x) else x
+    return x._array if is_tensor(x) else x
 
 
 class Add(Function):
@@ -44,7 +44,7 @@ class Sub(Function):
 
 
 def _is_bool(x: Any) -> bool:
-    return type(x) is bool or (is_tensor(x) and x.data.dtype == np.bool_)
+    return type(x) is bool or (is_tensor(x) and x._array.dtype == np.bool_)
 
 
 class Mul(Function):
@@ -194,7 +194,7 @@ class Where(Function):
     def forward(ctx: Context, cond: Any, a: Any, b: Any) -> np.ndarray:
         ctx.cond = cond
         x, y = operands(a, b)
-        return np.where(cond.data, x, y)
+        return np.where(cond._array, x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -210,7 +210,7 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, lo: Any, hi: Any) -> np.ndarray:
-        x = a.data
+        x = a._array
         lo_, hi_ = _arr(lo), _arr(hi)
         out = x
         keep = np.ones(x.shape, dtype=bool)

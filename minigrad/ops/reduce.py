@@ -20,7 +20,7 @@ def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
 class Sum(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
-        x = a.data
+        x = a._array
         ctx.shape, ctx.dims = x.shape, dims
         if x.dtype.kind == "f":
             return x.sum(axis=dims, keepdims=keepdim)
@@ -41,11 +41,11 @@ class SumBackward(Function):
 
     @staticmethod
     def forward(ctx: Context, g: Any, kept: tuple, shape: tuple) -> np.ndarray:
-        ctx.kept, ctx.gshape = kept, g.data.shape
-        src = g.data.reshape(kept)
+        ctx.kept, ctx.gshape = kept, g._array.shape
+        src = g._array.reshape(kept)
         if math.prod(shape) >= _BROADCAST_FROM:
             return np.broadcast_to(src, shape)
-        out = np.empty(shape, g.data.dtype)  # small: a copy is cheaper than broadcast_to
+        out = np.empty(shape, g._array.dtype)  # small: a copy is cheaper than broadcast_to
         out[...] = src
         return out
 
@@ -61,7 +61,7 @@ class Amax(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool,
                 is_max: bool) -> np.ndarray:
-        x = a.data
+        x = a._array
         if x.size == 0:
             raise RuntimeError("max()/min() of an empty tensor has no identity; it is undefined")
         out = (np.max if is_max else np.min)(x, axis=dims, keepdims=True)
@@ -82,7 +82,7 @@ class ArgReduce(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int, keepdim: bool, is_max: bool) -> tuple:
-        x = a.data
+        x = a._array
         d = dim  # already wrapped by the caller
         ctx.onehot = None
         if x.ndim == 0:  # the one element is the max: the gradient passes straight through
@@ -108,7 +108,7 @@ class ArgReduce(Function):
 class Prod(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int | None, keepdim: bool) -> np.ndarray:
-        x = a.data
+        x = a._array
         ctx.save_for_backward(a)
         ctx.dims = norm_dims(dim, x.ndim)
         ctx.kept = _kept(x.shape, ctx.dims)
@@ -119,7 +119,7 @@ class Prod(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         (a,) = ctx.saved_tensors
         g = g.reshape(ctx.kept)
-        if np.all(a.data != 0):
+        if np.all(a._array != 0):
             return g * Prod.apply(a, _single(ctx.dims), True) / a, None, None
         # With zeros, P / a is 0/0: take the product of the others directly, built from
         # minigrad ops so that it differentiates again (d2/da_i da_j of a product with zeros
@@ -158,7 +158,7 @@ class Norm2(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
-        x = a.data if a.data.dtype.kind == "f" else a.data.astype(np.float32)
+        x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
         ctx.save_for_backward(a)
         ctx.dims, ctx.kept = dims, _kept(x.shape, dims)
         return np.asarray(np.sqrt(np.sum(x * x, axis=dims, keepdims=keepdim)))
@@ -181,7 +181,7 @@ class NormP(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool,
                 p: float) -> np.ndarray:
-        x = a.data if a.data.dtype.kind == "f" else a.data.astype(np.float32)
+        x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
         ctx.save_for_backward(a)
         ctx.dims, ctx.kept, ctx.p = dims, _kept(x.shape, dims), p
         with np.errstate(divide="ignore", over="ignore"):  # |0|^p = inf for p < 0: n = 0
@@ -192,8 +192,8 @@ class NormP(Function):
         (a,) = ctx.saved_tensors
         p = ctx.p
         n = NormP.apply(a, ctx.dims, True, p)
-        zero = a.data == 0
-        if 0 < p < 1 and np.any(zero & (n.data != 0)):
+        zero = a._array == 0
+        if 0 < p < 1 and np.any(zero & (n._array != 0)):
             raise RuntimeError(f"the {p}-norm has no derivative at a zero entry (its slope "
                                "there is infinite for p < 1)")
         flat = n == 0  # (for p < 0, any zero entry makes n = 0)
@@ -207,8 +207,8 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int) -> np.ndarray:
         ctx.dim = dim
-        dt = np.int64 if a.data.dtype.kind in "biu" else a.data.dtype
-        return np.cumsum(a.data, axis=dim, dtype=dt)
+        dt = np.int64 if a._array.dtype.kind in "biu" else a._array.dtype
+        return np.cumsum(a._array, axis=dim, dtype=dt)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

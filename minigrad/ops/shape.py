@@ -24,9 +24,9 @@ def normalize_index(index: Any) -> Any:
 
     def one(i: Any) -> Any:
         if isinstance(i, tensor):
-            if i.data.dtype.kind == "f":
+            if i._array.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int or bool tensors")
-            return i.data
+            return i._array
         if isinstance(i, list):
             return np.asarray(i)
         return i
@@ -45,8 +45,8 @@ def is_basic(index: Any) -> bool:
 class Reshape(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.shape = a.data.shape
-        return a.data.reshape(shape)
+        ctx.shape = a._array.shape
+        return a._array.reshape(shape)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -57,7 +57,7 @@ class Permute(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> np.ndarray:
         ctx.inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))
-        return a.data.transpose(dims)
+        return a._array.transpose(dims)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -67,11 +67,11 @@ class Permute(Function):
 class Expand(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.shape = a.data.shape
+        ctx.shape = a._array.shape
         try:
-            return np.broadcast_to(a.data, shape)
+            return np.broadcast_to(a._array, shape)
         except ValueError:
-            raise RuntimeError(f"expand: shape {a.data.shape} cannot be expanded to {shape}") \
+            raise RuntimeError(f"expand: shape {a._array.shape} cannot be expanded to {shape}") \
                 from None
 
     @staticmethod
@@ -85,8 +85,8 @@ class Repeat(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, reps: tuple[int, ...]) -> np.ndarray:
-        x = a.data.reshape((1,) * (len(reps) - a.data.ndim) + a.data.shape)
-        ctx.shape, ctx.reps, ctx.padded = a.data.shape, reps, x.shape
+        x = a._array.reshape((1,) * (len(reps) - a._array.ndim) + a._array.shape)
+        ctx.shape, ctx.reps, ctx.padded = a._array.shape, reps, x.shape
         return np.tile(x, reps)
 
     @staticmethod
@@ -99,14 +99,14 @@ class Repeat(Function):
 class GetItem(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, index: Any) -> np.ndarray:
-        ctx.shape, ctx.index = a.data.shape, index
+        ctx.shape, ctx.index = a._array.shape, index
         if is_basic(index):
             # A trailing Ellipsis makes numpy return a 0-d view, not a scalar copy, for a full
             # integer index, so that x[0].add_(1) writes into x as it does in torch.
             items = index if isinstance(index, tuple) else (index,)
             if Ellipsis not in items:
                 index = items + (Ellipsis,)
-        return np.asarray(a.data[index])
+        return np.asarray(a._array[index])
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -119,11 +119,11 @@ class IndexAdd(Function):
     @staticmethod
     def forward(ctx: Context, g: Any, index: Any, shape: tuple[int, ...]) -> np.ndarray:
         ctx.index = index
-        out = np.zeros(shape, dtype=g.data.dtype)
+        out = np.zeros(shape, dtype=g._array.dtype)
         if is_basic(index):
-            out[index] = g.data
+            out[index] = g._array
         else:
-            np.add.at(out, index, g.data)
+            np.add.at(out, index, g._array)
         return out
 
     @staticmethod
@@ -136,8 +136,8 @@ class SetItem(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, value: Any, index: Any) -> np.ndarray:
-        out = a.data.copy()
-        v, target = value.data, out[index].shape
+        out = a._array.copy()
+        v, target = value._array, out[index].shape
         if v.ndim > len(target):  # torch drops leading size-1 dims: x[1] = tensor([5.])
             lead = v.ndim - len(target)
             if any(n != 1 for n in v.shape[:lead]):
@@ -145,9 +145,9 @@ class SetItem(Function):
                                    f"broadcast to indexing result of shape {target}")
             v = v.reshape(v.shape[lead:])
         out[index] = v
-        keep = np.ones(a.data.shape, dtype=bool)
+        keep = np.ones(a._array.shape, dtype=bool)
         keep[index] = False
-        ctx.index, ctx.value_shape = index, value.data.shape
+        ctx.index, ctx.value_shape = index, value._array.shape
         ctx.keep = constant(keep)
         return out
 
@@ -167,8 +167,8 @@ class CopyInto(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, src: Any) -> np.ndarray:
-        s = src.data if is_tensor(src) else src
-        return np.array(np.broadcast_to(np.asarray(s, dtype=a.data.dtype), a.data.shape))
+        s = src._array if is_tensor(src) else src
+        return np.array(np.broadcast_to(np.asarray(s, dtype=a._array.dtype), a._array.shape))
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -178,10 +178,10 @@ class CopyInto(Function):
 class Cat(Function):
     @staticmethod
     def forward(ctx: Context, dim: int, *tensors: Any) -> np.ndarray:
-        dt = result_dtype(*[t.data for t in tensors])
-        ctx.sizes = [t.data.shape[dim] for t in tensors]
+        dt = result_dtype(*[t._array for t in tensors])
+        ctx.sizes = [t._array.shape[dim] for t in tensors]
         ctx.dim = dim
-        return np.concatenate([t.data.astype(dt, copy=False) for t in tensors], axis=dim)
+        return np.concatenate([t._array.astype(dt, copy=False) for t in tensors], axis=dim)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -206,8 +206,8 @@ class Diagonal(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
-        ctx.shape, ctx.args = a.data.shape, (offset, dim1, dim2)
-        return np.diagonal(a.data, offset, dim1, dim2).copy()
+        ctx.shape, ctx.args = a._array.shape, (offset, dim1, dim2)
+        return np.diagonal(a._array, offset, dim1, dim2).copy()
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -221,10 +221,10 @@ class _DiagScatter(Function):
     @staticmethod
     def forward(ctx: Context, g: Any, shape: tuple, offset: int, dim1: int, dim2: int):
         ctx.args = (offset, dim1, dim2)
-        out = np.zeros(shape, dtype=g.data.dtype)
+        out = np.zeros(shape, dtype=g._array.dtype)
         moved = np.moveaxis(out, (dim1, dim2), (-2, -1))  # a view: writes land in out
         r, c = _diag_index(moved.shape, offset)
-        moved[..., r, c] = g.data
+        moved[..., r, c] = g._array
         return out
 
     @staticmethod
@@ -237,7 +237,7 @@ class DiagEmbed(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
-        x = a.data
+        x = a._array
         n = x.shape[-1] + abs(offset)
         d1, d2 = dim1, dim2  # wrapped by the caller
         ctx.args = (offset, d1, d2)
@@ -258,7 +258,7 @@ class Flip(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> np.ndarray:
         ctx.dims = dims
-        return np.flip(a.data, dims).copy()
+        return np.flip(a._array, dims).copy()
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

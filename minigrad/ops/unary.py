@@ -17,9 +17,9 @@ from .arith import Where
 class Neg(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        if a.data.dtype == np.bool_:
+        if a._array.dtype == np.bool_:
             raise TypeError("negation of a bool tensor is not supported; use ~ instead")
-        return np.negative(a.data)
+        return np.negative(a._array)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
@@ -31,8 +31,8 @@ class Abs(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.sign = constant(np.sign(a.data))
-        return np.abs(a.data)
+        ctx.sign = constant(np.sign(a._array))
+        return np.abs(a._array)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
@@ -124,8 +124,8 @@ class SigmoidGrad(_Unary):
 class Relu(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.mask = constant(a.data > 0)
-        return np.maximum(a.data, 0).astype(a.data.dtype, copy=False)
+        ctx.mask = constant(a._array > 0)
+        return np.maximum(a._array, 0).astype(a._array.dtype, copy=False)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
@@ -138,19 +138,19 @@ class Rounding(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        x = a.data
+        x = a._array
         return np.asarray(fn(x)) if x.dtype.kind == "f" else x.copy()
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        return constant(np.zeros_like(g.data)), None
+        return constant(np.zeros_like(g._array)), None
 
 
 class Cast(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dtype: np.dtype) -> np.ndarray:
-        ctx.src = a.data.dtype
-        return a.data.astype(dtype)
+        ctx.src = a._array.dtype
+        return a._array.astype(dtype)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -160,7 +160,7 @@ class Cast(Function):
 class Clone(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        return a.data.copy()
+        return a._array.copy()
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:

@@ -41,13 +41,13 @@ class Adagrad(Optimizer):
     @staticmethod
     def _init_state(p: Tensor, group: dict, state: dict) -> None:
         state["step"] = 0
-        state["sum"] = Tensor._make(np.full_like(p.data, group["initial_accumulator_value"]))
+        state["sum"] = Tensor._make(np.full_like(p._array, group["initial_accumulator_value"]))
 
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         if not state:  # a parameter added later by add_param_group
             self._init_state(p, group, state)
         state["step"] += 1
-        s = state["sum"].data
+        s = state["sum"]._array
         s += g * g
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         return clr * (g / (np.sqrt(s) + group["eps"]))

@@ -42,24 +42,24 @@ class Adam(Optimizer):
         (b1, b2), eps = group["betas"], group["eps"]
         if not state:
             state["step"] = 0
-            state["exp_avg"] = Tensor._make(np.zeros_like(p.data))
-            state["exp_avg_sq"] = Tensor._make(np.zeros_like(p.data))
+            state["exp_avg"] = Tensor._make(np.zeros_like(p._array))
+            state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
             if group["amsgrad"]:
-                state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(p.data))
+                state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
         state["step"] += 1
         t = state["step"]
-        m, v = state["exp_avg"].data, state["exp_avg_sq"].data
+        m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
         m *= b1
         m += (1 - b1) * g
         v *= b2
         v += (1 - b2) * (g * g)
         if group["amsgrad"]:
-            vmax = state["max_exp_avg_sq"].data
+            vmax = state["max_exp_avg_sq"]._array
             np.maximum(vmax, v, out=vmax)
             v = vmax
         denom = np.sqrt(v) / math.sqrt(1 - b2 ** t) + eps
         lr, wd = group["lr"], group["weight_decay"]
         step = (lr / (1 - b1 ** t)) * m / denom
         if group["decoupled_weight_decay"] and wd != 0:
-            step += (lr * wd) * p.data  # p (1 - lr wd) - step, in one subtraction
+            step += (lr * wd) * p._array  # p (1 - lr wd) - step, in one subtraction
         return step

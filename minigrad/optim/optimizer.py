@@ -90,9 +90,9 @@ class Optimizer:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
-                    g = -p.grad.data if group["maximize"] else p.grad.data
+                    g = -p.grad._array if group["maximize"] else p.grad._array
                     if coupled:
-                        g = g + wd * p.data  # L2, after the sign flip, as torch does
+                        g = g + wd * p._array  # L2, after the sign flip, as torch does
                     p.sub_(Tensor._make(self._update(g, p, group, self.state[p])))
         return loss
 
@@ -161,8 +161,8 @@ def check_non_negative(**values: float) -> None:
 def _copy(v: Any, like: Tensor | None = None) -> Any:
     if not isinstance(v, Tensor):
         return copy.deepcopy(v)
-    keep = like is None or v.data.dtype.kind != "f"
-    return Tensor._make(np.array(v.data, dtype=None if keep else like.data.dtype))
+    keep = like is None or v._array.dtype.kind != "f"
+    return Tensor._make(np.array(v._array, dtype=None if keep else like._array.dtype))
 
 
 def check_differentiable(differentiable: bool) -> None:

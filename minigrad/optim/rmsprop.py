@@ -37,17 +37,17 @@ class RMSprop(Optimizer):
         alpha, momentum = group["alpha"], group["momentum"]
         if not state:
             state["step"] = 0
-            state["square_avg"] = Tensor._make(np.zeros_like(p.data))
+            state["square_avg"] = Tensor._make(np.zeros_like(p._array))
             if momentum > 0:
-                state["momentum_buffer"] = Tensor._make(np.zeros_like(p.data))
+                state["momentum_buffer"] = Tensor._make(np.zeros_like(p._array))
             if group["centered"]:
-                state["grad_avg"] = Tensor._make(np.zeros_like(p.data))
+                state["grad_avg"] = Tensor._make(np.zeros_like(p._array))
         state["step"] += 1
-        v = state["square_avg"].data
+        v = state["square_avg"]._array
         v *= alpha
         v += (1 - alpha) * (g * g)
         if group["centered"]:
-            m = state["grad_avg"].data
+            m = state["grad_avg"]._array
             m *= alpha
             m += (1 - alpha) * g
             avg = np.sqrt(np.maximum(v - m * m, 0))  # >= 0 exactly; rounding may not be
@@ -55,7 +55,7 @@ class RMSprop(Optimizer):
             avg = np.sqrt(v)
         avg += group["eps"]
         if momentum > 0:
-            buf = state["momentum_buffer"].data
+            buf = state["momentum_buffer"]._array
             buf *= momentum
             buf += g / avg
             return group["lr"] * buf

@@ -42,7 +42,7 @@ class SGD(Optimizer):
         if buf is None:
             buf = state["momentum_buffer"] = Tensor._make(np.array(g))
         else:
-            b = buf.data
+            b = buf._array
             b *= momentum
             b += (1 - group["dampening"]) * g
-        return group["lr"] * (g + momentum * buf.data if group["nesterov"] else buf.data)
+        return group["lr"] * (g + momentum * buf._array if group["nesterov"] else buf._array)

@@ -23,14 +23,14 @@ class _Linear(Function):
 
     @staticmethod
     def forward(ctx: Context, x: Any, w: Any, b: Any) -> np.ndarray:
-        (n, k), (m, k_w) = x.data.shape, w.data.shape
+        (n, k), (m, k_w) = x._array.shape, w._array.shape
         if k != k_w:  # torch's message, in terms of x @ W^T
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and "
                                f"{k_w}x{m})")
         ctx.save_for_backward(x, w)
-        out = x.data @ w.data.T
+        out = x._array @ w._array.T
         if b is not None:
-            out += b.data
+            out += b._array
         return out
 
     @staticmethod
@@ -46,7 +46,7 @@ class _LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx: Context, x: Any, dim: int) -> np.ndarray:
-        a = x.data
+        a = x._array
         m = a.max(axis=dim, keepdims=True)
         shifted = a - np.where(np.isfinite(m), m, 0)
         out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
@@ -66,8 +66,8 @@ class _PickSum(Function):
     @staticmethod
     def forward(ctx: Context, logp: Any, target: np.ndarray, coef: np.ndarray) -> np.ndarray:
         rows = np.arange(len(target))
-        ctx.shape, ctx.rows, ctx.target, ctx.coef = logp.data.shape, rows, target, coef
-        return np.asarray(-(logp.data[rows, target] * coef).sum(), dtype=logp.data.dtype)
+        ctx.shape, ctx.rows, ctx.target, ctx.coef = logp._array.shape, rows, target, coef
+        return np.asarray(-(logp._array[rows, target] * coef).sum(), dtype=logp._array.dtype)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -85,7 +85,7 @@ class _Pointwise(Function):
         ctx.save_for_backward(x)
         ctx.df = df
         with np.errstate(over="ignore", under="ignore"):
-            return np.asarray(f(x.data), dtype=x.data.dtype)
+            return np.asarray(f(x._array), dtype=x._array.dtype)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -118,8 +118,8 @@ class _Embedding(Function):
 
     @staticmethod
     def forward(ctx: Context, weight: Any, idx: np.ndarray, coef: np.ndarray | None) -> Any:
-        ctx.idx, ctx.coef, ctx.shape = idx, coef, weight.data.shape
-        return weight.data[idx]
+        ctx.idx, ctx.coef, ctx.shape = idx, coef, weight._array.shape
+        return weight._array[idx]
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -133,8 +133,8 @@ class _ConstantPad(Function):
 
     @staticmethod
     def forward(ctx: Context, x: Any, widths: list, value: float) -> np.ndarray:
-        ctx.interior = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.data.shape))
-        return np.pad(x.data, widths, constant_values=value)
+        ctx.interior = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x._array.shape))
+        return np.pad(x._array, widths, constant_values=value)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -148,7 +148,7 @@ class _BinaryCrossEntropy(Function):
     @staticmethod
     def forward(ctx: Context, x: Any, y: Any) -> np.ndarray:
         ctx.save_for_backward(x, y)
-        a, t = x.data, np.asarray(y.data, x.data.dtype)
+        a, t = x._array, np.asarray(y._array, x._array.dtype)
         with np.errstate(divide="ignore"):
             log_x, log_1mx = np.maximum(np.log(a), -100), np.maximum(np.log1p(-a), -100)
         return -(t * log_x + (1 - t) * log_1mx)

@@ -51,7 +51,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 
 # ---- embeddings and indices -----------------------------------------------------------------
 def _index_array(t: Any, fn: str) -> np.ndarray:
-    arr = np.asarray(t.data if isinstance(t, Tensor) else t)
+    arr = np.asarray(t._array if isinstance(t, Tensor) else t)
     if arr.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got {arr.dtype} instead "
@@ -97,7 +97,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
     """torch's embedding_renorm_: rows with norm > max_norm scaled by max_norm / (norm + 1e-7)."""
     with no_grad():
-        w = weight.data[rows]
+        w = weight._array[rows]
         norms = np.linalg.norm(w, ord=norm_type, axis=1) if w.size else np.zeros(0)
         big = norms > max_norm
         if big.any():
@@ -112,7 +112,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     >>> F.one_hot(mg.tensor([0, 2]), 3).tolist()
     [[1, 0, 0], [0, 0, 1]]
     """
-    arr = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    arr = np.asarray(tensor._array if isinstance(tensor, Tensor) else tensor)
     if arr.dtype.kind not in "iu":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:

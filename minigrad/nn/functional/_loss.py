@@ -132,7 +132,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"Using a target size ({tuple(target.shape)}) that is different to the "
                          f"input size ({tuple(input.shape)}) is deprecated. Please ensure they "
                          "have the same size.")
-    x = input.data
+    x = input._array
     if x.size and not ((x >= 0) & (x <= 1)).all():
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = _BinaryCrossEntropy.apply(input, target)
@@ -197,7 +197,7 @@ def _classes_last(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
 def _class_targets(input: Tensor, target: Tensor) -> tuple[Tensor, np.ndarray]:
     """Flattened log-probabilities (M, C) and int class indices (M,), checked."""
     logp, t = _classes_last(input, target)
-    tgt = np.asarray(t.data if isinstance(t, Tensor) else t)
+    tgt = np.asarray(t._array if isinstance(t, Tensor) else t)
     if tgt.dtype.kind not in "iu":
         raise TypeError(f"nll_loss expects integer class indices as target, got {tgt.dtype}")
     if tgt.shape != (logp.shape[0],):
@@ -222,7 +222,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if safe.size and (safe.min() < 0 or safe.max() >= c):
         bad = safe[(safe < 0) | (safe >= c)][0]
         raise IndexError(f"Target {bad} is out of bounds for {c} classes")
-    w = np.ones(c, logp.dtype) if weight is None else np.asarray(weight.data, logp.dtype)
+    w = np.ones(c, logp.dtype) if weight is None else np.asarray(weight._array, logp.dtype)
     wt = (w[safe] * keep).astype(logp.dtype)
     if reduction == "none":
         return (-logp[np.arange(n), safe] * constant(wt)).reshape(out_shape)
@@ -264,8 +264,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     ignored = target == ignore_index
     smooth = -(logp if w is None else logp * w).sum(class_dim).masked_fill(ignored, 0.0)
     if reduction == "mean":
-        kept = np.asarray(target.data)[~np.asarray(ignored.data)]
-        denom = kept.size if weight is None else float(np.asarray(weight.data)[kept].sum())
+        kept = np.asarray(target._array)[~np.asarray(ignored._array)]
+        denom = kept.size if weight is None else float(np.asarray(weight._array)[kept].sum())
         smooth = smooth.sum() / denom
     elif reduction == "sum":
         smooth = smooth.sum()

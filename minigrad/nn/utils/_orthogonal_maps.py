@@ -25,7 +25,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     [[1.0, 0.0], [0.0, 1.0]]
     """
     n = A.shape[-1]
-    norm = float(np.abs(A.data).sum(-2).max()) if A.data.size else 0.0
+    norm = float(np.abs(A._array).sum(-2).max()) if A._array.size else 0.0
     s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
     X = A / 2.0 ** s if s else A
     eye = constant(np.eye(n, dtype=A.dtype))
@@ -43,7 +43,7 @@ class _Inverse(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Any) -> Any:
-        out = Tensor._make(np.linalg.inv(A.data))
+        out = Tensor._make(np.linalg.inv(A._array))
         ctx.save_for_backward(out)
         return out
 

@@ -16,7 +16,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     Returns the norm before clipping. ``g <- g * min(1, max_norm / (norm + 1e-6))``.
     """
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    grads = [p.grad.data for p in params if p.grad is not None]
+    grads = [p.grad._array for p in params if p.grad is not None]
     if not grads:
         return Tensor(np.zeros((), np.float32))
     if norm_type == float("inf"):

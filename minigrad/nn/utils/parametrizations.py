@@ -73,7 +73,7 @@ class _Orthogonal(Module):
         with no_grad():
             if self.orthogonal_map == "polar":
                 return Q.detach().clone()
-            q = Q.detach().data
+            q = Q.detach()._array
             n, k = q.shape[-2], q.shape[-1]
             transpose = n < k
             if transpose:
@@ -155,7 +155,7 @@ class _SpectralNorm(Module):
         self.eps = eps
         if ndim > 1:
             self.n_power_iterations = n_power_iterations
-            mat = self._reshape_weight_to_matrix(weight).data
+            mat = self._reshape_weight_to_matrix(weight)._array
             rng = default_generator.rng
             h, w = mat.shape
             self.register_buffer("_u", Tensor._make(
@@ -174,7 +174,7 @@ class _SpectralNorm(Module):
 
     def _power_method(self, mat: np.ndarray, n: int) -> None:
         """n rounds of u = W v / |W v|, v = W^T u / |W^T u|, written into the buffers."""
-        u, v = self._u.data, self._v.data
+        u, v = self._u._array, self._v._array
         for _ in range(n):
             np.copyto(u, self._normalize(mat @ v))
             np.copyto(v, self._normalize(mat.T @ u))
@@ -186,7 +186,7 @@ class _SpectralNorm(Module):
             return weight / weight.norm().clamp(min=self.eps)
         mat = self._reshape_weight_to_matrix(weight)
         if self.training:
-            self._power_method(mat.detach().data, self.n_power_iterations)
+            self._power_method(mat.detach()._array, self.n_power_iterations)
         # Clones: sigma's graph must not see the next in-place update of the buffers.
         u, v = self._u.clone(), self._v.clone()
         sigma = u.dot(mat.matmul(v))

@@ -60,12 +60,12 @@ def _register_parameter_or_buffer(module: Module, name: str, X: Tensor) -> None:
 def _maybe_set(dest: Tensor, src: Tensor) -> None:
     """torch's ``dest.set_(src)``: ``dest`` (the same object, so optimizers holding it still
     do) takes the values of ``src``, copied so the two never alias; its version moves."""
-    value = src.detach().data
-    if dest.data.shape == value.shape and dest.data.dtype == value.dtype \
-            and dest.data.flags.writeable:
-        np.copyto(dest.data, value)
+    value = src.detach()._array
+    if dest._array.shape == value.shape and dest._array.dtype == value.dtype \
+            and dest._array.flags.writeable:
+        np.copyto(dest._array, value)
     else:
-        dest.data = value.copy()
+        dest._array = value.copy()
     dest._version[0] += 1
 
 

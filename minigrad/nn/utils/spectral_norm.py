@@ -47,7 +47,7 @@ class SpectralNorm(WeightHook):
         else:
             u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
             if update:
-                new_u, new_v = self.power_iteration(mat.data, u.data, self.n_power_iterations)
+                new_u, new_v = self.power_iteration(mat._array, u._array, self.n_power_iterations)
                 with no_grad():
                     u.copy_(Tensor(new_u))
                     v.copy_(Tensor(new_v))
@@ -84,7 +84,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     fn = SpectralNorm(name, n_power_iterations, dim, eps, exact)
     install(module, fn)
     if not exact:
-        mat = fn.matrix(getattr(module, name + "_orig")).data
+        mat = fn.matrix(getattr(module, name + "_orig"))._array
         rng = default_generator.rng
         u = _normalize(rng.standard_normal(mat.shape[0]).astype(mat.dtype), eps)
         u, v = fn.power_iteration(mat, u, 15)  # start from a good estimate, as torch's does
