@@ -247,6 +247,56 @@ def test_trg_tracks_onsager():
         assert _energy(trg, 1 / T, 8, 8) == pytest.approx(trg.onsager(T)[0], abs=2e-3)
 
 
+# ---- 5b. tensor networks: the same model by CTMRG (eigh of the enlarged corner) -----------
+def _ctmrg_ln_z(beta: mg.Tensor, chi: int, iters: int) -> mg.Tensor:
+    """ln Z per site by the corner transfer matrix RG of a C4v-symmetric lattice: each step
+    enlarges the corner C by two edges T and a site, keeps the chi eigenvectors of largest
+    |eigenvalue| of that symmetric matrix as the projector P, and renormalises C and T by P;
+    then ln Z / N = ln(Z1 Z3 / Z2^2) from the 1x1, 1x0 and 0x0 environments."""
+    a = _trg().site_tensor(beta)  # a[l, u, r, d], symmetric in its legs
+    T, C = a.sum(0), a.sum((0, 1))  # T[up, in, down], C[right, down]: open boundaries
+    for _ in range(iters):
+        M = mg.einsum("ab,bsc,dta,tsre->crde", C, T, T, a)
+        k = M.shape[0] * M.shape[1]
+        M = M.reshape(k, k)
+        L, V = mg.linalg.eigh((M + M.mT) / 2)
+        order = np.argsort(-np.abs(L.detach().numpy()), kind="stable")[:chi]
+        P = V.index_select(1, mg.tensor(order))
+        C = P.mT @ M @ P
+        E = mg.einsum("bsc,lsrd->bldcr", T, a)  # the edge grown by one site
+        n = E.shape[0] * E.shape[1]
+        T = mg.einsum("xa,xdy,yc->adc", P, E.reshape(n, E.shape[2], n), P)
+        C, T = C / C.abs().max(), T / T.abs().max()
+    C2 = C @ C
+    U = mg.einsum("xb,bsc,cy->xsy", C, T, C)
+    z1 = mg.einsum("xsy,xlp,lsrd,yrq,pdq->", U, T, a, T, U)
+    return (z1 * (C2 * C2.mT).sum() / (U * U).sum() ** 2).log()
+
+
+@pytest.mark.parametrize("temperature", [1.8, 2.6])
+def test_ctmrg_energy_and_specific_heat_against_finite_differences(temperature):
+    """E and C through every eigh of a CTMRG run (near-tied eigenvalues, relative gaps down
+    to 3e-7, and a discarded half of each spectrum) against differences of ln Z."""
+    chi, iters, b = 6, 8, 1 / temperature
+    beta = mg.tensor(b, dtype=mg.float64, requires_grad=True)
+    (d1,) = mg.autograd.grad(_ctmrg_ln_z(beta, chi, iters), beta, create_graph=True)
+    (d2,) = mg.autograd.grad(d1, beta)
+
+    def lnz(x):
+        with mg.no_grad():
+            return _ctmrg_ln_z(mg.tensor(x, dtype=mg.float64), chi, iters).item()
+
+    h = 1e-5
+    assert d1.item() == pytest.approx((lnz(b + h) - lnz(b - h)) / (2 * h), abs=1e-8)
+    def second(h):  # the central second difference, off by h^2 f^(4) / 12
+        return (lnz(b + h) - 2 * lnz(b) + lnz(b - h)) / h**2
+
+    h = 4e-4  # Richardson's extrapolation cancels the h^2 term
+    assert d2.item() == pytest.approx((4 * second(h / 2) - second(h)) / 3, rel=1e-7)
+    if temperature < 2:  # ordered phase: converged to Onsager already at this size
+        assert -d1.item() == pytest.approx(_trg().onsager(temperature)[0], abs=1e-6)
+
+
 # ---- 6. float32, tall: the tie tolerance must not swallow a real gap ------------------------
 def test_float32_tall_matrix_with_a_small_gap_is_not_treated_as_a_tie():
     """40000 x 2 with a 0.86% gap: distinct values, so the pole term stays; the float32
