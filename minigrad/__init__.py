@@ -51,3 +51,7 @@ __all__ = [
 ]
 __all__ += ["einsum", "tensordot", "det", "logdet", "slogdet", "matrix_power", "cross",
             "inverse", "pinverse"]
+from . import accelerator, cuda  # noqa: E402
+from ._device import device  # noqa: E402
+
+__all__ += ["device", "cuda", "accelerator"]

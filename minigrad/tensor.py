@@ -139,10 +139,6 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
-    @property
-    def device(self) -> str:
-        return "cpu"
-
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         return self.shape if dim is None else self.shape[wrap_dim(dim, self.ndim)]
 
