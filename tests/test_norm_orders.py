@@ -15,10 +15,10 @@ ORDS = ["fro", "nuc", INF, -INF, 0, 1, 2, 3, 0.5, -1, -2, None]
 DIMS = [None, 0, -1, (0, 1), (-2, -1), (1, 2), (0, 1, 2), ()]
 
 
-def _run(fn, x):
-    """(value, gradient of the sum) or the error's type name."""
+def _run(fn, x, *args):
+    """(value, gradient of the sum) of fn(x, *args), or the error's type name."""
     try:
-        out = fn(x)
+        out = fn(x, *args)
         out.sum().backward()
     except (RuntimeError, IndexError, TypeError, ValueError) as e:
         return type(e).__name__
@@ -48,9 +48,9 @@ def test_linalg_norm_every_ord_and_dim_as_torch(shape: tuple, ord) -> None:
     torch = pytest.importorskip("torch")
     a = _data(shape, zero=True)
     for dim, keepdim in itertools.product(DIMS[:-1], (False, True)):
-        ours = _run(lambda x: mg.linalg.norm(x, ord, dim, keepdim), mg.tensor(a, requires_grad=True))
-        theirs = _run(lambda x: torch.linalg.norm(x, ord, dim, keepdim),
-                      torch.tensor(a, requires_grad=True))
+        args = (ord, dim, keepdim)
+        ours = _run(mg.linalg.norm, mg.tensor(a, requires_grad=True), *args)
+        theirs = _run(torch.linalg.norm, torch.tensor(a, requires_grad=True), *args)
         _same(ours, theirs)
 
 
@@ -61,10 +61,11 @@ def test_tensor_norm_every_p_and_dim_as_torch(shape: tuple, p) -> None:
     # no exact zero: there 0 < p < 1 has an infinite slope, which minigrad refuses (below)
     a = _data(shape, zero=False)
     for dim, keepdim in itertools.product(DIMS, (False, True)):
-        ours = _run(lambda x: x.norm(p, dim, keepdim), mg.tensor(a, requires_grad=True))
-        theirs = _run(lambda x: x.norm(p, dim, keepdim), torch.tensor(a, requires_grad=True))
+        args = (p, dim, keepdim)
+        ours = _run(mg.Tensor.norm, mg.tensor(a, requires_grad=True), *args)
+        theirs = _run(torch.Tensor.norm, torch.tensor(a, requires_grad=True), *args)
         _same(ours, theirs)
-        fn = _run(lambda x: mg.norm(x, p, dim, keepdim), mg.tensor(a, requires_grad=True))
+        fn = _run(mg.norm, mg.tensor(a, requires_grad=True), *args)
         _same(fn, theirs)
 
 
