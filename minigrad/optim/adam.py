@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_differentiable, check_non_negative
+from .optimizer import Optimizer, check_betas, check_differentiable, check_non_negative
 
 
 class Adam(Optimizer):
@@ -29,9 +29,7 @@ class Adam(Optimizer):
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
         check_non_negative(lr=lr, eps=eps, weight_decay=weight_decay)
-        for i, b in enumerate(betas):
-            if not 0.0 <= b < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {b}")
+        check_betas(betas)
         check_differentiable(differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
