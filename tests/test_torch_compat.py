@@ -309,6 +309,7 @@ CASES |= {
     "tolist": [meth(X)], "numpy": [meth(XN)],
     "shape": [prop("shape", X)], "ndim": [prop("ndim", X)], "dtype": [prop("dtype", X)],
     "device": [prop("device", X)], "is_cuda": [prop("is_cuda", X)],
+    "is_cpu": [prop("is_cpu", X)],
     "is_leaf": [prop("is_leaf", X)], "requires_grad": [prop("requires_grad", X)],
     "grad": [prop("grad", X)], "grad_fn": [prop("grad_fn", XN)], "data": [prop("data", X)],
     "retains_grad": [prop("retains_grad", X)],

@@ -74,6 +74,10 @@ class ConvertMethods:
     def is_cuda(self) -> bool:
         return False
 
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
     def cpu(self) -> Tensor:
         return self
 

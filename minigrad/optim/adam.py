@@ -61,3 +61,20 @@ class Adam(Optimizer):
         if group["decoupled_weight_decay"] and wd != 0:
             step += (lr * wd) * p._array  # p (1 - lr wd) - step, in one subtraction
         return step
+
+
+def lerp_moments(g: np.ndarray, p: Tensor, state: dict, b1: float,
+                 b2: float) -> tuple[int, np.ndarray, np.ndarray]:
+    """One more step of Adam's moments m <- m + (1 - b1)(g - m), v <- b2 v + (1 - b2) g^2
+    (torch's lerp form, as NAdam and RAdam write it), created zero in ``state`` on the first
+    step and updated in place; returns (step count, m, v)."""
+    if not state:
+        state["step"] = 0
+        state["exp_avg"] = Tensor._make(np.zeros_like(p._array))
+        state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
+    state["step"] += 1
+    m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
+    m += (1 - b1) * (g - m)
+    v *= b2
+    v += (1 - b2) * (g * g)
+    return state["step"], m, v

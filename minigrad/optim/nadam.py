@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..tensor import Tensor
+from .adam import lerp_moments
 from .optimizer import Optimizer, check_betas, check_differentiable, check_non_negative
 
 
@@ -39,21 +40,11 @@ class NAdam(Optimizer):
 
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         (b1, b2), eps, lr = group["betas"], group["eps"], group["lr"]
-        if not state:
-            state["step"] = 0
-            state["mu_product"] = 1.0
-            state["exp_avg"] = Tensor._make(np.zeros_like(p._array))
-            state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
-        state["step"] += 1
-        t, psi = state["step"], group["momentum_decay"]
+        t, m, v = lerp_moments(g, p, state, b1, b2)
+        psi = group["momentum_decay"]
         mu = b1 * (1 - 0.5 * 0.96 ** (t * psi))
         mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * psi))
-        state["mu_product"] *= mu
-        prod = state["mu_product"]
-        m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-        m += (1 - b1) * (g - m)
-        v *= b2
-        v += (1 - b2) * (g * g)
+        state["mu_product"] = prod = state.get("mu_product", 1.0) * mu
         denom = np.sqrt(v / (1 - b2 ** t)) + eps
         step = (lr * (1 - mu) / (1 - prod)) * g / denom
         step += (lr * mu_next / (1 - prod * mu_next)) * m / denom

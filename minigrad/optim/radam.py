@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..tensor import Tensor
+from .adam import lerp_moments
 from .optimizer import Optimizer, check_betas, check_differentiable, check_non_negative
 
 
@@ -40,16 +41,7 @@ class RAdam(Optimizer):
 
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         (b1, b2), eps, lr = group["betas"], group["eps"], group["lr"]
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = Tensor._make(np.zeros_like(p._array))
-            state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
-        state["step"] += 1
-        t = state["step"]
-        m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-        m += (1 - b1) * (g - m)
-        v *= b2
-        v += (1 - b2) * (g * g)
+        t, m, v = lerp_moments(g, p, state, b1, b2)
         bc2 = 1 - b2 ** t
         m_hat = m / (1 - b1 ** t)
         rho_inf = 2 / (1 - b2) - 1
