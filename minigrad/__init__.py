@@ -51,3 +51,11 @@ __all__ = [
 ]
 __all__ += ["einsum", "tensordot", "det", "logdet", "slogdet", "matrix_power", "cross",
             "inverse", "pinverse"]
+from . import accelerator, cuda  # noqa: E402
+from ._device import device  # noqa: E402
+
+__all__ += ["device", "cuda", "accelerator"]
+from .linalg.legacy import cholesky, qr, svd  # noqa: E402
+from .linalg.matrix_exp import matrix_exp  # noqa: E402
+
+__all__ += ["svd", "cholesky", "qr", "matrix_exp"]

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from ._device import check_device
 from ._dims import shape_arg
 from .tensor import Tensor
 
@@ -16,21 +17,28 @@ def _float_dtype(dtype: Any) -> np.dtype:
     return dtypes.DEFAULT_FLOAT if dtype is None else dtypes.to_dtype(dtype)
 
 
-def _new(arr: np.ndarray, requires_grad: bool) -> Tensor:
+def _new(arr: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
+    if device is not None:
+        check_device(device)
     t = Tensor._make(arr)
     return t.requires_grad_() if requires_grad else t
 
 
-def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def tensor(data: Any, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``: Python floats -> float32, ints -> int64,
     numpy arrays keep their dtype (torch.tensor)."""
     src = data._array if isinstance(data, Tensor) else data
     arr = np.array(src, copy=True) if isinstance(src, np.ndarray) else src
+    if device is not None:
+        check_device(device)
     return Tensor(arr, dtype=dtype, requires_grad=requires_grad)
 
 
-def as_tensor(data: Any, dtype: Any = None) -> Tensor:
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like ``tensor`` but shares memory with a numpy array of the right dtype."""
+    if device is not None:
+        check_device(device)
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
     return Tensor(data, dtype=dtype)
@@ -43,70 +51,79 @@ def from_numpy(a: np.ndarray) -> Tensor:
     return Tensor(a)
 
 
-def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(shape_arg(size), _float_dtype(dtype)), requires_grad)
+def zeros(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _new(np.zeros(shape_arg(size), _float_dtype(dtype)), requires_grad, device)
 
 
-def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(shape_arg(size), _float_dtype(dtype)), requires_grad)
+def ones(*size: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    return _new(np.ones(shape_arg(size), _float_dtype(dtype)), requires_grad, device)
 
 
-def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+def empty(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full(size: Sequence[int], fill_value: Any, dtype: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     """Filled with ``fill_value``; the dtype follows the value (bool, int64 or float32)."""
     dt = dtypes.scalar_dtype(fill_value) if dtype is None else dtypes.to_dtype(dtype)
-    return _new(np.full(tuple(size), fill_value, dt), requires_grad)
+    return _new(np.full(tuple(size), fill_value, dt), requires_grad, device)
 
 
-def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
+def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    return _new(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device)
 
 
 def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
-           requires_grad: bool = False) -> Tensor:
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     """[start, end) by ``step``; int64 when all three are integers, else float32 (torch)."""
     if end is None:
         start, end = 0, start
     if dtype is None:
         ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if ints else dtypes.DEFAULT_FLOAT
-    return _new(np.arange(start, end, step).astype(dtypes.to_dtype(dtype)), requires_grad)
+    arr = np.arange(start, end, step).astype(dtypes.to_dtype(dtype))
+    return _new(arr, requires_grad, device)
 
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None,
-             requires_grad: bool = False) -> Tensor:
-    return _new(np.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    arr = np.linspace(start, end, steps, dtype=_float_dtype(dtype))
+    return _new(arr, requires_grad, device)
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             device: Any = None, requires_grad: bool = False) -> Tensor:
     return _new(np.logspace(start, end, steps, base=base).astype(_float_dtype(dtype)),
-                requires_grad)
+                requires_grad, device)
 
 
 def _like(t: Tensor, dtype: Any) -> np.dtype:
     return t.dtype if dtype is None else dtypes.to_dtype(dtype)
 
 
-def zeros_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(t.shape, _like(t, dtype)), requires_grad)
+def zeros_like(t: Tensor, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return _new(np.zeros(t.shape, _like(t, dtype)), requires_grad, device)
 
 
-def ones_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(t.shape, _like(t, dtype)), requires_grad)
+def ones_like(t: Tensor, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return _new(np.ones(t.shape, _like(t, dtype)), requires_grad, device)
 
 
 def full_like(t: Tensor, fill_value: Any, dtype: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    return _new(np.full(t.shape, fill_value, _like(t, dtype)), requires_grad)
+              device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.full(t.shape, fill_value, _like(t, dtype)), requires_grad, device)
 
 
-def empty_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return zeros_like(t, dtype, requires_grad)
+def empty_like(t: Tensor, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return zeros_like(t, dtype, device, requires_grad)
 
 
 # ---- random ---------------------------------------------------------------------------------
@@ -144,35 +161,43 @@ def rng_of(generator: Generator | None) -> np.random.Generator:
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform on [0, 1)."""
     dt = _float_dtype(dtype)
-    return _new(rng_of(generator).random(shape_arg(size)).astype(dt), requires_grad)
+    return _new(rng_of(generator).random(shape_arg(size)).astype(dt), requires_grad, device)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal."""
     dt = _float_dtype(dtype)
-    return _new(rng_of(generator).standard_normal(shape_arg(size)).astype(dt), requires_grad)
+    arr = rng_of(generator).standard_normal(shape_arg(size)).astype(dt)
+    return _new(arr, requires_grad, device)
 
 
 def randint(low: int, high: int | None = None, size: Sequence[int] = (), *,
-            generator: Generator | None = None, dtype: Any = None) -> Tensor:
+            generator: Generator | None = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
     """Integers in [low, high) (int64)."""
     if high is None:
         low, high = 0, low
     dt = np.int64 if dtype is None else dtypes.to_dtype(dtype)
-    return Tensor._make(rng_of(generator).integers(low, high, tuple(size)).astype(dt))
+    return _new(rng_of(generator).integers(low, high, tuple(size)).astype(dt), requires_grad,
+                device)
 
 
-def randperm(n: int, *, generator: Generator | None = None) -> Tensor:
-    return Tensor._make(rng_of(generator).permutation(n).astype(np.int64))
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64 unless ``dtype`` is given)."""
+    dt = np.int64 if dtype is None else dtypes.to_dtype(dtype)
+    return _new(rng_of(generator).permutation(n).astype(dt), requires_grad, device)
 
 
-def rand_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return rand(*t.shape, dtype=_like(t, dtype), requires_grad=requires_grad)
+def rand_like(t: Tensor, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return rand(*t.shape, dtype=_like(t, dtype), device=device, requires_grad=requires_grad)
 
 
-def randn_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return randn(*t.shape, dtype=_like(t, dtype), requires_grad=requires_grad)
+def randn_like(t: Tensor, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return randn(*t.shape, dtype=_like(t, dtype), device=device, requires_grad=requires_grad)

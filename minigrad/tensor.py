@@ -21,6 +21,7 @@ from ._tensor import (
     ElementwiseMethods,
     IndexingMethods,
     InplaceMethods,
+    LinalgMethods,
     ReduceMethods,
     ShapeMethods,
 )
@@ -61,7 +62,7 @@ class _HookHandle:
 
 
 class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, IndexingMethods,
-             InplaceMethods, ConvertMethods):
+             InplaceMethods, ConvertMethods, LinalgMethods):
     """An n-dimensional array that can record the operations applied to it.
 
     >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
@@ -138,10 +139,6 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
-
-    @property
-    def device(self) -> str:
-        return "cpu"
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         return self.shape if dim is None else self.shape[wrap_dim(dim, self.ndim)]

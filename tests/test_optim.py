@@ -260,8 +260,13 @@ def test_every_optimizer_keeps_a_0d_parameter_a_0d_array() -> None:
     for cls in classes:
         p = nn.Parameter(mg.tensor(2.0))
         opt = cls([p], lr=0.1)
-        for _ in range(2):
+        def closure(p=p, opt=opt):
             opt.zero_grad()
-            (p * p).backward()
-            opt.step()
+            loss = p * p
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            closure()
+            opt.step(closure)  # LBFGS needs the closure; the others call it once more
         assert type(p._array) is np.ndarray and p.shape == () and p.item() < 2.0, cls.__name__

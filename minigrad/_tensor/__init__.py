@@ -10,8 +10,9 @@ from .convert import ConvertMethods
 from .elementwise import ElementwiseMethods
 from .indexing import IndexingMethods
 from .inplace import InplaceMethods
+from .linalg import LinalgMethods
 from .reduce import ReduceMethods
 from .shape import ShapeMethods
 
 __all__ = ["ArithMethods", "ConvertMethods", "ElementwiseMethods", "IndexingMethods",
-           "InplaceMethods", "ReduceMethods", "ShapeMethods"]
+           "InplaceMethods", "LinalgMethods", "ReduceMethods", "ShapeMethods"]

@@ -65,8 +65,14 @@ class ArithMethods:
     def __rmatmul__(self, o: Any) -> Tensor:
         return tensor_like(o, self).matmul(self)
 
-    add = __add__
-    sub = __sub__
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        """self + alpha * other (torch's ``add``)."""
+        return arith.Add.apply(self, other if alpha == 1 else other * alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        """self - alpha * other (torch's ``sub``)."""
+        return arith.Sub.apply(self, other if alpha == 1 else other * alpha)
+
     mul = __mul__
     div = __truediv__
     pow = __pow__

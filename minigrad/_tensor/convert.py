@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import dtypes
+from .._device import CPU, check_device, is_device
+from .._device import device as Device
 from .._dims import shape_arg
 from ..autograd import function
 from ..autograd.function import is_tensor
@@ -63,43 +65,55 @@ class ConvertMethods:
     def type_as(self, other: Tensor) -> Tensor:
         return self._cast(other.dtype)
 
+    @property
+    def device(self) -> Device:
+        """Where the values live: always ``mg.device("cpu")`` (it equals ``"cpu"``)."""
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
     def cpu(self) -> Tensor:
         return self
 
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        """Refused: minigrad runs on the CPU only (``.cuda(device="cpu")`` is the CPU)."""
         check_device("cuda" if device is None else device)
         return self
 
-    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:
         """A copy of ``data`` as a new leaf, in this tensor's dtype unless ``dtype`` is given."""
+        if device is not None:
+            check_device(device)
         arr = np.array(data._array if is_tensor(data) else data)
         return function.tensor_class(arr, self.dtype if dtype is None else dtype, requires_grad)
 
     def new_full(self, size: Sequence[int], fill_value: Number, dtype: Any = None,
-                 requires_grad: bool = False) -> Tensor:
+                 device: Any = None, requires_grad: bool = False) -> Tensor:
         """A new tensor of ``size`` filled with ``fill_value``, in this tensor's dtype."""
+        if device is not None:
+            check_device(device)
         dt = self.dtype if dtype is None else dtypes.to_dtype(dtype)
         return function.tensor_class(np.full(shape_arg((size,)), fill_value, dt),
                                      requires_grad=requires_grad)
 
-    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        return self.new_full(shape_arg(size), 0, dtype, requires_grad)
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        return self.new_full(shape_arg(size), 0, dtype, device, requires_grad)
 
-    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        return self.new_full(shape_arg(size), 1, dtype, requires_grad)
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        return self.new_full(shape_arg(size), 1, dtype, device, requires_grad)
 
-    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        return self.new_full(shape_arg(size), 0, dtype, requires_grad)
-
-
-def check_device(device: Any) -> None:
-    """minigrad has one device: refuse any other clearly instead of ignoring it."""
-    kind = str(getattr(device, "type", device)).split(":")[0]
-    if kind != "cpu":
-        raise RuntimeError(f"minigrad runs on the CPU only; cannot use device {device!r}")
-
-
-_DEVICE_NAMES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "hpu", "ipu", "mtia")
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        return self.new_full(shape_arg(size), 0, dtype, device, requires_grad)
 
 
 def to_args(args: Sequence[Any], dtype: Any = None, device: Any = None) -> np.dtype | None:
@@ -107,7 +121,7 @@ def to_args(args: Sequence[Any], dtype: Any = None, device: Any = None) -> np.dt
     for a in args:
         if is_tensor(a):
             dtype = a.dtype
-        elif isinstance(a, str) and a.split(":")[0] in _DEVICE_NAMES:
+        elif is_device(a):
             device = a
         elif a is not None:
             dtype = a

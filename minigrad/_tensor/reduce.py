@@ -14,7 +14,6 @@ import numpy as np
 # time, as torch's Tensor.norm does (the package is in sys.modules before this file runs).
 import minigrad
 
-from .. import dtypes
 from .._dims import count_over, norm_dims, wrap_dim
 from ..autograd import function
 from ..autograd.function import is_tensor
@@ -119,35 +118,29 @@ class ReduceMethods:
 
     def norm(self, p: Any = "fro", dim: int | Sequence[int] | None = None,
              keepdim: bool = False, dtype: Any = None) -> Tensor:
-        """torch's ``Tensor.norm``: ``'fro'`` (or 2) the 2-norm of the entries over ``dim``
-        (all dims when None), ``'nuc'`` the nuclear norm over two dims, a number p the vector
-        p-norm (sum |x|^p)^(1/p), with 0 counting non-zeros and +-inf the max / min |x|.
+        """torch's ``Tensor.norm``: a number p (or None: 2) is the vector p-norm
+        (sum |x|^p)^(1/p) over ``dim`` (all dims when None; 0 counts non-zeros, +-inf the
+        max / min |x|); ``'fro'`` over at most two dims is the 2-norm of the entries; any
+        other string (``'nuc'``, ``'fro'`` over more dims) is linalg.matrix_norm over ``dim``
+        (all dims when None), which refuses what is not two dims.
 
         >>> mg.tensor([3.0, -4.0]).norm(), mg.tensor([3.0, -4.0]).norm(1)
         (tensor(5.), tensor(7.))
         """
         x = self if dtype is None else self.to(dtype)
         if isinstance(p, str):
-            if p == "fro":
-                return reduce.Norm2.apply(x, norm_dims(dim, x.ndim), keepdim)
-            if p == "nuc":
-                dims = tuple(range(x.ndim)) if dim is None else dim
-                if isinstance(dims, int) or len(dims) != 2:
-                    raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims}")
-                return minigrad.linalg.matrix_norm(x, "nuc", tuple(dims), keepdim)
-            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported; use 'fro', 'nuc' "
-                               "or a number")
+            if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+                return x.norm(2, dim, keepdim)
+            dims = tuple(range(x.ndim)) if dim is None else dim
+            return minigrad.linalg.matrix_norm(x, p, dims, keepdim)
+        p = 2 if p is None else p
+        if x.dtype.kind != "f" or isinstance(p, bool) or p in (0, 1, math.inf, -math.inf):
+            return minigrad.linalg.vector_norm(x, p, dim, keepdim)  # its checks and errors
         dims = norm_dims(dim, x.ndim)
         if p == 2:
             return reduce.Norm2.apply(x, dims, keepdim)
-        if p == 1:
-            return x.abs().sum(dims, keepdim)
-        if p == math.inf or p == -math.inf:
-            return x.abs().amax(dims, keepdim) if p > 0 else x.abs().amin(dims, keepdim)
-        if p == 0:  # piecewise constant: no gradient, as in torch
-            count = np.count_nonzero(x._array, axis=dims, keepdims=keepdim)
-            return function.make_tensor(np.asarray(count, x._array.dtype if x.is_floating_point()
-                                           else dtypes.DEFAULT_FLOAT))
+        # NormP refuses the infinite slope of 0 < p < 1 at a zero entry (vector_norm's
+        # convention there is torch's zero)
         return reduce.NormP.apply(x, dims, keepdim, float(p))
 
     def logsumexp(self, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:

@@ -23,6 +23,9 @@ class ShapeMethods:
 
     @property
     def mT(self) -> Tensor:
+        if self.ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
     def reshape(self, *shape_: Any) -> Tensor:

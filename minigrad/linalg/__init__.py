@@ -18,3 +18,6 @@ __all__ += ["det", "slogdet", "SlogdetResult", "eigh", "eigvalsh", "EighResult",
             "matrix_power", "multi_dot", "qr", "QRResult", "cholesky", "inv", "solve",
             "solve_triangular", "cond", "lstsq", "LstsqResult", "matrix_rank", "pinv", "norm",
             "vector_norm"]
+from .matrix_exp import matrix_exp  # noqa: E402
+
+__all__ += ["matrix_exp"]

@@ -50,6 +50,9 @@ def _extreme(t: Tensor, largest: bool, what: str) -> Tensor:
     return t.amax(-1) if largest else t.amin(-1)
 
 
+_ORDS = ("fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf"))
+
+
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
                 keepdim: bool = False) -> Tensor:
     """A matrix norm over ``dim``, batched over the rest: ``'fro'`` sqrt(sum a_ij^2),
@@ -61,6 +64,9 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
     >>> mg.linalg.matrix_norm(mg.tensor([[3.0, 0.0], [0.0, -4.0]]), "nuc")
     tensor(7.)
     """
+    if not any(ord == o and isinstance(ord, str) == isinstance(o, str) for o in _ORDS):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported; use 'fro', 'nuc', "
+                           "2, -2, 1, -1, inf or -inf")
     dims = _matrix_dims(A, dim)
     M = _matrix_dims_last(A, dims)
     if ord == "fro":

@@ -107,19 +107,21 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
     if dtype is not None:
         check_float(A, "linalg.norm")
         A = A.to(to_dtype(dtype))
+    if dim is None and ord is not None and A.ndim > 2:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                           f"be 1D or 2D. Got {A.ndim}D.")
+    if isinstance(ord, str):  # torch: a string order always means a matrix norm
+        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim)
     if dim is not None:
         dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        if len(dims) == 1:
+        if len(dims) == 1 or (len(dims) == 2 and ord is None):  # 'fro' is the entries' 2-norm
             return vector_norm(A, 2 if ord is None else ord, dims, keepdim)
         if len(dims) == 2:
-            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim)
+            return matrix_norm(A, ord, dims, keepdim)
         raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
                            f"Got {list(dims)}")
     if ord is None:
         return vector_norm(A, 2, None, keepdim)
     if A.ndim == 1:
         return vector_norm(A, ord, None, keepdim)
-    if A.ndim == 2:
-        return matrix_norm(A, ord, (-2, -1), keepdim)
-    raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
-                       f"1D or 2D. Got {A.ndim}D.")
+    return matrix_norm(A, ord, (-2, -1), keepdim)

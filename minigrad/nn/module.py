@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._tensor.convert import to_args
+from .._tensor.convert import check_device, to_args
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .parameter import Parameter, clear_grad
@@ -274,6 +274,11 @@ class Module:
         return self._cast(np.dtype(np.float16))
 
     def cpu(self) -> Module:
+        return self
+
+    def cuda(self, device: Any = None) -> Module:
+        """Refused: minigrad runs on the CPU only."""
+        check_device("cuda" if device is None else device)
         return self
 
     def _cast(self, dt: np.dtype) -> Module:

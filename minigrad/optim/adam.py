@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_differentiable, check_non_negative
+from .optimizer import Optimizer, check_betas, check_differentiable, check_non_negative
 
 
 class Adam(Optimizer):
@@ -29,9 +29,7 @@ class Adam(Optimizer):
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
         check_non_negative(lr=lr, eps=eps, weight_decay=weight_decay)
-        for i, b in enumerate(betas):
-            if not 0.0 <= b < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {b}")
+        check_betas(betas)
         check_differentiable(differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
@@ -63,3 +61,20 @@ class Adam(Optimizer):
         if group["decoupled_weight_decay"] and wd != 0:
             step += (lr * wd) * p._array  # p (1 - lr wd) - step, in one subtraction
         return step
+
+
+def lerp_moments(g: np.ndarray, p: Tensor, state: dict, b1: float,
+                 b2: float) -> tuple[int, np.ndarray, np.ndarray]:
+    """One more step of Adam's moments m <- m + (1 - b1)(g - m), v <- b2 v + (1 - b2) g^2
+    (torch's lerp form, as NAdam and RAdam write it), created zero in ``state`` on the first
+    step and updated in place; returns (step count, m, v)."""
+    if not state:
+        state["step"] = 0
+        state["exp_avg"] = Tensor._make(np.zeros_like(p._array))
+        state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
+    state["step"] += 1
+    m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
+    m += (1 - b1) * (g - m)
+    v *= b2
+    v += (1 - b2) * (g * g)
+    return state["step"], m, v

@@ -3,26 +3,90 @@
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
+import functools
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..nn.module import RemovableHandle
 from ..nn.parameter import clear_grad
 from ..tensor import Tensor
+
+# torch.optim.optimizer's global hooks: run around the step of every optimizer.
+_global_step_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_step_post_hooks: OrderedDict[int, Callable] = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` before every optimizer's step (see
+    ``Optimizer.register_step_pre_hook``)."""
+    return _add_hook(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` after every optimizer's step."""
+    return _add_hook(_global_step_post_hooks, hook)
+
+
+def _add_hook(hooks: OrderedDict, hook: Callable) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _with_hooks(step: Callable) -> Callable:
+    """``step`` with the pre / post hooks around it, marking the optimizer as stepped (the
+    schedulers' order check reads that). A subclass's step calling ``super().step()`` runs
+    the hooks once: only the outermost call does."""
+
+    @functools.wraps(step)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]  # the hooks see the optimizer in args too, as torch's
+        if self._stepping:
+            return step(*args, **kwargs)
+        for hook in [*_global_step_pre_hooks.values(), *self._step_pre_hooks.values()]:
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{hook} must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {result}.")
+                args, kwargs = result
+        self._opt_called = True
+        self._stepping = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            self._stepping = False
+        for hook in [*_global_step_post_hooks.values(), *self._step_post_hooks.values()]:
+            hook(self, args, kwargs)
+        return out
+
+    hooked._with_hooks = True  # type: ignore[attr-defined]
+    return hooked
 
 
 class Optimizer:
     """Base class. ``params`` is an iterable of Tensors or of dicts (parameter groups) with
     per-group options overriding ``defaults``; ``state[p]`` holds each parameter's buffers."""
 
+    _opt_called = False  # set by the first step (lr schedulers check the call order)
+    _stepping = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__ and not getattr(cls.step, "_with_hooks", False):
+            cls.step = _with_hooks(cls.step)
+
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got a Tensor")
         self.defaults = defaults
+        self._step_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._step_post_hooks: OrderedDict[int, Callable] = OrderedDict()
         self.state: defaultdict[Tensor, dict] = defaultdict(dict)
         self.param_groups: list[dict] = []
         groups = list(params)
@@ -74,6 +138,22 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step`` (``args`` starts with
+        the optimizer, as in torch); returning a pair ``(new_args, new_kwargs)`` replaces the
+        step's arguments. ``remove()`` the handle.
+
+        >>> opt = mg.optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1)
+        >>> h = opt.register_step_pre_hook(lambda o, args, kwargs: print("stepping"))
+        >>> opt.step(); h.remove(); opt.step()
+        stepping
+        """
+        return _add_hook(self._step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return _add_hook(self._step_post_hooks, hook)
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimised parameters (to None by default, like torch)."""
         for group in self.param_groups:
@@ -95,6 +175,8 @@ class Optimizer:
                         g = g + wd * p._array  # L2, after the sign flip, as torch does
                     p.sub_(Tensor._make(self._update(g, p, group, self.state[p])))
         return loss
+
+    step = _with_hooks(step)
 
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         """The step to subtract from ``p`` given its gradient ``g`` (sign-flipped for
@@ -156,6 +238,12 @@ def check_non_negative(**values: float) -> None:
     for name, value in values.items():
         if value < 0.0:
             raise ValueError(f"Invalid {spelled.get(name, name + ' value')}: {value}")
+
+
+def check_betas(betas: tuple[float, float]) -> None:
+    for i, b in enumerate(betas):
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {b}")
 
 
 def _copy(v: Any, like: Tensor | None = None) -> Any:

@@ -5,36 +5,13 @@ helpers their ``right_inverse`` needs (run under no_grad)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ...autograd.function import Context, Function, constant
+from ...linalg.matrix_exp import matrix_exp  # noqa: F401  (the map of that name)
 from ...tensor import Tensor
-
-
-def matrix_exp(A: Tensor) -> Tensor:
-    """exp(A) of a (batch of) square matrix by scaling and squaring a Taylor polynomial.
-
-    A is scaled by 2^-s until its 1-norm is at most 1/2, where the Taylor tail of degree 18
-    (10 in float32) is below the rounding error; the result is squared s times. Built from
-    matmuls, so it differentiates to any order.
-
-    >>> matrix_exp(mg.zeros(2, 2)).tolist()
-    [[1.0, 0.0], [0.0, 1.0]]
-    """
-    n = A.shape[-1]
-    norm = float(np.abs(A._array).sum(-2).max()) if A._array.size else 0.0
-    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
-    X = A / 2.0 ** s if s else A
-    eye = constant(np.eye(n, dtype=A.dtype))
-    P = eye
-    for k in range(18 if A.dtype == np.float64 else 10, 0, -1):  # Horner: I + X/k (...)
-        P = eye + (X @ P) / k
-    for _ in range(s):
-        P = P @ P
-    return P
 
 
 class _Inverse(Function):

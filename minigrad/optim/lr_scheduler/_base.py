@@ -18,6 +18,13 @@ EPOCH_DEPRECATION_WARNING = (
 )
 
 
+ORDER_WARNING = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. Since PyTorch 1.1.0 "
+    "the optimizer steps first: call `optimizer.step()` and then `lr_scheduler.step()`, or "
+    "the first value of the learning-rate schedule is skipped."
+)
+
+
 def check_optimizer(optimizer: Any) -> None:
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
@@ -84,10 +91,18 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or, deprecated, jump to ``epoch``) and write the new lrs."""
+        self._warn_if_before_optimizer()
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self._update_lr(epoch)
+
+    def _warn_if_before_optimizer(self) -> None:
+        """torch's order check, on the first step after construction: a scheduler stepped
+        before its optimizer ever was skips the schedule's first value."""
+        if self._step_count == 1 and not self._is_initial and not getattr(
+                self.optimizer, "_opt_called", True):
+            warnings.warn(ORDER_WARNING, UserWarning, stacklevel=3)
 
     def _update_lr(self, epoch: int | None = None) -> None:
         self._in_step = True

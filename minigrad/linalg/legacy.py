@@ -1,0 +1,64 @@
+"""torch's older spellings of the decompositions, still in torch and in code ported from it:
+``torch.svd`` (V, not Vh; ``some``; ``compute_uv``), ``torch.cholesky(upper=)`` and
+``torch.qr(some=)``. Each is the torch.linalg function underneath, gradients included."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..autograd.function import constant
+from ..tensor import Tensor
+from ._checks import check_matrix
+from .qr import QRResult
+from .qr import qr as linalg_qr
+from .solve import cholesky as linalg_cholesky
+from .svd import svd as linalg_svd
+from .svd import svdvals
+
+
+class SVDLegacyResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    V: Tensor
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVDLegacyResult:
+    """torch.svd: input = U diag(S) V^T, returning V itself (linalg.svd returns Vh = V^T).
+
+    ``some=True`` gives the reduced U (*, m, k) and V (*, n, k); ``some=False`` the full
+    (*, m, m) and (*, n, n). With ``compute_uv=False`` only S is computed and U, V are
+    zero-filled (*, m, m) and (*, n, n), as in torch; S then still differentiates.
+
+    >>> U, S, V = mg.svd(mg.tensor([[3.0, 0.0], [0.0, -4.0]])); S, V.shape
+    (tensor([4., 3.]), (2, 2))
+    """
+    check_matrix(input, "svd", "input")
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        batch = input.shape[:-2]
+        U = constant(np.zeros(batch + (m, m), input.dtype))
+        V = constant(np.zeros(batch + (n, n), input.dtype))
+        return SVDLegacyResult(U, svdvals(input), V)
+    U, S, Vh = linalg_svd(input, full_matrices=not some)
+    return SVDLegacyResult(U, S, Vh.mT)
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """torch.cholesky: linalg.cholesky with ``upper`` positional (L, or U = L^T if upper).
+
+    >>> mg.cholesky(mg.tensor([[4.0, 2.0], [2.0, 2.0]]), upper=True)
+    tensor([[2., 1.],
+            [0., 1.]])
+    """
+    return linalg_cholesky(input, upper=upper)
+
+
+def qr(input: Tensor, some: bool = True) -> QRResult:
+    """torch.qr: linalg.qr with mode "reduced" (``some=True``) or "complete".
+
+    >>> Q, R = mg.qr(mg.tensor([[3.0], [4.0]]), some=False); Q.shape, R.shape
+    ((2, 2), (2, 1))
+    """
+    return linalg_qr(input, "reduced" if some else "complete")
