@@ -81,10 +81,39 @@ class Div(Function):
         return (g / b if na else None), (-g * a / (b * b) if nb else None)
 
 
+def _cube(x: np.ndarray) -> np.ndarray:
+    y = np.multiply(x, x)
+    y *= x  # (x * x) * x, as torch computes it
+    return y
+
+
+# Exponents with a route cheaper than np.power (which has none for small integers), the
+# ones torch's pow kernel special-cases, computed as it does so that values match its.
+# The flag says whether the route can divide by zero or take the root of a negative.
+_FAST_POW: dict[float, tuple[Any, bool]] = {
+    0: (lambda x: np.ones(x.shape, x.dtype), False),  # nan ** 0 = 1 too
+    1: (lambda x: np.array(x), False),
+    2: (lambda x: np.multiply(x, x), False),
+    3: (_cube, False),
+    -1: (lambda x: np.divide(1, x), True),
+    -2: (lambda x: np.divide(1, np.multiply(x, x)), True),
+    0.5: (np.sqrt, True),
+    -0.5: (lambda x: np.divide(1, np.sqrt(x)), True),
+}
+
+
 class Pow(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
+        fast = _FAST_POW.get(y) if type(y) is int or type(y) is float else None
+        if fast is not None and x.dtype.kind == "f":
+            save_operands(ctx, a, b, ctx.needs_input_grad[0], False)
+            fn, warns = fast
+            if not warns:
+                return fn(x)
+            with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, as in torch
+                return fn(x)
         if x.dtype.kind in "iub" and np.any(np.asarray(y) < 0):
             raise RuntimeError("Integers to negative integer powers are not allowed")
         save_operands(ctx, a, b, any(ctx.needs_input_grad), any(ctx.needs_input_grad))
@@ -101,6 +130,12 @@ class Pow(Function):
     def _grads(ctx: Context, g: Any) -> tuple:
         a, b = saved_operands(ctx)
         na, nb = ctx.needs_input_grad
+        if type(b) is int or type(b) is float:
+            # torch's rule for a number exponent: g (b a**(b-1)), zeros for b = 0; the
+            # a ** (b - 1) takes the fast route of forward when b - 1 has one.
+            if b == 0:
+                return constant(np.zeros(a._array.shape, a._array.dtype)), None
+            return g * (b * a ** (b - 1)), None
         ga = gb = None
         b_zero = np.asarray(_arr(b)) == 0
         # a ** 0 has derivative 0: skip the 0 * a**-1 (nan at a = 0, which would reach
