@@ -105,3 +105,22 @@ def test_saved_base_is_version_checked() -> None:
     y.add_(1)
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         z.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_where_against_zero_is_bitwise_np_where(dtype: type) -> None:
+    # Where(mask, g, 0) (relu's backward) takes a bit-mask route: inf, nan and -0.0 must
+    # survive where taken and become +0.0 elsewhere, as np.where (and torch) give.
+    x = np.array([[1.5, -0.0, np.inf, np.nan], [-np.inf, 0.0, -2.0, np.nan]], dtype)
+    cond = np.array([[True, True, True, True], [False, False, False, False]])
+    for z in (0, 0.0):
+        for keep in (True, False):
+            want = np.where(cond, x, z) if keep else np.where(cond, z, x)
+            got = (mg.where(mg.tensor(cond), mg.tensor(x), z) if keep
+                   else mg.where(mg.tensor(cond), z, mg.tensor(x))).numpy()
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    g = mg.tensor(x.T[:3])  # a transposed (non-contiguous) operand
+    got = np.ascontiguousarray(mg.where(mg.tensor(cond.T[:3].copy()), g, 0).numpy())
+    want = np.ascontiguousarray(np.where(cond.T[:3], x.T[:3], 0))
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

@@ -229,6 +229,12 @@ class Where(Function):
     def forward(ctx: Context, cond: Any, a: Any, b: Any) -> np.ndarray:
         ctx.cond = cond
         x, y = operands(a, b)
+        if type(x) is np.ndarray and type(y) is np.ndarray:
+            pass
+        elif (type(y) is int or type(y) is float) and y == 0:  # where(mask, g, 0): relu's
+            return _masked(x, cond._array, True)
+        elif (type(x) is int or type(x) is float) and x == 0:
+            return _masked(y, cond._array, False)
         return np.where(cond._array, x, y)
 
     @staticmethod
@@ -237,6 +243,24 @@ class Where(Function):
         return (None,
                 Where.apply(ctx.cond, g, 0) if na else None,
                 Where.apply(ctx.cond, 0, g) if nb else None)
+
+
+_SAME_WIDTH_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _masked(x: np.ndarray, cond: np.ndarray, keep: bool) -> np.ndarray:
+    """np.where(cond, x, 0) (keep) or np.where(cond, 0, x), bit for bit (nan, inf and -0.0
+    kept where x is taken, +0.0 elsewhere) as an AND with an all-ones mask: np.where against
+    a scalar is 5x slower, and x * cond turns inf and nan into nan, not 0."""
+    ints = _SAME_WIDTH_INT.get(x.dtype.itemsize) if x.dtype.kind == "f" else None
+    if ints is None or x.shape != cond.shape:
+        return np.where(cond, x, 0) if keep else np.where(cond, 0, x)
+    bits = cond.astype(ints)
+    if keep:
+        np.negative(bits, out=bits)  # True -> all ones, False -> 0
+    else:
+        bits -= 1  # True -> 0, False -> all ones
+    return np.bitwise_and(x.view(ints), bits, out=bits).view(x.dtype)
 
 
 class Clamp(Function):
