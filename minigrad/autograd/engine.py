@@ -23,7 +23,7 @@ import numpy as np
 from . import function
 from .function import is_tensor
 from .grad_mode import _state
-from .graph import AccumulateGrad, Edge, Node, edge_of
+from .graph import AccumulateGrad, Node, edge_of
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -150,7 +150,10 @@ class _Walk:
         deps, only, captured, records = self.deps, self.only, self.captured, self.records
         frees, keeps, to_leaves, create_graph = (
             self.frees, self.keeps, self.to_leaves, self.create_graph)
-        ready = [n for n in starts if deps[n] == 0]
+        ready = []  # no comprehensions in this hot path: each costs a function call
+        for n in starts:
+            if deps[n] == 0:
+                ready.append(n)
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
@@ -177,12 +180,20 @@ class _Walk:
             for edge, g in zip(node.next_edges, in_grads):
                 if edge is None:
                     continue
-                child = edge[0]
+                child, nr, shape, dtype = edge
                 left = deps.get(child)
                 if left is None:  # off every path to an input
                     continue
-                if g is not None:
-                    _deliver(buffers, edge, g, node, records)
+                if g is not None:  # add g into child's buffer, fitted to the input (inlined)
+                    if g._array.shape != shape or g._array.dtype != dtype:
+                        g = _fit(g, shape, dtype, node)
+                    buf = buffers.get(child)
+                    if buf is None:
+                        n_out = len(child.out_meta)
+                        buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
+                    else:
+                        old = buf[nr]
+                        buf[nr] = g if old is None else _add(old, g, records)
                 deps[child] = left - 1
                 if left == 1:
                     ready.append(child)
@@ -225,7 +236,7 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
 def _count_dependencies(starts: list[Node], run: set[Node] | None) -> tuple[dict, bool]:
     """How many edges enter each node of the part of the graph the walk visits, and
     whether a node there may ask to look downstream."""
-    deps = {n: 0 for n in starts}
+    deps = dict.fromkeys(starts, 0)
     downstream = False
     stack = list(starts)
     while stack:
@@ -255,16 +266,11 @@ def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     return function.make_tensor(old._array + g._array)
 
 
-def _deliver(buffers: dict, edge: Edge, g: Tensor, node: Node, create_graph: bool) -> None:
-    """Add ``g`` into the buffer of the input at ``edge``, fitted to its shape and dtype."""
-    child, nr, shape, dtype = edge
-    if g._array.shape != shape or g._array.dtype != dtype:
-        g = _fit(g, shape, dtype, node)
-    buf = buffers.get(child)
-    if buf is None:
-        buf = buffers[child] = [None] * len(child.out_meta)
-    old = buf[nr]
-    buf[nr] = g if old is None else _add(old, g, create_graph)
+def _slot(n_out: int, nr: int, g: Tensor) -> list:
+    """A fresh buffer for a node of ``n_out`` outputs, holding ``g`` for output ``nr``."""
+    buf = [None] * n_out
+    buf[nr] = g
+    return buf
 
 
 def _run_hooks(node: Node, grads: list) -> None:
@@ -299,10 +305,13 @@ def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
 
 def _call(node: Node, grads: list) -> tuple:
     ctx = node.ctx
-    if len(grads) > 1 and ctx.materialize_grads and any(g is None for g in grads):
-        grads = [function.make_tensor(np.zeros(*meta)) if g is None else g
-                 for g, meta in zip(grads, node.out_meta)]
-    out = node.fn.backward(ctx, *grads)
+    if len(grads) == 1:
+        out = node.fn.backward(ctx, grads[0])
+    else:
+        if ctx.materialize_grads and any(g is None for g in grads):
+            grads = [function.make_tensor(np.zeros(*meta)) if g is None else g
+                     for g, meta in zip(grads, node.out_meta)]
+        out = node.fn.backward(ctx, *grads)
     if type(out) is not tuple:
         out = (out,)
     if len(out) != len(node.next_edges):
