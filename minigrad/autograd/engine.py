@@ -150,6 +150,7 @@ class _Walk:
         deps, only, captured, records = self.deps, self.only, self.captured, self.records
         frees, keeps, to_leaves, create_graph = (
             self.frees, self.keeps, self.to_leaves, self.create_graph)
+        tensor = function.tensor_class
         ready = []  # no comprehensions in this hot path: each costs a function call
         for n in starts:
             if deps[n] == 0:
@@ -172,9 +173,19 @@ class _Walk:
             if grads is None:  # nothing reached this node: its inputs get nothing from it
                 in_grads = _NONES
             else:
-                in_grads = _call(node, grads)
+                # The backward call, inlined (one node's backward per gradient it runs).
+                ctx = node.ctx
+                if len(grads) == 1:
+                    in_grads = node.fn.backward(ctx, grads[0])
+                else:
+                    in_grads = node.fn.backward(ctx, *_materialized(node, grads))
+                if type(in_grads) is not tuple:
+                    in_grads = (in_grads,)
+                if len(in_grads) != len(node.next_edges):
+                    raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
+                                       f"expected {len(node.next_edges)}")
                 if frees:
-                    node.ctx.free()
+                    ctx.free()
                 elif keeps:
                     self.kept.append(node)
             for edge, g in zip(node.next_edges, in_grads):
@@ -185,7 +196,11 @@ class _Walk:
                 if left is None:  # off every path to an input
                     continue
                 if g is not None:  # add g into child's buffer, fitted to the input (inlined)
-                    if g._array.shape != shape or g._array.dtype != dtype:
+                    if type(g) is not tensor:
+                        g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
+                    arr = g._array
+                    # dtype identity first: comparing dtypes by value is slow
+                    if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
                         g = _fit(g, shape, dtype, node)
                     buf = buffers.get(child)
                     if buf is None:
@@ -303,26 +318,13 @@ def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
     return out
 
 
-def _call(node: Node, grads: list) -> tuple:
-    ctx = node.ctx
-    if len(grads) == 1:
-        out = node.fn.backward(ctx, grads[0])
-    else:
-        if ctx.materialize_grads and any(g is None for g in grads):
-            grads = [function.make_tensor(np.zeros(*meta)) if g is None else g
-                     for g, meta in zip(grads, node.out_meta)]
-        out = node.fn.backward(ctx, *grads)
-    if type(out) is not tuple:
-        out = (out,)
-    if len(out) != len(node.next_edges):
-        raise RuntimeError(
-            f"{node.name()} returned {len(out)} gradients, expected {len(node.next_edges)}"
-        )
-    tensor = function.tensor_class
-    for g in out:
-        if g is not None and type(g) is not tensor:
-            return tuple(g if g is None or isinstance(g, tensor) else tensor(g) for g in out)
-    return out
+def _materialized(node: Node, grads: list) -> list:
+    """The gradients for a backward of several outputs: zeros for those that got none,
+    unless its ctx asked for None (``set_materialize_grads(False)``)."""
+    if node.ctx.materialize_grads and any(g is None for g in grads):
+        return [function.make_tensor(np.zeros(*meta)) if g is None else g
+                for g, meta in zip(grads, node.out_meta)]
+    return grads
 
 
 def recorded_output_grads(grads: Sequence[Tensor | None]) -> list[Tensor | None]:

@@ -235,6 +235,11 @@ def _needs(args: tuple) -> tuple[bool, ...]:
                 isinstance(b, tensor) and b.requires_grad)
     if n == 1:
         return (True,)  # apply calls this only when some argument requires grad
+    if n == 3:  # a tensor and two options (sum's dims and keepdim), or where's three
+        a, b, c = args
+        return (isinstance(a, tensor) and a.requires_grad,
+                isinstance(b, tensor) and b.requires_grad,
+                isinstance(c, tensor) and c.requires_grad)
     flags = []
     for a in args:
         flags.append(isinstance(a, tensor) and a.requires_grad)
@@ -250,6 +255,11 @@ def _edges(args: tuple, needs: tuple[bool, ...]) -> tuple:
         return (edge_of(a) if na else None, edge_of(b) if nb else None)
     if n == 1:
         return (edge_of(args[0]),)
+    if n == 3:
+        a, b, c = args
+        na, nb, nc = needs
+        return (edge_of(a) if na else None, edge_of(b) if nb else None,
+                edge_of(c) if nc else None)
     edges = []
     for a, n in zip(args, needs):
         edges.append(edge_of(a) if n else None)
