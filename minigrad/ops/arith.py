@@ -253,7 +253,7 @@ def _masked(x: np.ndarray, cond: np.ndarray, keep: bool) -> np.ndarray:
     kept where x is taken, +0.0 elsewhere) as an AND with an all-ones mask: np.where against
     a scalar is 5x slower, and x * cond turns inf and nan into nan, not 0."""
     ints = _SAME_WIDTH_INT.get(x.dtype.itemsize) if x.dtype.kind == "f" else None
-    if ints is None or x.shape != cond.shape:
+    if ints is None or x.shape != cond.shape or cond.dtype.kind != "b":
         return np.where(cond, x, 0) if keep else np.where(cond, 0, x)
     bits = cond.astype(ints)
     if keep:
