@@ -283,7 +283,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (reverse mode)."""
         if gradient is None and inputs is None and self.requires_grad and self._array.size == 1:
             # The common case (a scalar loss), without the general argument handling.
-            one = Tensor._make(np.ones_like(self._array))
+            arr = self._array  # np.ones_like costs 4x as much as this, in a hot path
+            one = Tensor._make(np.array(1, arr.dtype) if arr.ndim == 0
+                               else np.ones(arr.shape, arr.dtype))
             _engine.run_backward((self,), (one,), retain_graph, create_graph)
             return
         _api.backward([self], None if gradient is None else [gradient], retain_graph,
@@ -309,7 +311,8 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
             return done
         data = None
         if self._base is not None and self.grad_fn is None:
-            data = _same_view(self._array, self._base._array, copy.deepcopy(self._base, memo)._array)
+            new_base = copy.deepcopy(self._base, memo)._array
+            data = _same_view(self._array, self._base._array, new_base)
         out = type(self)._make(self._array.copy(order="K") if data is None else data)
         if data is not None:
             out._base = memo[id(self._base)]

@@ -23,7 +23,7 @@ import numpy as np
 from . import function
 from .function import is_tensor
 from .grad_mode import _state
-from .graph import AccumulateGrad, Edge, Node, edge_of
+from .graph import AccumulateGrad, Node, edge_of
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -150,7 +150,11 @@ class _Walk:
         deps, only, captured, records = self.deps, self.only, self.captured, self.records
         frees, keeps, to_leaves, create_graph = (
             self.frees, self.keeps, self.to_leaves, self.create_graph)
-        ready = [n for n in starts if deps[n] == 0]
+        tensor = function.tensor_class
+        ready = []  # no comprehensions in this hot path: each costs a function call
+        for n in starts:
+            if deps[n] == 0:
+                ready.append(n)
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
@@ -169,20 +173,42 @@ class _Walk:
             if grads is None:  # nothing reached this node: its inputs get nothing from it
                 in_grads = _NONES
             else:
-                in_grads = _call(node, grads)
+                # The backward call, inlined (one node's backward per gradient it runs).
+                ctx = node.ctx
+                if len(grads) == 1:
+                    in_grads = node.fn.backward(ctx, grads[0])
+                else:
+                    in_grads = node.fn.backward(ctx, *_materialized(node, grads))
+                if type(in_grads) is not tuple:
+                    in_grads = (in_grads,)
+                if len(in_grads) != len(node.next_edges):
+                    raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
+                                       f"expected {len(node.next_edges)}")
                 if frees:
-                    node.ctx.free()
+                    ctx.free()
                 elif keeps:
                     self.kept.append(node)
             for edge, g in zip(node.next_edges, in_grads):
                 if edge is None:
                     continue
-                child = edge[0]
+                child, nr, shape, dtype = edge
                 left = deps.get(child)
                 if left is None:  # off every path to an input
                     continue
-                if g is not None:
-                    _deliver(buffers, edge, g, node, records)
+                if g is not None:  # add g into child's buffer, fitted to the input (inlined)
+                    if type(g) is not tensor:
+                        g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
+                    arr = g._array
+                    # dtype identity first: comparing dtypes by value is slow
+                    if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
+                        g = _fit(g, shape, dtype, node)
+                    buf = buffers.get(child)
+                    if buf is None:
+                        n_out = len(child.out_meta)
+                        buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
+                    else:
+                        old = buf[nr]
+                        buf[nr] = g if old is None else _add(old, g, records)
                 deps[child] = left - 1
                 if left == 1:
                     ready.append(child)
@@ -225,7 +251,7 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
 def _count_dependencies(starts: list[Node], run: set[Node] | None) -> tuple[dict, bool]:
     """How many edges enter each node of the part of the graph the walk visits, and
     whether a node there may ask to look downstream."""
-    deps = {n: 0 for n in starts}
+    deps = dict.fromkeys(starts, 0)
     downstream = False
     stack = list(starts)
     while stack:
@@ -255,16 +281,11 @@ def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     return function.make_tensor(old._array + g._array)
 
 
-def _deliver(buffers: dict, edge: Edge, g: Tensor, node: Node, create_graph: bool) -> None:
-    """Add ``g`` into the buffer of the input at ``edge``, fitted to its shape and dtype."""
-    child, nr, shape, dtype = edge
-    if g._array.shape != shape or g._array.dtype != dtype:
-        g = _fit(g, shape, dtype, node)
-    buf = buffers.get(child)
-    if buf is None:
-        buf = buffers[child] = [None] * len(child.out_meta)
-    old = buf[nr]
-    buf[nr] = g if old is None else _add(old, g, create_graph)
+def _slot(n_out: int, nr: int, g: Tensor) -> list:
+    """A fresh buffer for a node of ``n_out`` outputs, holding ``g`` for output ``nr``."""
+    buf = [None] * n_out
+    buf[nr] = g
+    return buf
 
 
 def _run_hooks(node: Node, grads: list) -> None:
@@ -297,23 +318,13 @@ def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
     return out
 
 
-def _call(node: Node, grads: list) -> tuple:
-    ctx = node.ctx
-    if len(grads) > 1 and ctx.materialize_grads and any(g is None for g in grads):
-        grads = [function.make_tensor(np.zeros(*meta)) if g is None else g
-                 for g, meta in zip(grads, node.out_meta)]
-    out = node.fn.backward(ctx, *grads)
-    if type(out) is not tuple:
-        out = (out,)
-    if len(out) != len(node.next_edges):
-        raise RuntimeError(
-            f"{node.name()} returned {len(out)} gradients, expected {len(node.next_edges)}"
-        )
-    tensor = function.tensor_class
-    for g in out:
-        if g is not None and type(g) is not tensor:
-            return tuple(g if g is None or isinstance(g, tensor) else tensor(g) for g in out)
-    return out
+def _materialized(node: Node, grads: list) -> list:
+    """The gradients for a backward of several outputs: zeros for those that got none,
+    unless its ctx asked for None (``set_materialize_grads(False)``)."""
+    if node.ctx.materialize_grads and any(g is None for g in grads):
+        return [function.make_tensor(np.zeros(*meta)) if g is None else g
+                for g, meta in zip(grads, node.out_meta)]
+    return grads
 
 
 def recorded_output_grads(grads: Sequence[Tensor | None]) -> list[Tensor | None]:

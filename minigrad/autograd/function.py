@@ -67,7 +67,15 @@ class Context:
         back as the recorded output (with its grad_fn), so a backward written with it
         differentiates again; it is held without a reference cycle."""
         self._saved = tensors
-        self._versions = tuple([-1 if t is None else t._version[0] for t in tensors])
+        if len(tensors) == 1:  # the usual cases, without a comprehension (hot path)
+            (t,) = tensors
+            self._versions = (-1 if t is None else t._version[0],)
+        elif len(tensors) == 2:
+            t, u = tensors
+            self._versions = (-1 if t is None else t._version[0],
+                              -1 if u is None else u._version[0])
+        else:
+            self._versions = tuple([-1 if t is None else t._version[0] for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple[Tensor, ...]:
@@ -181,17 +189,17 @@ class Function:
         """Run ``forward`` on ``args``; when grad mode is on and an input requires grad,
         record a Node so that backward can reach the inputs. Returns forward's output, or
         its tuple of outputs, as Tensors."""
-        # The hot path of every op: an op that records nothing calls no helper here.
-        record = False
+        # The hot path of every op: an op that records nothing calls no helper here. No
+        # comprehensions either: each builds and calls a function object (Python < 3.12).
+        needs = None
         if _state.enabled:
             for a in args:
                 if isinstance(a, tensor_class) and a.requires_grad:
-                    record = True
+                    needs = _needs(args)
                     break
         try:
-            if record:
-                ctx = Context(tuple([isinstance(a, tensor_class) and a.requires_grad
-                                     for a in args]), cls)
+            if needs is not None:
+                ctx = Context(needs, cls)
                 _state.enabled = False
                 try:
                     raw = cls.forward(ctx, *args)
@@ -206,21 +214,62 @@ class Function:
             shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
         if type(raw) is tuple:
-            return _outputs(cls, ctx, args, raw, record)
-        out = make_tensor(raw) if type(raw) is np.ndarray else _wrap(raw)
-        if record and out._array.dtype.kind == "f" and not ctx._non_diff:
-            out.grad_fn = node = _node(cls, ctx, args, ((out._array.shape, out._array.dtype),))
+            return _outputs(cls, ctx, args, raw, needs is not None)
+        out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
+        if needs is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
+            arr = out._array
+            out.grad_fn = node = Node(cls, ctx, _edges(args, needs), ((arr.shape, arr.dtype),))
             out.requires_grad = True
             if ctx._saved and type(raw) is not np.ndarray:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,), node)
         return out
 
 
+def _needs(args: tuple) -> tuple[bool, ...]:
+    """needs_input_grad: which of ``args`` are Tensors that require grad."""
+    tensor = tensor_class
+    n = len(args)
+    if n == 2:  # most ops: unrolled
+        a, b = args
+        return (isinstance(a, tensor) and a.requires_grad,
+                isinstance(b, tensor) and b.requires_grad)
+    if n == 1:
+        return (True,)  # apply calls this only when some argument requires grad
+    if n == 3:  # a tensor and two options (sum's dims and keepdim), or where's three
+        a, b, c = args
+        return (isinstance(a, tensor) and a.requires_grad,
+                isinstance(b, tensor) and b.requires_grad,
+                isinstance(c, tensor) and c.requires_grad)
+    flags = []
+    for a in args:
+        flags.append(isinstance(a, tensor) and a.requires_grad)
+    return tuple(flags)
+
+
+def _edges(args: tuple, needs: tuple[bool, ...]) -> tuple:
+    """An edge per argument: to where its gradient goes, or None where it needs none."""
+    n = len(args)
+    if n == 2:
+        a, b = args
+        na, nb = needs
+        return (edge_of(a) if na else None, edge_of(b) if nb else None)
+    if n == 1:
+        return (edge_of(args[0]),)
+    if n == 3:
+        a, b, c = args
+        na, nb, nc = needs
+        return (edge_of(a) if na else None, edge_of(b) if nb else None,
+                edge_of(c) if nc else None)
+    edges = []
+    for a, n in zip(args, needs):
+        edges.append(edge_of(a) if n else None)
+    return tuple(edges)
+
+
 def _node(cls: type[Function], ctx: Context, args: tuple, out_meta: tuple) -> Node:
     """The Node recording one call: ``cls``'s backward, its ctx, and an edge per input that
     needs a gradient."""
-    edges = tuple([edge_of(a) if n else None for a, n in zip(args, ctx.needs_input_grad)])
-    return Node(cls, ctx, edges, out_meta)
+    return Node(cls, ctx, _edges(args, ctx.needs_input_grad), out_meta)
 
 
 def _outputs(cls: type[Function], ctx: Context, args: tuple, raw: tuple,

@@ -14,6 +14,8 @@ from .shape import Cat
 
 
 def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
+    if len(dims) == len(shape):  # all of them (dims are distinct): the common loss.sum()
+        return (1,) * len(shape)
     return tuple([1 if i in dims else n for i, n in enumerate(shape)])
 
 
@@ -22,8 +24,8 @@ class Sum(Function):
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         x = a._array
         ctx.shape, ctx.dims = x.shape, dims
-        if x.dtype.kind == "f":
-            return x.sum(axis=dims, keepdims=keepdim)
+        if x.dtype.kind == "f":  # the ufunc itself: ndarray.sum adds a Python layer (hot path)
+            return np.add.reduce(x, axis=dims, keepdims=keepdim)
         return x.sum(axis=dims, keepdims=keepdim, dtype=np.int64)
 
     @staticmethod
