@@ -21,8 +21,10 @@ from ._tensor import (
     ElementwiseMethods,
     IndexingMethods,
     InplaceMethods,
+    MathMethods,
     ReduceMethods,
     ShapeMethods,
+    SortMethods,
 )
 from .autograd import api as _api
 from .autograd import engine as _engine
@@ -61,7 +63,8 @@ class _HookHandle:
 
 
 class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, IndexingMethods,
-             InplaceMethods, ConvertMethods):
+             InplaceMethods, ConvertMethods, MathMethods,
+             SortMethods):
     """An n-dimensional array that can record the operations applied to it.
 
     >>> x = mg.tensor([1.0, 2.0], requires_grad=True)

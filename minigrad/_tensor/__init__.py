@@ -10,8 +10,11 @@ from .convert import ConvertMethods
 from .elementwise import ElementwiseMethods
 from .indexing import IndexingMethods
 from .inplace import InplaceMethods
+from .math import MathMethods
 from .reduce import ReduceMethods
 from .shape import ShapeMethods
+from .sorting import SortMethods
 
 __all__ = ["ArithMethods", "ConvertMethods", "ElementwiseMethods", "IndexingMethods",
            "InplaceMethods", "ReduceMethods", "ShapeMethods"]
+__all__ += ["MathMethods", "SortMethods"]
