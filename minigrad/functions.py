@@ -41,7 +41,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     ts = list(tensors)
     if not ts:
         raise RuntimeError("stack expects a non-empty list of tensors")
-    if any(t.shape != ts[0].shape for t in ts):
+    if len({t.shape for t in ts}) > 1:  # (not any(): this module binds mg.any)
         raise RuntimeError(f"stack expects each tensor to be equal size, got "
                            f"{[tuple(t.shape) for t in ts]}")
     d = wrap_dim(dim, ts[0].ndim + 1)
@@ -186,3 +186,84 @@ bmm = Tensor.bmm
 clone = Tensor.clone
 detach = Tensor.detach
 numel = Tensor.numel
+
+# ---- issue 13: the torch names ports hit (math, sorting and selection, shape and scatter).
+# (The function-only ones live in combine.py.)
+acos = arccos = Tensor.acos
+acosh = arccosh = Tensor.acosh
+addcdiv = Tensor.addcdiv
+addcmul = Tensor.addcmul
+addmm = Tensor.addmm
+addmv = Tensor.addmv
+aminmax = Tensor.aminmax
+all = Tensor.all
+any = Tensor.any
+argsort = Tensor.argsort
+argwhere = Tensor.argwhere
+asin = arcsin = Tensor.asin
+asinh = arcsinh = Tensor.asinh
+atan = arctan = Tensor.atan
+atan2 = arctan2 = Tensor.atan2
+atanh = arctanh = Tensor.atanh
+baddbmm = Tensor.baddbmm
+clip = Tensor.clip
+copysign = Tensor.copysign
+corrcoef = Tensor.corrcoef
+cosh = Tensor.cosh
+count_nonzero = Tensor.count_nonzero
+cov = Tensor.cov
+cummax = Tensor.cummax
+cummin = Tensor.cummin
+cumprod = Tensor.cumprod
+deg2rad = Tensor.deg2rad
+diff = Tensor.diff
+erf = Tensor.erf
+erfc = Tensor.erfc
+erfinv = Tensor.erfinv
+exp2 = Tensor.exp2
+float_power = Tensor.float_power
+fmod = Tensor.fmod
+frac = Tensor.frac
+heaviside = Tensor.heaviside
+hypot = Tensor.hypot
+index_add = Tensor.index_add
+index_copy = Tensor.index_copy
+isclose = Tensor.isclose
+kron = Tensor.kron
+kthvalue = Tensor.kthvalue
+lerp = Tensor.lerp
+log10 = Tensor.log10
+log2 = Tensor.log2
+logaddexp = Tensor.logaddexp
+logcumsumexp = Tensor.logcumsumexp
+logit = Tensor.logit
+masked_select = Tensor.masked_select
+median = Tensor.median
+mode = Tensor.mode
+movedim = Tensor.movedim
+moveaxis = Tensor.moveaxis
+msort = Tensor.msort
+nan_to_num = Tensor.nan_to_num
+nanmean = Tensor.nanmean
+nansum = Tensor.nansum
+narrow = Tensor.narrow
+nonzero = Tensor.nonzero
+rad2deg = Tensor.rad2deg
+repeat_interleave = Tensor.repeat_interleave
+roll = Tensor.roll
+rot90 = Tensor.rot90
+scatter = Tensor.scatter
+scatter_add = Tensor.scatter_add
+sgn = Tensor.sgn
+signbit = Tensor.signbit
+sinc = Tensor.sinc
+sinh = Tensor.sinh
+sort = Tensor.sort
+take = Tensor.take
+take_along_dim = Tensor.take_along_dim
+tan = Tensor.tan
+tile = Tensor.tile
+topk = Tensor.topk
+true_divide = Tensor.true_divide
+xlogy = Tensor.xlogy
+

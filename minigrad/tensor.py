@@ -22,6 +22,8 @@ from ._tensor import (
     IndexingMethods,
     InplaceMethods,
     MathMethods,
+    ProductMethods,
+    RearrangeMethods,
     ReduceMethods,
     ShapeMethods,
     SortMethods,
@@ -64,7 +66,7 @@ class _HookHandle:
 
 class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, IndexingMethods,
              InplaceMethods, ConvertMethods, MathMethods,
-             SortMethods):
+             SortMethods, RearrangeMethods, ProductMethods):
     """An n-dimensional array that can record the operations applied to it.
 
     >>> x = mg.tensor([1.0, 2.0], requires_grad=True)

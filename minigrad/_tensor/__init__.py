@@ -11,10 +11,12 @@ from .elementwise import ElementwiseMethods
 from .indexing import IndexingMethods
 from .inplace import InplaceMethods
 from .math import MathMethods
+from .products import ProductMethods
+from .rearrange import RearrangeMethods
 from .reduce import ReduceMethods
 from .shape import ShapeMethods
 from .sorting import SortMethods
 
 __all__ = ["ArithMethods", "ConvertMethods", "ElementwiseMethods", "IndexingMethods",
            "InplaceMethods", "ReduceMethods", "ShapeMethods"]
-__all__ += ["MathMethods", "SortMethods"]
+__all__ += ["MathMethods", "ProductMethods", "RearrangeMethods", "SortMethods"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..autograd import function, views
 from ..autograd.function import is_tensor
 from ..dtypes import Number
@@ -73,6 +75,19 @@ class InplaceMethods:
     def zero_(self) -> Tensor:
         return self.fill_(0)
 
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, **kwargs: Any) -> Tensor:
+        """Fill with samples from U[from, to) of the global generator (torch's keyword
+        ``from`` is accepted too)."""
+        lo = kwargs.pop("from", from_)
+        if kwargs:
+            raise TypeError(f"uniform_() got an unexpected keyword argument "
+                            f"{next(iter(kwargs))!r}")
+        return _random_fill(self, lambda rng, s: rng.uniform(lo, to, s))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+        """Fill with samples from N(mean, std^2) of the global generator."""
+        return _random_fill(self, lambda rng, s: rng.normal(mean, std, s))
+
     def __iadd__(self, o: Any) -> Tensor:
         return self.add_(o)
 
@@ -84,3 +99,12 @@ class InplaceMethods:
 
     def __itruediv__(self, o: Any) -> Tensor:
         return self.div_(o)
+
+
+def _random_fill(t: Tensor, draw: Any) -> Tensor:
+    """Write ``draw(rng, shape)`` (from the global generator) into ``t``, outside autograd's
+    view of the values: it is a fresh sample, not a function of the old ones."""
+    from ..creation import rng_of  # creation is built on Tensor
+
+    values = np.asarray(draw(rng_of(None), t.shape), dtype=t.dtype)
+    return views.inplace(t, lambda s: shape.CopyInto.apply(s, values))
