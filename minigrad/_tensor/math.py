@@ -201,6 +201,5 @@ class MathMethods:
 
 
 def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "f":
-        return np.heaviside(x, v)
+    # Not np.heaviside: torch's heaviside(nan) is 0 (nan > 0 is false), numpy's is nan.
     return np.where(x == 0, v, x > 0).astype(x.dtype)

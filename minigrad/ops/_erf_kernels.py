@@ -2,7 +2,8 @@
 
 ndarrays in, ndarrays out; compiled lazily on first call and cached on disk. erf and erfc
 are libm's (``math.erf``); erfinv starts from Giles' single-precision polynomial and takes
-two Newton steps on erf, which brings it to float64 accuracy.
+two Newton steps on erf (on erfc near +-1, where 1 - x is exact), which bring it to
+float64 accuracy.
 """
 
 import math
@@ -38,10 +39,13 @@ def _erfinv_one(x: float) -> float:
         for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
                   -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
             p = c + p * w
-    y = p * x
-    for _ in range(2):  # Newton on erf(y) = x: erf'(y) = 2/sqrt(pi) exp(-y^2)
-        y -= (math.erf(y) - x) / (1.1283791670955126 * math.exp(-y * y))
-    return y
+    a = abs(x)
+    y = p * a
+    for _ in range(2):  # Newton on erf(y) = a: erf'(y) = 2/sqrt(pi) exp(-y^2)
+        # Near 1, on erfc(y) = 1 - a instead: 1 - a is exact there, erf(y) - a cancels.
+        r = (1.0 - a) - math.erfc(y) if a > 0.5 else math.erf(y) - a
+        y -= r / (1.1283791670955126 * math.exp(-y * y))
+    return math.copysign(y, x)
 
 
 @njit(cache=True)

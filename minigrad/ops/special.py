@@ -140,7 +140,7 @@ def _sinc_grad2(x: np.ndarray) -> np.ndarray:
 class Sinc(_Unary):
     """sin(pi a) / (pi a), 1 at a = 0."""
 
-    fn = staticmethod(_sinc)
+    fn, quiet = staticmethod(_sinc), {"invalid": "ignore"}  # sinc(inf) = nan, as in torch
     grad = staticmethod(lambda a, g: g * SincGrad.apply(a))
 
 
