@@ -225,7 +225,9 @@ class SortMethods:
             raise RuntimeError(f"nanmean(): expected input to have floating point dtype but "
                                f"got {x.dtype}")
         count = np.sum(~np.isnan(x._array), axis=norm_dims(dim, x.ndim), keepdims=keepdim)
-        return x.nansum(dim, keepdim) / constant(count.astype(x._array.dtype))
+        empty = count == 0  # nan there, without a 0/0 in forward or backward
+        mean = x.nansum(dim, keepdim) / constant(np.where(empty, 1, count).astype(x.dtype))
+        return arith.Where.apply(constant(empty), np.nan, mean) if np.any(empty) else mean
 
     def count_nonzero(self, dim: int | Sequence[int] | None = None) -> Tensor:
         dims = norm_dims(dim, self.ndim)
@@ -265,6 +267,11 @@ class SortMethods:
         """gather with broadcasting: the entries at ``indices`` along ``dim`` (of the flattened
         tensor when None)."""
         idx = _index(indices, "take_along_dim")
+        n = self.numel() if dim is None else self.shape[wrap_dim(dim, self.ndim)]
+        bad = idx[(idx < 0) | (idx >= n)]
+        if bad.size:
+            raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension "
+                               f"{0 if dim is None else wrap_dim(dim, self.ndim)} with size {n}")
         if dim is None:
             return self.reshape(-1).gather(0, function.make_tensor(idx.reshape(-1)))
         d = wrap_dim(dim, self.ndim)
