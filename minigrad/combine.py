@@ -110,8 +110,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     sizes = tuple(t.shape[0] for t in ts)
     grids = [t.reshape(tuple(-1 if i == k else 1 for i in range(len(ts)))).expand(sizes)
              for k, t in enumerate(ts)]
-    if swap:
-        grids = [g.transpose(0, 1) for g in grids]
+    if swap:  # 'xy' is 'ij' on (b, a, ...), its first two grids swapped back
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
 

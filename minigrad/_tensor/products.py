@@ -89,7 +89,7 @@ class ProductMethods:
                 raise RuntimeError("cov(): expected fweights to have integral dtype")
             if (wt._array < 0).any():
                 raise RuntimeError(f"cov(): {name} cannot be negative")
-            wt = wt.reshape(-1).to(x.dtype)
+            wt = wt.reshape(-1)  # (promoted with x, as torch does)
             w = wt if w is None else w * wt
         if w is None:
             avg = x.mean(1, keepdim=True)
@@ -98,7 +98,7 @@ class ProductMethods:
             w_sum = w.sum()
             avg = (x * w).sum(1, keepdim=True) / w_sum
             fact = w_sum - (correction if aweights is None
-                            else correction * (w * aweights.reshape(-1).to(x.dtype)).sum()
+                            else correction * (w * aweights.reshape(-1)).sum()
                             / w_sum)
         if float(fact) <= 0:
             warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly "
