@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ._dims import numpy_dims
 from .autograd import function
 from .ops import shape
 from .tensor import Tensor
@@ -179,6 +180,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None) -> T
     return function.tensor_class(np.stack([r, c]), dtype or np.int64)
 
 
+@numpy_dims
 def std_mean(input: Tensor, dim: Any = None, *, correction: int = 1, keepdim: bool = False,
              unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
     """(std, mean) over ``dim`` in one call, as torch.std_mean."""
@@ -186,6 +188,7 @@ def std_mean(input: Tensor, dim: Any = None, *, correction: int = 1, keepdim: bo
     return v.sqrt(), m
 
 
+@numpy_dims
 def var_mean(input: Tensor, dim: Any = None, *, correction: int = 1, keepdim: bool = False,
              unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
     """(var, mean) over ``dim`` in one call, as torch.var_mean."""

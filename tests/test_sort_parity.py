@@ -298,3 +298,32 @@ def test_errors_follow_torch() -> None:
         x.take_along_dim(mg.tensor([0]), 1)
     with pytest.raises(RuntimeError, match="one-dimensional"):
         mg.tensor(1.0).diff()
+
+
+NUMPY_NAMED = ["sum", "mean", "prod", "amax", "amin", "max", "min", "std", "var", "argmax",
+               "argmin", "logsumexp", "any", "all", "nansum", "nanmean", "median", "kthvalue",
+               "aminmax", "std_mean", "var_mean", "count_nonzero", "cumsum", "cumprod", "sort",
+               "argsort", "cummax", "softmax", "log_softmax", "logcumsumexp"]
+
+
+@pytest.mark.parametrize("name", NUMPY_NAMED)
+def test_numpy_axis_and_keepdims_are_accepted_as_torch(name: str) -> None:
+    x, t = _both(DISTINCT)
+    if name in ("any", "all"):
+        x, t = x > 0.5, t > 0.5
+    lead = (2,) if name == "kthvalue" else ()
+    keeps = name not in ("count_nonzero", "cumsum", "cumprod", "sort", "argsort", "cummax",
+                         "softmax", "log_softmax", "logcumsumexp")
+    for kw in [{"axis": 1}, {"axis": -1, "keepdims": True}, {"dim": 0, "keepdims": True}]:
+        if not keeps and "keepdims" in kw:
+            continue
+        ours = getattr(mg, name)(x, *lead, **kw)
+        ref = getattr(torch, name)(t, *lead, **kw)
+        ours = ours if isinstance(ours, tuple) else (ours,)
+        ref = ref if isinstance(ref, tuple) else (ref,)
+        for o, r in zip(ours, ref, strict=True):
+            _same(o, r)
+    if name not in ("std_mean", "var_mean"):  # (function-only names)
+        method = getattr(x, name)
+        with pytest.raises(TypeError, match="multiple values"):
+            method(*lead, 1, axis=1) if name != "aminmax" else method(dim=1, axis=1)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .._dims import norm_dims, wrap_dim
+from .._dims import norm_dims, numpy_dims, wrap_dim
 from ..autograd import function
 from ..autograd.function import constant, is_tensor
 from ..ops import arith, shape, special
@@ -78,6 +78,7 @@ def _scan(x: Tensor, d: int, op: Callable[[Tensor, Tensor], Tensor]) -> Tensor:
 class SortMethods:
     """The sorting and selection methods of Tensor (mixed into it by tensor.py)."""
 
+    @numpy_dims
     def sort(self, dim: int = -1, descending: bool = False, *,
              stable: bool = False) -> ValuesIndices:
         """(values, indices) sorted along ``dim``; always stable, nan last (first when
@@ -89,6 +90,7 @@ class SortMethods:
         d = wrap_dim(dim, self.ndim)
         return _picked(self, d, _argsort(self._array, d, descending))
 
+    @numpy_dims
     def argsort(self, dim: int = -1, descending: bool = False, *,
                 stable: bool = False) -> Tensor:
         d = wrap_dim(dim, self.ndim)
@@ -98,6 +100,7 @@ class SortMethods:
         """Sorted along dim 0."""
         return self.sort(0).values
 
+    @numpy_dims
     def topk(self, k: int, dim: int = -1, largest: bool = True,
              sorted: bool = True) -> ValuesIndices:
         """The k largest (or smallest) entries along ``dim`` and their indices, in order.
@@ -112,6 +115,7 @@ class SortMethods:
         idx = _argsort(self._array, d, largest)
         return _picked(self, d, idx[_slice(d, 0, k)] if self.ndim else idx)
 
+    @numpy_dims
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         """The k-th smallest entry (k counts from 1) along ``dim`` and its index."""
         d = wrap_dim(dim, self.ndim)
@@ -121,6 +125,7 @@ class SortMethods:
         idx = _argsort(self._array, d, False)
         return _picked(self, d, idx[_slice(d, k - 1, k)] if self.ndim else idx, keepdim)
 
+    @numpy_dims
     def median(self, dim: int | None = None, keepdim: bool = False) -> Tensor | ValuesIndices:
         """The lower median: ``median()`` of all entries, ``median(dim)`` (values, indices)
         along ``dim``; nan where a slice holds nan (at its first nan), as in torch.
@@ -145,6 +150,7 @@ class SortMethods:
             idx = np.where(nan.any(d, keepdims=True), nan.argmax(d, keepdims=True), idx)
         return _picked(self, d, idx, keepdim)
 
+    @numpy_dims
     def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         """The most frequent value along ``dim`` (the smallest of equally frequent ones) and
         the index of its last occurrence, as torch."""
@@ -161,6 +167,7 @@ class SortMethods:
         kept = np.moveaxis(x, d, -1).shape[:-1] + (1,)
         return _picked(self, d, np.moveaxis(idx.reshape(kept), -1, d), keepdim)
 
+    @numpy_dims
     def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> AMinMax:
         """(amin, amax) over ``dim`` (all entries when None)."""
         if self.numel() == 0:
@@ -168,13 +175,16 @@ class SortMethods:
                                "the operation has no identity.")
         return AMinMax(self.amin(dim, keepdim), self.amax(dim, keepdim))
 
+    @numpy_dims
     def cummax(self, dim: int) -> ValuesIndices:
         """Running maximum along ``dim``; at ties the index moves to the latest, as torch."""
         return _running(self, dim, np.maximum)
 
+    @numpy_dims
     def cummin(self, dim: int) -> ValuesIndices:
         return _running(self, dim, np.minimum)
 
+    @numpy_dims
     def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
         """Running product along ``dim``; the gradient is exact at zeros (a doubling scan of
         minigrad ops rather than the division by the input)."""
@@ -185,11 +195,13 @@ class SortMethods:
                                                    dtype=np.int64).reshape(x.shape))
         return _scan(x, d, lambda a, b: a * b)
 
+    @numpy_dims
     def logcumsumexp(self, dim: int) -> Tensor:
         """log(cumsum(exp(x))) along ``dim``, without overflow (a scan of logaddexp)."""
         x = self if self.is_floating_point() else self.float()
         return _scan(x, wrap_dim(dim, x.ndim), special.LogAddExp.apply)
 
+    @numpy_dims
     def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
              append: Tensor | None = None) -> Tensor:
         """The n-th forward difference along ``dim`` (xor for bool), after joining
@@ -209,6 +221,7 @@ class SortMethods:
             x = hi != lo if x.dtype == np.bool_ else hi - lo
         return x
 
+    @numpy_dims
     def nansum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
                dtype: Any = None) -> Tensor:
         """Sum treating nan as 0."""
@@ -217,6 +230,7 @@ class SortMethods:
         zero = constant(np.isnan(self._array))
         return arith.Where.apply(zero, 0, self).sum(dim, keepdim, dtype=dtype)
 
+    @numpy_dims
     def nanmean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
         """Mean of the entries that are not nan (nan when there are none)."""
@@ -229,6 +243,7 @@ class SortMethods:
         mean = x.nansum(dim, keepdim) / constant(np.where(empty, 1, count).astype(x.dtype))
         return arith.Where.apply(constant(empty), np.nan, mean) if np.any(empty) else mean
 
+    @numpy_dims
     def count_nonzero(self, dim: int | Sequence[int] | None = None) -> Tensor:
         dims = norm_dims(dim, self.ndim)
         return function.make_tensor(np.asarray(np.count_nonzero(self._array, axis=dims),
@@ -263,6 +278,7 @@ class SortMethods:
                              f"{n} elements.")
         return self.reshape(-1)[idx]
 
+    @numpy_dims
     def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
         """gather with broadcasting: the entries at ``indices`` along ``dim`` (of the flattened
         tensor when None)."""
