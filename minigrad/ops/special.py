@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Context, Function, constant, once_differentiable
-from ._base import _Unary, float_operands, operands, save_operands, saved_operands
-from .arith import Where
+from ._base import _Unary, float_operands, save_operands, saved_operands
+from .arith import Remainder, Where
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -164,15 +164,22 @@ def _safe(mask: Any, x: Any) -> Any:
     return Where.apply(constant(mask), 1, x)
 
 
-class Atan2(Function):
+class _Binary(Function):
+    """fn(a, b) elementwise on float operands (integers become float32), both saved."""
+
+    fn: Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+    @classmethod
+    def forward(cls, ctx: Context, a: Any, b: Any) -> np.ndarray:
+        save_operands(ctx, a, b, True, True)
+        return cls.fn(*float_operands(a, b))
+
+
+class Atan2(_Binary):
     """atan2(a, b), the angle of the point (b, a); d/da = b / r^2, d/db = -a / r^2, taken as 0
     at the origin (a subgradient; the limit does not exist)."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
-        save_operands(ctx, a, b, True, True)
-        x, y = float_operands(a, b)
-        return np.arctan2(x, y)
+    fn = staticmethod(np.arctan2)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -183,15 +190,11 @@ class Atan2(Function):
         return (g * b / r2 if na else None), (-g * a / r2 if nb else None)
 
 
-class Hypot(Function):
+class Hypot(_Binary):
     """sqrt(a^2 + b^2) without overflow; the gradient (a, b) / h is 0 at the origin (a
     subgradient, as for the 2-norm)."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
-        save_operands(ctx, a, b, True, True)
-        x, y = float_operands(a, b)
-        return np.hypot(x, y)
+    fn = staticmethod(np.hypot)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -224,27 +227,11 @@ class LogAddExp(Function):
         return (g * wa if na else None), (g * (1 - wa) if nb else None)
 
 
-class Fmod(Function):
+class Fmod(Remainder):
     """a - b trunc(a / b), with the sign of a (C's fmod); d/da = 1, d/db = -trunc(a / b)."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
-        nb = ctx.needs_input_grad[1]
-        save_operands(ctx, a, b, nb, nb)
-        x, y = operands(a, b)
-        if x.dtype.kind in "iu" and np.any(y == 0):
-            raise RuntimeError("ZeroDivisionError")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.fmod(x, y)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> tuple:
-        na, nb = ctx.needs_input_grad
-        gb = None
-        if nb:
-            a, b = saved_operands(ctx)
-            gb = -g * (a / b).trunc()
-        return (g if na else None), gb
+    fn = staticmethod(np.fmod)
+    quotient = staticmethod(lambda q: q.trunc())
 
 
 class NotDifferentiable(Function):
