@@ -18,6 +18,8 @@ from ._operand import arr
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
+_LN2 = math.log(2.0)
+
 
 class MathMethods:
     """The further elementwise methods of Tensor (mixed into it by tensor.py)."""
@@ -199,7 +201,86 @@ class MathMethods:
         return function.make_tensor(np.asarray(np.isclose(self._array, arr(other), rtol, atol,
                                                           equal_nan)))
 
+    def clamp_min(self, min: Number | Tensor) -> Tensor:
+        return self.clamp(min, None)
+
+    def clamp_max(self, max: Number | Tensor) -> Tensor:
+        return self.clamp(None, max)
+
+    def absolute(self) -> Tensor:
+        return self.abs()
+
+    def negative(self) -> Tensor:
+        return -self
+
+    def positive(self) -> Tensor:
+        return self
+
+    def multiply(self, other: Any) -> Tensor:
+        return self * other
+
+    def subtract(self, other: Any, *, alpha: Number = 1) -> Tensor:
+        return self - (other if alpha == 1 else other * alpha)
+
+    def divide(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """self / other, rounded toward zero (``'trunc'``) or down (``'floor'``) when asked;
+        integer division with a rounding mode stays integer, as in torch."""
+        if rounding_mode is None:
+            return arith.Div.apply(self, other)
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                             f"'floor' but found '{rounding_mode}'")
+        if not self.is_floating_point() and np.asarray(arr(other)).dtype.kind != "f":
+            q = arith.FloorDivide.apply(self, other)  # exact for integers, no float detour
+            if rounding_mode == "trunc":  # floor + 1 where the exact quotient is negative
+                x, y = self._array, arr(other)
+                q = q + function.make_tensor(((x % y) != 0) & ((x < 0) != (y < 0))).long()
+            return q
+        q = arith.Div.apply(self, other)  # rounded: piecewise constant, a zero gradient
+        return q.trunc() if rounding_mode == "trunc" else q.floor()
+
+    def fmax(self, other: Any) -> Tensor:
+        """Elementwise max ignoring nan (nan only where both are); the gradient goes to the
+        side taken, ``self`` at ties, as in torch."""
+        return _pick(self, other, np.greater_equal)
+
+    def fmin(self, other: Any) -> Tensor:
+        return _pick(self, other, np.less_equal)
+
+    def logaddexp2(self, other: Any) -> Tensor:
+        """log2(2^self + 2^other), without overflow."""
+        return special.LogAddExp.apply(self * _LN2, other * _LN2) / _LN2
+
+    def logical_and(self, other: Any) -> Tensor:
+        return function.make_tensor(np.logical_and(self._array, arr(other)))
+
+    def logical_or(self, other: Any) -> Tensor:
+        return function.make_tensor(np.logical_or(self._array, arr(other)))
+
+    def logical_xor(self, other: Any) -> Tensor:
+        return function.make_tensor(np.logical_xor(self._array, arr(other)))
+
+    def logical_not(self) -> Tensor:
+        return function.make_tensor(np.logical_not(self._array))
+
+    def isposinf(self) -> Tensor:
+        return function.make_tensor(np.isposinf(self._array))
+
+    def isneginf(self) -> Tensor:
+        return function.make_tensor(np.isneginf(self._array))
+
+    def isreal(self) -> Tensor:
+        return function.make_tensor(np.ones(self.shape, bool))
+
 
 def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:
     # Not np.heaviside: torch's heaviside(nan) is 0 (nan > 0 is false), numpy's is nan.
     return np.where(x == 0, v, x > 0).astype(x.dtype)
+
+
+def _pick(a: Tensor, b: Any, keep_a: np.ufunc) -> Tensor:
+    """a where keep_a(a, b) or b is nan, else b (fmax / fmin)."""
+    x, y = a._array, arr(b)
+    with np.errstate(invalid="ignore"):
+        take_a = np.asarray(keep_a(x, y) | np.isnan(y))
+    return arith.Where.apply(constant(take_a), a, b)

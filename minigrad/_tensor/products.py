@@ -50,6 +50,36 @@ class ProductMethods:
         out = batch1.bmm(batch2)
         return _scaled(beta, self, alpha, out).expand(out.shape)
 
+    def mv(self, vec: Tensor) -> Tensor:
+        """Matrix times vector."""
+        if self.ndim != 2 or vec.ndim != 1:
+            raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.ndim}, "
+                               f"{vec.ndim}")
+        return self.matmul(vec)
+
+    def inner(self, other: Tensor) -> Tensor:
+        """Sum over the last dims of both: out[i.., j..] = sum_k self[i.., k] other[j.., k]."""
+        if self.ndim == 0 or other.ndim == 0:
+            return self * other
+        a = self.reshape(self.shape[:-1] + (1,) * (other.ndim - 1) + self.shape[-1:])
+        return (a * other).sum(-1)
+
+    def vdot(self, other: Tensor) -> Tensor:
+        """The dot product of two 1-D tensors (conjugating self, a no-op for reals)."""
+        if self.ndim != 1 or other.ndim != 1:
+            raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D "
+                               "tensors")
+        return self.dot(other)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        return self.unsqueeze(-1) * vec2
+
+    ger = outer
+
+    def dist(self, other: Tensor, p: float = 2) -> Tensor:
+        """The p-norm of self - other."""
+        return (self - other).norm(p)
+
     def kron(self, other: Tensor) -> Tensor:
         """The Kronecker product: blocks self[i, j] * other, for any number of dims.
 

@@ -198,6 +198,85 @@ class RearrangeMethods:
     def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.index_copy(dim, index, source), (source,))
 
+    def ravel(self) -> Tensor:
+        return self.reshape(-1)
+
+    def swapdims(self, dim0: int, dim1: int) -> Tensor:
+        return self.transpose(dim0, dim1)
+
+    def fliplr(self) -> Tensor:
+        if self.ndim < 2:
+            raise RuntimeError("Input must be >= 2-d.")
+        return self.flip(1)
+
+    def flipud(self) -> Tensor:
+        if self.ndim < 1:
+            raise RuntimeError("Input must be >= 1-d.")
+        return self.flip(0)
+
+    def select(self, dim: int, index: int) -> Tensor:
+        """The slice at ``index`` along ``dim``, that dim removed (a view)."""
+        d = wrap_dim(dim, self.ndim)
+        n = self.shape[d]
+        if not -n <= index < n:
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"{list(self.shape)} at dimension {d}")
+        return self[(slice(None),) * d + (index,)]
+
+    def tensor_split(self, indices_or_sections: int | Sequence[int], dim: int = 0
+                     ) -> tuple[Tensor, ...]:
+        """Views splitting ``dim`` into n near-equal parts (the first n % size one longer),
+        or at the given indices."""
+        d = wrap_dim(dim, self.ndim)
+        n = self.shape[d]
+        if isinstance(indices_or_sections, int):
+            k = indices_or_sections
+            if k <= 0:
+                raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+            sizes = [n // k + (i < n % k) for i in range(k)]
+            cuts = list(np.cumsum([0] + sizes))
+        else:
+            cuts = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+        return tuple(self[_cut(d, a, max(a, b))] for a, b in zip(cuts[:-1], cuts[1:]))
+
+    def hsplit(self, sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+        return _numpy_split(self, sections, 1 if self.ndim > 1 else 0, "hsplit", 1)
+
+    def vsplit(self, sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+        return _numpy_split(self, sections, 0, "vsplit", 2)
+
+    def dsplit(self, sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+        return _numpy_split(self, sections, 2, "dsplit", 3)
+
+    def index_fill(self, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
+        """A copy with ``value`` at the entries ``index`` along ``dim``."""
+        d = wrap_dim(dim, self.ndim)
+        idx = _int_array(index, "index_fill").reshape(-1)
+        mask = np.zeros(self.shape[d] if self.ndim else 1, bool)
+        mask[idx] = True
+        shape_ = [1] * self.ndim
+        if self.ndim:
+            shape_[d] = self.shape[d]
+        return self.masked_fill(function.make_tensor(mask.reshape(shape_)), value)
+
+    def index_fill_(self, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
+        return views.inplace(self, lambda s: s.index_fill(dim, index, value), (value,))
+
+    def sum_to_size(self, *size: Any) -> Tensor:
+        """Summed down to ``size``, which this tensor's shape must broadcast from."""
+        target = shape_arg(size)
+        try:
+            np.broadcast_shapes(target, self.shape)
+            ok = np.broadcast_shapes(target, self.shape) == self.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"size {list(target)} is not expandable to size "
+                               f"{list(self.shape)}")
+        from ..autograd.engine import sum_to_shape
+
+        return sum_to_shape(self, target)
+
 
 def _int_array(x: Any, fn: str) -> np.ndarray:
     a = np.asarray(x._array if is_tensor(x) else x)
@@ -257,3 +336,19 @@ def _index_along(x: Tensor, dim: int, index: Tensor, source: Tensor, fn: str) ->
     if bad.size:
         raise IndexError(f"index out of range in self: {bad.flat[0]}")
     return d, (slice(None),) * d + (idx % max(n, 1),)
+
+
+def _cut(d: int, a: int, b: int) -> tuple:
+    return (slice(None),) * d + (slice(a, b),)
+
+
+def _numpy_split(x: Tensor, sections: int | Sequence[int], d: int, fn: str,
+                 least: int) -> tuple[Tensor, ...]:
+    if x.ndim < least:
+        raise RuntimeError(f"torch.{fn} requires a tensor with at least {least} dimension, but "
+                           f"got a tensor with {x.ndim} dimensions!")
+    if isinstance(sections, int) and (sections == 0 or x.shape[d] % sections):
+        raise RuntimeError(f"torch.{fn} attempted to split along dimension {d}, but the size "
+                           f"of the dimension {x.shape[d]} is not divisible by the split_size "
+                           f"{sections}!")
+    return x.tensor_split(sections, d)

@@ -301,6 +301,89 @@ class SortMethods:
         x = self.expand(tuple(xs)) if tuple(xs) != self.shape else self
         return x.gather(d, function.make_tensor(np.broadcast_to(idx, tuple(ys))))
 
+    def unique(self, sorted: bool = True, return_inverse: bool = False,
+               return_counts: bool = False, dim: int | None = None) -> Any:
+        """The distinct values (slices along ``dim`` when given), sorted, with the inverse
+        indices and counts when asked; not differentiable, as in torch."""
+        x = self._array
+        d = None if dim is None else wrap_dim(dim, x.ndim)
+        vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=d)
+        out = [special.NotDifferentiable.apply("unique", lambda a: vals, self)]
+        if return_inverse:
+            out.append(function.make_tensor(inv.reshape(x.shape if d is None else -1)
+                                            .astype(np.int64)))
+        if return_counts:
+            out.append(function.make_tensor(counts.astype(np.int64)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    @numpy_dims
+    def quantile(self, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Tensor:
+        """The q-th quantiles along ``dim`` (of all entries when None), interpolated between
+        the order statistics as numpy and torch do; nan where a slice holds nan. A tensor of
+        q puts its dim first. Differentiable (a lerp of sorted values).
+
+        >>> mg.tensor([1.0, 2.0, 4.0]).quantile(0.75)
+        tensor(3.)
+        """
+        if not self.is_floating_point():
+            raise RuntimeError("quantile() input tensor must be either float or double dtype")
+        qs = np.asarray(q._array if is_tensor(q) else q, np.float64)
+        if qs.ndim > 1:
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+        if np.any((qs < 0) | (qs > 1)):
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {qs}")
+        if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+            raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                               f"midpoint or nearest. Got {interpolation}")
+        x = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else wrap_dim(dim, x.ndim)
+        n = x.shape[d] if x.ndim else 1
+        if n == 0:
+            raise IndexError("quantile() input tensor must be non-empty")
+        srt = x.sort(d).values if x.ndim else x.reshape(1)
+        pos = qs.reshape(-1) * (n - 1)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, n - 1)
+        frac = pos - lo
+        if interpolation == "lower":
+            hi, frac = lo, frac * 0
+        elif interpolation == "higher":
+            lo, frac = np.ceil(pos).astype(np.int64), frac * 0
+            hi = lo
+        elif interpolation == "nearest":  # ties to even, as torch (numpy's around)
+            lo, frac = np.around(pos).astype(np.int64), frac * 0
+            hi = lo
+        elif interpolation == "midpoint":
+            frac = np.where(frac > 0, 0.5, 0.0)
+        dd = d if x.ndim else 0
+        v_lo = srt.index_select(dd, function.make_tensor(lo))
+        v_hi = srt.index_select(dd, function.make_tensor(hi))
+        w = np.asarray(frac, x.dtype).reshape((-1,) + (1,) * (srt.ndim - 1 - dd))
+        out = v_lo + (v_hi - v_lo) * constant(w) if np.any(frac) else v_lo
+        if x.dtype.kind == "f" and np.isnan(x._array).any():
+            nan = np.isnan(x._array).any(dd, keepdims=True)
+            out = arith.Where.apply(constant(nan), np.nan, out)
+        out = out.movedim(dd, 0)  # the q dim first, as torch; the reduced dim after it
+        if keepdim:
+            out = out.unsqueeze(dd + 1) if dim is not None else out.reshape(
+                (out.shape[0],) + (1,) * self.ndim)
+        return out.reshape(out.shape[1:]) if qs.ndim == 0 else out
+
+    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+        """How often each value 0, 1, ... occurs in this 1-D non-negative integer tensor
+        (summing ``weights`` instead when given)."""
+        x = _index(self, "bincount")
+        if x.ndim != 1:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        if x.size and x.min() < 0:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        if weights is None:
+            return function.make_tensor(np.bincount(x, minlength=minlength).astype(np.int64))
+        size = max(minlength, int(x.max()) + 1 if x.size else 0)
+        w = weights if weights.is_floating_point() else weights.double()
+        return shape.IndexAdd.apply(w, x, (size,))
+
 
 def _running(x: Tensor, dim: int, pick: np.ufunc) -> ValuesIndices:
     d = wrap_dim(dim, x.ndim)
