@@ -218,3 +218,59 @@ def test_in_place_clamp_and_clip() -> None:
 
 def test_constants() -> None:
     assert (mg.pi, mg.e, mg.inf) == (torch.pi, torch.e, torch.inf) and math.isnan(mg.nan)
+
+
+ALIASES = [  # fn(m, a, b) on float64 inputs; a in (-2, 2), b in (0.5, 2) with a nan
+    ("clamp_min", lambda m, a, b: m.clamp_min(a, 0.3)),
+    ("clamp_max", lambda m, a, b: a.clamp_max(b)),
+    ("absolute", lambda m, a, b: m.absolute(a)),
+    ("negative", lambda m, a, b: m.negative(a)),
+    ("positive", lambda m, a, b: m.positive(a)),
+    ("multiply", lambda m, a, b: m.multiply(a, b)),
+    ("subtract", lambda m, a, b: m.subtract(a, b, alpha=2)),
+    ("divide", lambda m, a, b: m.divide(a, b)),
+    ("divide_trunc", lambda m, a, b: m.divide(a * 4, b, rounding_mode="trunc")),
+    ("divide_floor", lambda m, a, b: a.divide(4, rounding_mode="floor")),
+    ("fmax", lambda m, a, b: m.fmax(a, b)),
+    ("fmin", lambda m, a, b: a.fmin(b)),
+    ("logaddexp2", lambda m, a, b: m.logaddexp2(a, b)),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in ALIASES], ids=[c[0] for c in ALIASES])
+def test_aliases_and_nan_aware_extrema_match_torch(fn) -> None:
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-2, 2, (2, 4))
+    b = rng.uniform(0.5, 2, (4,))
+    b[1] = math.nan
+    ours = [mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True)]
+    refs = [torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)]
+    out, ref = fn(mg, *ours), fn(torch, *refs)
+    assert out.shape == tuple(ref.shape) and str(out.dtype) == str(ref.dtype)[6:]
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    w = rng.standard_normal(out.shape)
+    (out * mg.tensor(w)).sum().backward()
+    (ref * torch.tensor(w)).sum().backward()
+    for o, r in zip(ours, refs):
+        got = np.zeros(o.shape) if o.grad is None else o.grad.numpy()
+        want = np.zeros(o.shape) if r.grad is None or r.grad._is_zerotensor() else r.grad.numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+
+
+def test_integer_division_modes_and_logic() -> None:
+    a, b = [-7, 7, -8, 2**40 + 1, 0], [2, -2, 2, 2, 3]
+    for mode in ("trunc", "floor"):
+        ours = mg.divide(mg.tensor(a), mg.tensor(b), rounding_mode=mode)
+        ref = torch.divide(torch.tensor(a), torch.tensor(b), rounding_mode=mode)
+        assert ours.dtype == np.int64 and ours.tolist() == ref.tolist()
+    with pytest.raises(ValueError, match="rounding_mode"):
+        mg.divide(mg.tensor(a), 2, rounding_mode="round")
+    p, q = [True, False, True, False], [1.0, 0.0, 0.0, 2.0]
+    for name in ("logical_and", "logical_or", "logical_xor"):
+        ours = getattr(mg, name)(mg.tensor(p), mg.tensor(q))
+        assert ours.tolist() == getattr(torch, name)(torch.tensor(p), torch.tensor(q)).tolist()
+    assert mg.logical_not(mg.tensor(q)).tolist() == torch.logical_not(torch.tensor(q)).tolist()
+    v = [math.inf, -math.inf, math.nan, 1.0]
+    for name in ("isposinf", "isneginf", "isreal"):
+        assert getattr(mg, name)(mg.tensor(v)).tolist() == getattr(torch, name)(
+            torch.tensor(v)).tolist()

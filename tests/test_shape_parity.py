@@ -227,3 +227,44 @@ def test_errors_follow_torch() -> None:
         warnings.simplefilter("error")
         with pytest.raises(UserWarning, match="degrees of freedom"):
             mg.tensor([[1.0]]).cov()
+
+
+MORE = [
+    ("ravel", lambda m, x: m.ravel(x[:, 1:])),
+    ("swapdims", lambda m, x: m.swapdims(x, 0, 2)),
+    ("fliplr", lambda m, x: m.fliplr(x)),
+    ("flipud", lambda m, x: x.flipud()),
+    ("select", lambda m, x: m.select(x, 1, -1)),
+    ("index_fill", lambda m, x: x.index_fill(2, m.tensor([0, 3]), -1.5)),
+    ("sum_to_size", lambda m, x: x.sum_to_size(3, 1)),
+    ("mv", lambda m, x: m.mv(x[0], x[1, 0])),
+    ("inner", lambda m, x: m.inner(x, x[0])),
+    ("vdot", lambda m, x: m.vdot(x[0, 0], x[1, 1])),
+    ("outer", lambda m, x: x[0, 0].outer(x[1, 1])),
+    ("ger", lambda m, x: m.ger(x[0, 0], x[1, 1, :2])),
+    ("dist", lambda m, x: m.dist(x[0], x[1])),
+    ("dist_p1", lambda m, x: x[0].dist(x[1], 1)),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in MORE], ids=[c[0] for c in MORE])
+def test_more_rearrangements_and_products(fn) -> None:
+    test_matches_torch_with_gradients(fn)
+
+
+@pytest.mark.parametrize("how", [3, 4, [1, 3], [0, 2, 2, 9]])
+def test_tensor_split_and_numpy_splits(how) -> None:
+    x, t = mg.tensor(X), torch.tensor(X)
+    for dim in (1, 2):
+        _same(mg.tensor_split(x, how, dim), torch.tensor_split(t, how, dim))
+    for name, ok in [("hsplit", 3), ("vsplit", 2), ("dsplit", 2)]:
+        _same(getattr(mg, name)(x, ok), getattr(torch, name)(t, ok))
+        _same(getattr(x, name)([1]), getattr(t, name)([1]))
+    with pytest.raises(RuntimeError, match="divisible"):
+        mg.hsplit(x, 2)
+    with pytest.raises(RuntimeError, match="at least 3"):
+        mg.dsplit(x[0], 2)
+    with pytest.raises(IndexError, match="out of range"):
+        x.select(0, 2)
+    with pytest.raises(RuntimeError, match="not expandable"):
+        x.sum_to_size(2, 2)

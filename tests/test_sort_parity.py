@@ -327,3 +327,53 @@ def test_numpy_axis_and_keepdims_are_accepted_as_torch(name: str) -> None:
         method = getattr(x, name)
         with pytest.raises(TypeError, match="multiple values"):
             method(*lead, 1, axis=1) if name != "aminmax" else method(dim=1, axis=1)
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_matches_torch(interpolation: str) -> None:
+    x, t = _both(DISTINCT)
+    for q in (0.3, [0.0, 0.25, 0.5, 1.0]):
+        qm = mg.tensor(q, dtype=mg.float64) if isinstance(q, list) else q
+        qt = torch.tensor(q, dtype=torch.float64) if isinstance(q, list) else q
+        for dim in (None, 0, -1):
+            for keep in (False, True):
+                _same(mg.quantile(x, qm, dim, keep, interpolation=interpolation),
+                      torch.quantile(t, qt, dim, keep, interpolation=interpolation))
+    _check_grad(lambda a: a.quantile(mg.tensor([0.3, 0.5], dtype=mg.float64), 1,
+                                     interpolation=interpolation), DISTINCT)
+    v = np.array([[1.0, math.nan, 2.0], [3.0, 1.0, 2.0]])
+    np.testing.assert_array_equal(mg.tensor(v).quantile(0.5, 1).numpy(),
+                                  torch.tensor(v).quantile(0.5, 1).numpy())
+
+
+def test_quantile_errors() -> None:
+    with pytest.raises(RuntimeError, match="range"):
+        mg.tensor([1.0]).quantile(1.5)
+    with pytest.raises(RuntimeError, match="float"):
+        mg.tensor([1]).quantile(0.5)
+    with pytest.raises(RuntimeError, match="interpolation"):
+        mg.tensor([1.0]).quantile(0.5, interpolation="cubic")
+
+
+def test_unique_and_bincount() -> None:
+    v = np.array([[3, 1, 3], [2, 1, 3]])
+    x, t = _both(v)
+    for kw in [{}, {"return_inverse": True}, {"return_counts": True},
+               {"return_inverse": True, "return_counts": True, "dim": 0},
+               {"return_inverse": True, "dim": 1}]:
+        ours, ref = mg.unique(x, **kw), torch.unique(t, **kw)
+        ours = ours if isinstance(ours, tuple) else (ours,)
+        ref = ref if isinstance(ref, tuple) else (ref,)
+        for o, r in zip(ours, ref, strict=True):
+            _same(o, r)
+    f = mg.tensor([1.0, 2.0, 1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="derivative for 'unique'"):
+        f.unique().sum().backward()
+    b, tb = _both(np.array([1, 1, 4, 0]))
+    _same(mg.bincount(b), torch.bincount(tb))
+    _same(b.bincount(minlength=7), tb.bincount(minlength=7))
+    w = np.array([0.5, 1.0, 2.0, 3.0])
+    _same(b.bincount(mg.tensor(w)), tb.bincount(torch.tensor(w)))
+    _check_grad(lambda a: b.bincount(a), w)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        mg.tensor([-1, 2]).bincount()

@@ -12,7 +12,8 @@ import numpy as np
 from ..autograd import function
 from ..autograd.function import constant, is_tensor
 from ..dtypes import Number
-from ..ops import arith, special
+from ..ops import arith, special, unary
+from ..ops._base import float_operands
 from ._operand import arr
 
 if TYPE_CHECKING:
@@ -236,8 +237,11 @@ class MathMethods:
                 x, y = self._array, arr(other)
                 q = q + function.make_tensor(((x % y) != 0) & ((x < 0) != (y < 0))).long()
             return q
-        q = arith.Div.apply(self, other)  # rounded: piecewise constant, a zero gradient
-        return q.trunc() if rounding_mode == "trunc" else q.floor()
+        x, y = float_operands(self, other)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = (np.trunc if rounding_mode == "trunc" else np.floor)(np.divide(x, y))
+        # Piecewise constant: a zero gradient (not 0 / other, which is nan where other is)
+        return unary.Rounding.apply(self, lambda _: q)
 
     def fmax(self, other: Any) -> Tensor:
         """Elementwise max ignoring nan (nan only where both are); the gradient goes to the
