@@ -215,7 +215,8 @@ class LogAddExp(Function):
         x, y = float_operands(a, b)
         ctx.tie = constant(np.broadcast_to(x == y, np.broadcast_shapes(np.shape(x),
                                                                       np.shape(y))))
-        return np.logaddexp(x, y)
+        with np.errstate(invalid="ignore"):  # nan in, nan out, silently as in torch
+            return np.logaddexp(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
