@@ -274,3 +274,26 @@ def test_integer_division_modes_and_logic() -> None:
     for name in ("isposinf", "isneginf", "isreal"):
         assert getattr(mg, name)(mg.tensor(v)).tolist() == getattr(torch, name)(
             torch.tensor(v)).tolist()
+
+
+@pytest.mark.parametrize("name,args", [
+    ("addcmul_", lambda m: (m.tensor([1.0, 2.0]), m.tensor([3.0, -1.0]))),
+    ("addcdiv_", lambda m: (m.tensor([1.0, 2.0]), m.tensor([3.0, -1.0]))),
+    ("lerp_", lambda m: (m.tensor([1.0, 2.0]), 0.25)),
+    ("clamp_min_", lambda m: (0.6,)), ("clamp_max_", lambda m: (0.6,)),
+    ("nan_to_num_", lambda m: ()), ("log_", lambda m: ()), ("reciprocal_", lambda m: ()),
+    ("square_", lambda m: ()), ("floor_", lambda m: ()), ("ceil_", lambda m: ()),
+    ("round_", lambda m: ()), ("trunc_", lambda m: ()),
+])
+def test_in_place_forms_match_torch(name: str, args) -> None:
+    kw = {"value": 0.5} if name in ("addcmul_", "addcdiv_") else {}
+    ours, ref = mg.tensor([0.5, 1.75]), torch.tensor([0.5, 1.75])
+    assert getattr(ours, name)(*args(mg), **kw) is ours
+    getattr(ref, name)(*args(torch), **kw)
+    np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-6)
+    # recorded like every in-place op: the gradient flows through the write
+    x = mg.tensor([0.5, 1.75], requires_grad=True)
+    tx = torch.tensor([0.5, 1.75], requires_grad=True)
+    getattr(x * 1, name)(*args(mg), **kw).sum().backward()
+    getattr(tx * 1, name)(*args(torch), **kw).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)

@@ -88,6 +88,50 @@ class InplaceMethods:
         """Fill with samples from N(mean, std^2) of the global generator."""
         return _random_fill(self, lambda rng, s: rng.normal(mean, std, s))
 
+    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Number = 1) -> Tensor:
+        """self += value * tensor1 * tensor2 (Adam's second-moment update)."""
+        return views.inplace(self, lambda s: s.addcmul(tensor1, tensor2, value=value),
+                             (tensor1, tensor2))
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Number = 1) -> Tensor:
+        """self += value * tensor1 / tensor2 (Adam's step)."""
+        return views.inplace(self, lambda s: s.addcdiv(tensor1, tensor2, value=value),
+                             (tensor1, tensor2))
+
+    def lerp_(self, end: Any, weight: Any) -> Tensor:
+        return views.inplace(self, lambda s: s.lerp(end, weight), (end, weight))
+
+    def clamp_min_(self, min: Any) -> Tensor:
+        return views.inplace(self, lambda s: s.clamp_min(min), (min,))
+
+    def clamp_max_(self, max: Any) -> Tensor:
+        return views.inplace(self, lambda s: s.clamp_max(max), (max,))
+
+    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None,
+                    neginf: float | None = None) -> Tensor:
+        return views.inplace(self, lambda s: s.nan_to_num(nan, posinf, neginf))
+
+    def log_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.log())
+
+    def reciprocal_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.reciprocal())
+
+    def square_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.square())
+
+    def floor_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.floor())
+
+    def ceil_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.ceil())
+
+    def round_(self, decimals: int = 0) -> Tensor:
+        return views.inplace(self, lambda s: s.round(decimals))
+
+    def trunc_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.trunc())
+
     def __iadd__(self, o: Any) -> Tensor:
         return self.add_(o)
 
