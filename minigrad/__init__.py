@@ -59,3 +59,43 @@ from .linalg.legacy import cholesky, qr, svd  # noqa: E402
 from .linalg.matrix_exp import matrix_exp  # noqa: E402
 
 __all__ += ["svd", "cholesky", "qr", "matrix_exp"]
+
+# issue 13: the torch names ports hit (math, sorting and selection, shape and scatter)
+from .functions import (absolute, acos, acosh, addcdiv, addcmul, addmm, addmv, all, aminmax, any,  # noqa: E402
+                        arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argsort,
+                        argwhere, asin, asinh, atan, atan2, atanh, baddbmm, bincount, clamp_max,
+                        clamp_min, clip, copysign, corrcoef, cosh, count_nonzero, cov, cummax,
+                        cummin, cumprod, deg2rad, diff, dist, divide, dsplit, erf, erfc, erfinv,
+                        exp2, fliplr, flipud, float_power, fmax, fmin, fmod, frac, ger, heaviside,
+                        hsplit, hypot, index_add, index_copy, index_fill, inner, isclose, isneginf,
+                        isposinf, isreal, kron, kthvalue, lerp, log10, log2, logaddexp, logaddexp2,
+                        logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logit,
+                        masked_select, median, mode, moveaxis, movedim, msort, multiply, mv,
+                        nan_to_num, nanmean, nansum, narrow, negative, nonzero, positive, quantile,
+                        rad2deg, ravel, repeat_interleave, roll, rot90, scatter, scatter_add,
+                        select, sgn, signbit, sinc, sinh, sort, subtract, swapdims, take,
+                        take_along_dim, tan, tensor_split, tile, topk, true_divide, unique, vdot,
+                        vsplit, xlogy)
+from .combine import (atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist,  # noqa: E402
+                      column_stack, dstack, hstack, meshgrid, row_stack, std_mean, tril_indices,
+                      triu_indices, var_mean, vstack)
+from math import e, inf, nan, pi  # noqa: E402  (torch's mg.pi, mg.inf ...)
+
+__all__ += ["absolute", "acos", "acosh", "addcdiv", "addcmul", "addmm", "addmv", "all", "aminmax",
+            "any", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
+            "argsort", "argwhere", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d",
+            "atleast_2d", "atleast_3d", "baddbmm", "bincount", "block_diag", "cartesian_prod",
+            "cdist", "clamp_max", "clamp_min", "clip", "column_stack", "copysign", "corrcoef",
+            "cosh", "count_nonzero", "cov", "cummax", "cummin", "cumprod", "deg2rad", "diff",
+            "dist", "divide", "dsplit", "dstack", "erf", "erfc", "erfinv", "exp2", "fliplr",
+            "flipud", "float_power", "fmax", "fmin", "fmod", "frac", "ger", "heaviside", "hsplit",
+            "hstack", "hypot", "index_add", "index_copy", "index_fill", "inner", "isclose",
+            "isneginf", "isposinf", "isreal", "kron", "kthvalue", "lerp", "log10", "log2",
+            "logaddexp", "logaddexp2", "logcumsumexp", "logical_and", "logical_not", "logical_or",
+            "logical_xor", "logit", "masked_select", "median", "meshgrid", "mode", "moveaxis",
+            "movedim", "msort", "multiply", "mv", "nan_to_num", "nanmean", "nansum", "narrow",
+            "negative", "nonzero", "positive", "quantile", "rad2deg", "ravel", "repeat_interleave",
+            "roll", "rot90", "row_stack", "scatter", "scatter_add", "select", "sgn", "signbit",
+            "sinc", "sinh", "sort", "std_mean", "subtract", "swapdims", "take", "take_along_dim",
+            "tan", "tensor_split", "tile", "topk", "tril_indices", "triu_indices", "true_divide",
+            "unique", "var_mean", "vdot", "vsplit", "vstack", "xlogy", "e", "inf", "nan", "pi"]

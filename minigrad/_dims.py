@@ -5,8 +5,11 @@ Each helper raises torch's error (type and wording) for a dim or shape torch ref
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -63,3 +66,50 @@ def infer_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
 def count_over(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
     """How many elements a reduction over ``dims`` combines."""
     return math.prod(shape[d] for d in dims)
+
+
+def numpy_dims(fn: Callable) -> Callable:
+    """Let a method taking ``dim`` (and ``keepdim``) also take numpy's ``axis=`` (and
+    ``keepdims=``), as torch's do; passing a name and its alias is a TypeError. (sum and
+    mean, which backward calls per broadcast, use ``numpy_kwargs`` inline instead: the
+    wrapper costs a call.)"""
+    params = inspect.signature(fn).parameters
+    names = list(params)
+    pos = names.index("dim") if params["dim"].kind != params["dim"].KEYWORD_ONLY else None
+    aliases = [("axis", "dim", pos)]
+    if "keepdim" in params:
+        keep = params["keepdim"]
+        aliases.append(("keepdims", "keepdim",
+                        names.index("keepdim") if keep.kind != keep.KEYWORD_ONLY else None))
+
+    @functools.wraps(fn)
+    def method(*args: Any, **kwargs: Any) -> Any:
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            for alias, name, at in aliases:
+                if alias in kwargs:
+                    if name in kwargs or (at is not None and len(args) > at):
+                        raise TypeError(f"{fn.__name__}() got multiple values for argument "
+                                        f"'{name}' ('{alias}' is its numpy name)")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    return method
+
+
+def numpy_kwargs(fn: str, extra: dict, dim: Any, keepdim: bool) -> tuple[Any, bool]:
+    """(dim, keepdim) with numpy's ``axis`` / ``keepdims`` from ``extra`` (a method's
+    ``**kwargs``) taken in; anything else, or a name given twice, is a TypeError."""
+    extra = dict(extra)
+    if "axis" in extra:
+        if dim is not None:
+            raise TypeError(f"{fn}() got multiple values for argument 'dim' ('axis' is its "
+                            "numpy name)")
+        dim = extra.pop("axis")
+    if "keepdims" in extra:
+        if keepdim:
+            raise TypeError(f"{fn}() got multiple values for argument 'keepdim' ('keepdims' "
+                            "is its numpy name)")
+        keepdim = extra.pop("keepdims")
+    if extra:
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{next(iter(extra))}'")
+    return dim, keepdim

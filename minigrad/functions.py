@@ -41,7 +41,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     ts = list(tensors)
     if not ts:
         raise RuntimeError("stack expects a non-empty list of tensors")
-    if any(t.shape != ts[0].shape for t in ts):
+    if len({t.shape for t in ts}) > 1:  # (not any(): this module binds mg.any)
         raise RuntimeError(f"stack expects each tensor to be equal size, got "
                            f"{[tuple(t.shape) for t in ts]}")
     d = wrap_dim(dim, ts[0].ndim + 1)
@@ -186,3 +186,119 @@ bmm = Tensor.bmm
 clone = Tensor.clone
 detach = Tensor.detach
 numel = Tensor.numel
+
+# ---- issue 13: the torch names ports hit (math, sorting and selection, shape and scatter).
+# (The function-only ones live in combine.py.)
+absolute = Tensor.absolute
+acos = arccos = Tensor.acos
+acosh = arccosh = Tensor.acosh
+addcdiv = Tensor.addcdiv
+addcmul = Tensor.addcmul
+addmm = Tensor.addmm
+addmv = Tensor.addmv
+all = Tensor.all
+aminmax = Tensor.aminmax
+any = Tensor.any
+argsort = Tensor.argsort
+argwhere = Tensor.argwhere
+asin = arcsin = Tensor.asin
+asinh = arcsinh = Tensor.asinh
+atan = arctan = Tensor.atan
+atan2 = arctan2 = Tensor.atan2
+atanh = arctanh = Tensor.atanh
+baddbmm = Tensor.baddbmm
+bincount = Tensor.bincount
+clamp_max = Tensor.clamp_max
+clamp_min = Tensor.clamp_min
+clip = Tensor.clip
+copysign = Tensor.copysign
+corrcoef = Tensor.corrcoef
+cosh = Tensor.cosh
+count_nonzero = Tensor.count_nonzero
+cov = Tensor.cov
+cummax = Tensor.cummax
+cummin = Tensor.cummin
+cumprod = Tensor.cumprod
+deg2rad = Tensor.deg2rad
+diff = Tensor.diff
+dist = Tensor.dist
+divide = Tensor.divide
+dsplit = Tensor.dsplit
+erf = Tensor.erf
+erfc = Tensor.erfc
+erfinv = Tensor.erfinv
+exp2 = Tensor.exp2
+fliplr = Tensor.fliplr
+flipud = Tensor.flipud
+float_power = Tensor.float_power
+fmax = Tensor.fmax
+fmin = Tensor.fmin
+fmod = Tensor.fmod
+frac = Tensor.frac
+ger = Tensor.ger
+heaviside = Tensor.heaviside
+hsplit = Tensor.hsplit
+hypot = Tensor.hypot
+index_add = Tensor.index_add
+index_copy = Tensor.index_copy
+index_fill = Tensor.index_fill
+inner = Tensor.inner
+isclose = Tensor.isclose
+isneginf = Tensor.isneginf
+isposinf = Tensor.isposinf
+isreal = Tensor.isreal
+kron = Tensor.kron
+kthvalue = Tensor.kthvalue
+lerp = Tensor.lerp
+log10 = Tensor.log10
+log2 = Tensor.log2
+logaddexp = Tensor.logaddexp
+logaddexp2 = Tensor.logaddexp2
+logcumsumexp = Tensor.logcumsumexp
+logical_and = Tensor.logical_and
+logical_not = Tensor.logical_not
+logical_or = Tensor.logical_or
+logical_xor = Tensor.logical_xor
+logit = Tensor.logit
+masked_select = Tensor.masked_select
+median = Tensor.median
+mode = Tensor.mode
+moveaxis = Tensor.moveaxis
+movedim = Tensor.movedim
+msort = Tensor.msort
+multiply = Tensor.multiply
+mv = Tensor.mv
+nan_to_num = Tensor.nan_to_num
+nanmean = Tensor.nanmean
+nansum = Tensor.nansum
+narrow = Tensor.narrow
+negative = Tensor.negative
+nonzero = Tensor.nonzero
+positive = Tensor.positive
+quantile = Tensor.quantile
+rad2deg = Tensor.rad2deg
+ravel = Tensor.ravel
+repeat_interleave = Tensor.repeat_interleave
+roll = Tensor.roll
+rot90 = Tensor.rot90
+scatter = Tensor.scatter
+scatter_add = Tensor.scatter_add
+select = Tensor.select
+sgn = Tensor.sgn
+signbit = Tensor.signbit
+sinc = Tensor.sinc
+sinh = Tensor.sinh
+sort = Tensor.sort
+subtract = Tensor.subtract
+swapdims = Tensor.swapdims
+take = Tensor.take
+take_along_dim = Tensor.take_along_dim
+tan = Tensor.tan
+tensor_split = Tensor.tensor_split
+tile = Tensor.tile
+topk = Tensor.topk
+true_divide = Tensor.true_divide
+unique = Tensor.unique
+vdot = Tensor.vdot
+vsplit = Tensor.vsplit
+xlogy = Tensor.xlogy

@@ -22,8 +22,12 @@ from ._tensor import (
     IndexingMethods,
     InplaceMethods,
     LinalgMethods,
+    MathMethods,
+    ProductMethods,
+    RearrangeMethods,
     ReduceMethods,
     ShapeMethods,
+    SortMethods,
 )
 from .autograd import api as _api
 from .autograd import engine as _engine
@@ -62,7 +66,8 @@ class _HookHandle:
 
 
 class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, IndexingMethods,
-             InplaceMethods, ConvertMethods, LinalgMethods):
+             InplaceMethods, ConvertMethods, LinalgMethods, MathMethods,
+             SortMethods, RearrangeMethods, ProductMethods):
     """An n-dimensional array that can record the operations applied to it.
 
     >>> x = mg.tensor([1.0, 2.0], requires_grad=True)

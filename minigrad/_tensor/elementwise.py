@@ -29,6 +29,9 @@ class ElementwiseMethods:
         return function.make_tensor(np.isfinite(self._array))
 
     def sign(self) -> Tensor:
+        """-1, 0 or 1; piecewise constant, so the gradient is zero (as in torch)."""
+        if self._array.dtype.kind == "f":
+            return unary.Rounding.apply(self, np.sign)
         return function.make_tensor(np.sign(self._array))
 
     def exp(self) -> Tensor:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..autograd import function, views
 from ..autograd.function import is_tensor
 from ..dtypes import Number
@@ -73,6 +75,63 @@ class InplaceMethods:
     def zero_(self) -> Tensor:
         return self.fill_(0)
 
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, **kwargs: Any) -> Tensor:
+        """Fill with samples from U[from, to) of the global generator (torch's keyword
+        ``from`` is accepted too)."""
+        lo = kwargs.pop("from", from_)
+        if kwargs:
+            raise TypeError(f"uniform_() got an unexpected keyword argument "
+                            f"{next(iter(kwargs))!r}")
+        return _random_fill(self, lambda rng, s: rng.uniform(lo, to, s))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+        """Fill with samples from N(mean, std^2) of the global generator."""
+        return _random_fill(self, lambda rng, s: rng.normal(mean, std, s))
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Number = 1) -> Tensor:
+        """self += value * tensor1 * tensor2 (Adam's second-moment update)."""
+        return views.inplace(self, lambda s: s.addcmul(tensor1, tensor2, value=value),
+                             (tensor1, tensor2))
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Number = 1) -> Tensor:
+        """self += value * tensor1 / tensor2 (Adam's step)."""
+        return views.inplace(self, lambda s: s.addcdiv(tensor1, tensor2, value=value),
+                             (tensor1, tensor2))
+
+    def lerp_(self, end: Any, weight: Any) -> Tensor:
+        return views.inplace(self, lambda s: s.lerp(end, weight), (end, weight))
+
+    def clamp_min_(self, min: Any) -> Tensor:
+        return views.inplace(self, lambda s: s.clamp_min(min), (min,))
+
+    def clamp_max_(self, max: Any) -> Tensor:
+        return views.inplace(self, lambda s: s.clamp_max(max), (max,))
+
+    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None,
+                    neginf: float | None = None) -> Tensor:
+        return views.inplace(self, lambda s: s.nan_to_num(nan, posinf, neginf))
+
+    def log_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.log())
+
+    def reciprocal_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.reciprocal())
+
+    def square_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.square())
+
+    def floor_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.floor())
+
+    def ceil_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.ceil())
+
+    def round_(self, decimals: int = 0) -> Tensor:
+        return views.inplace(self, lambda s: s.round(decimals))
+
+    def trunc_(self) -> Tensor:
+        return views.inplace(self, lambda s: s.trunc())
+
     def __iadd__(self, o: Any) -> Tensor:
         return self.add_(o)
 
@@ -84,3 +143,12 @@ class InplaceMethods:
 
     def __itruediv__(self, o: Any) -> Tensor:
         return self.div_(o)
+
+
+def _random_fill(t: Tensor, draw: Any) -> Tensor:
+    """Write ``draw(rng, shape)`` (from the global generator) into ``t``, outside autograd's
+    view of the values: it is a fresh sample, not a function of the old ones."""
+    from ..creation import rng_of  # creation is built on Tensor
+
+    values = np.asarray(draw(rng_of(None), t.shape), dtype=t.dtype)
+    return views.inplace(t, lambda s: shape.CopyInto.apply(s, values))

@@ -14,7 +14,8 @@ import numpy as np
 # time, as torch's Tensor.norm does (the package is in sys.modules before this file runs).
 import minigrad
 
-from .._dims import count_over, norm_dims, wrap_dim
+from .. import dtypes
+from .._dims import count_over, norm_dims, numpy_dims, numpy_kwargs, wrap_dim
 from ..autograd import function
 from ..autograd.function import is_tensor
 from ..ops import arith, reduce
@@ -33,22 +34,29 @@ class MinMax(NamedTuple):
 class ReduceMethods:
     """The reduce methods of Tensor (mixed into it by tensor.py)."""
 
+    @numpy_dims
     def all(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         dims = norm_dims(dim, self.ndim)  # torch's IndexError for a dim out of range
         return function.make_tensor(np.asarray(np.all(self._array, axis=dims, keepdims=keepdim)))
 
+    @numpy_dims
     def any(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         dims = norm_dims(dim, self.ndim)
         return function.make_tensor(np.asarray(np.any(self._array, axis=dims, keepdims=keepdim)))
 
     def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
-            dtype: Any = None) -> Tensor:
-        """Sum over ``dim`` (all dims when None); integer and bool sums are int64, as in torch."""
+            dtype: Any = None, **numpy: Any) -> Tensor:
+        """Sum over ``dim`` (all dims when None); integer and bool sums are int64, as in torch.
+        numpy's ``axis=`` and ``keepdims=`` are accepted too."""
+        if numpy:
+            dim, keepdim = numpy_kwargs("sum", numpy, dim, keepdim)
         x = self if dtype is None else self.to(dtype)
         return reduce.Sum.apply(x, norm_dims(dim, x._array.ndim), keepdim)
 
     def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
-             dtype: Any = None) -> Tensor:
+             dtype: Any = None, **numpy: Any) -> Tensor:
+        if numpy:
+            dim, keepdim = numpy_kwargs("mean", numpy, dim, keepdim)
         x = self if dtype is None else self.to(dtype)
         if x._array.dtype.kind != "f":
             raise RuntimeError(
@@ -58,13 +66,16 @@ class ReduceMethods:
         dims = norm_dims(dim, x.ndim)
         return reduce.Sum.apply(x, dims, keepdim) / count_over(x.shape, dims)  # 0/0: nan if empty
 
+    @numpy_dims
     def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         """Max over ``dim``; ties share the gradient evenly (torch's amax rule)."""
         return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, True)
 
+    @numpy_dims
     def amin(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, False)
 
+    @numpy_dims
     def max(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
         """``max()`` is the largest element; ``max(dim)`` is ``(values, indices)``;
         ``max(other)`` is the elementwise maximum, as in torch."""
@@ -75,6 +86,7 @@ class ReduceMethods:
         return MinMax(*reduce.ArgReduce.apply(self, wrap_dim(int(dim), self.ndim), keepdim,
                                               True))
 
+    @numpy_dims
     def min(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
         if is_tensor(dim):
             return self.minimum(dim)
@@ -83,19 +95,23 @@ class ReduceMethods:
         return MinMax(*reduce.ArgReduce.apply(self, wrap_dim(int(dim), self.ndim), keepdim,
                                               False))
 
+    @numpy_dims
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         if dim is None:
             return function.make_tensor(np.asarray(np.argmax(self._array), dtype=np.int64))
         return self.max(dim, keepdim).indices
 
+    @numpy_dims
     def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         if dim is None:
             return function.make_tensor(np.asarray(np.argmin(self._array), dtype=np.int64))
         return self.min(dim, keepdim).indices
 
+    @numpy_dims
     def prod(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         return reduce.Prod.apply(self, dim, keepdim)
 
+    @numpy_dims
     def var(self, dim: int | Sequence[int] | None = None, correction: int = 1,
             keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
         """Variance with Bessel's correction by default (``correction=1``), as in torch."""
@@ -112,6 +128,7 @@ class ReduceMethods:
         centred = self - reduce.Sum.apply(self, dims, True) / count
         return (centred * centred).sum(dims, keepdim=keepdim) / max(count - correction, 0)
 
+    @numpy_dims
     def std(self, dim: int | Sequence[int] | None = None, correction: int = 1,
             keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
         return self.var(dim, correction, keepdim, unbiased).sqrt()
@@ -143,6 +160,7 @@ class ReduceMethods:
         # convention there is torch's zero)
         return reduce.NormP.apply(x, dims, keepdim, float(p))
 
+    @numpy_dims
     def logsumexp(self, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
         """log(sum(exp(x))) over ``dim``, shifted by the max m so it never overflows.
 
@@ -160,6 +178,7 @@ class ReduceMethods:
             out = out.log1p() + m
         return out if keepdim else out.squeeze(dims)
 
+    @numpy_dims
     def softmax(self, dim: int) -> Tensor:
         """exp(x) / sum(exp(x)) over ``dim``, computed from x - max(x) so it never overflows."""
         # Not exp(x - logsumexp(x)): at |x| ~ 1000 rounding logsumexp costs float32 digits.
@@ -167,12 +186,14 @@ class ReduceMethods:
         e = (self - _max_shift(self, dims)).exp()
         return e / e.sum(dims, keepdim=True)
 
+    @numpy_dims
     def log_softmax(self, dim: int) -> Tensor:
         """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max)))."""
         dims = norm_dims(dim, self.ndim)
         z = self - _max_shift(self, dims)
         return z - z.exp().sum(dims, keepdim=True).log()
 
+    @numpy_dims
     def cumsum(self, dim: int) -> Tensor:
         return reduce.Cumsum.apply(self, wrap_dim(dim, self.ndim))
 

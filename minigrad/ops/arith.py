@@ -162,23 +162,28 @@ class Pow(Function):
 
 class Remainder(Function):
     """a - b floor(a / b), taking the sign of b (Python's %, torch.remainder);
-    d/da = 1, d/db = -floor(a / b)."""
+    d/da = 1, d/db = -floor(a / b). (ops/special.py's Fmod truncates instead.)"""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
+    fn = staticmethod(np.remainder)
+    quotient = staticmethod(lambda q: q.floor())
+
+    @classmethod
+    def forward(cls, ctx: Context, a: Any, b: Any) -> np.ndarray:
         nb = ctx.needs_input_grad[1]
         save_operands(ctx, a, b, nb, nb)
         x, y = operands(a, b)
+        if x.dtype.kind in "iu" and np.any(y == 0):
+            raise RuntimeError("ZeroDivisionError")  # torch's error for integers
         with np.errstate(divide="ignore", invalid="ignore"):  # x % 0 is nan, as in torch
-            return np.remainder(x, y)
+            return cls.fn(x, y)
 
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> tuple:
+    @classmethod
+    def backward(cls, ctx: Context, g: Any) -> tuple:
         na, nb = ctx.needs_input_grad
         gb = None
         if nb:
             a, b = saved_operands(ctx)
-            gb = -g * (a / b).floor()
+            gb = -g * cls.quotient(a / b)
         return (g if na else None), gb
 
 

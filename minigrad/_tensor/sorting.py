@@ -1,0 +1,407 @@
+"""Sorting, selection and scans as Tensor methods: sort/argsort/topk/kthvalue/median/mode,
+cummax/cummin/cumprod/logcumsumexp, diff, the nan-ignoring reductions, nonzero and the
+flat selections (masked_select, take, take_along_dim).
+
+Indices come from numpy and the values are ``gather``-ed at them, so the gradient goes to
+the index returned (ties included) and differentiates again like gather's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from .._dims import norm_dims, numpy_dims, wrap_dim
+from ..autograd import function
+from ..autograd.function import constant, is_tensor
+from ..ops import arith, shape, special
+from .elementwise import bool_mask
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+
+class ValuesIndices(NamedTuple):
+    """What sort, topk, kthvalue, median(dim), mode, cummax and cummin return (torch's
+    ``return_types``): the values and their int64 indices along the dim."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class AMinMax(NamedTuple):
+    """What ``aminmax`` returns."""
+
+    min: Tensor
+    max: Tensor
+
+
+def _argsort(x: np.ndarray, d: int, descending: bool) -> np.ndarray:
+    """Stable sort indices along ``d``; nan sorts as the largest value, as in torch."""
+    if x.ndim == 0:
+        return np.zeros((), np.int64)
+    if not descending:
+        return np.argsort(x, axis=d, kind="stable").astype(np.int64, copy=False)
+    # Stable descending: sort the reversed array ascending and reverse back, so ties keep
+    # their original order (sorting -x would break for nan, bool and unsigned data).
+    idx = np.argsort(np.flip(x, d), axis=d, kind="stable")
+    return (x.shape[d] - 1 - np.flip(idx, d)).astype(np.int64)
+
+
+def _picked(x: Tensor, d: int, idx: np.ndarray, keepdim: bool = True) -> ValuesIndices:
+    """(x gathered at ``idx`` along ``d``, idx), with ``d`` squeezed unless ``keepdim``."""
+    index = function.make_tensor(idx)
+    values = x.gather(d, index) if x.ndim else x.clone()
+    if not keepdim and x.ndim:
+        values, index = values.squeeze(d), index.squeeze(d)
+    return ValuesIndices(values, index)
+
+
+def _slice(d: int, start: int | None, stop: int | None) -> tuple:
+    return (slice(None),) * d + (slice(start, stop),)
+
+
+def _scan(x: Tensor, d: int, op: Callable[[Tensor, Tensor], Tensor]) -> Tensor:
+    """Inclusive scan of an associative ``op`` along ``d`` by Hillis-Steele doubling:
+    log2(n) steps of minigrad ops, so it is exact where a closed-form backward divides by
+    zero (cumprod), and it differentiates again."""
+    n = x.shape[d] if x.ndim else 1
+    k = 1
+    while k < n:
+        x = shape.Cat.apply(d, x[_slice(d, 0, k)], op(x[_slice(d, k, n)], x[_slice(d, 0, n - k)]))
+        k *= 2
+    return x
+
+
+class SortMethods:
+    """The sorting and selection methods of Tensor (mixed into it by tensor.py)."""
+
+    @numpy_dims
+    def sort(self, dim: int = -1, descending: bool = False, *,
+             stable: bool = False) -> ValuesIndices:
+        """(values, indices) sorted along ``dim``; always stable, nan last (first when
+        descending).
+
+        >>> mg.tensor([3.0, 1.0, 2.0]).sort(descending=True).indices
+        tensor([0, 2, 1])
+        """
+        d = wrap_dim(dim, self.ndim)
+        return _picked(self, d, _argsort(self._array, d, descending))
+
+    @numpy_dims
+    def argsort(self, dim: int = -1, descending: bool = False, *,
+                stable: bool = False) -> Tensor:
+        d = wrap_dim(dim, self.ndim)
+        return function.make_tensor(_argsort(self._array, d, descending))
+
+    def msort(self) -> Tensor:
+        """Sorted along dim 0."""
+        return self.sort(0).values
+
+    @numpy_dims
+    def topk(self, k: int, dim: int = -1, largest: bool = True,
+             sorted: bool = True) -> ValuesIndices:
+        """The k largest (or smallest) entries along ``dim`` and their indices, in order.
+
+        >>> mg.tensor([1.0, 5.0, 3.0]).topk(2).values
+        tensor([5., 3.])
+        """
+        d = wrap_dim(dim, self.ndim)
+        n = self.shape[d] if self.ndim else 1
+        if not 0 <= k <= n:
+            raise RuntimeError("selected index k out of range")
+        idx = _argsort(self._array, d, largest)
+        return _picked(self, d, idx[_slice(d, 0, k)] if self.ndim else idx)
+
+    @numpy_dims
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+        """The k-th smallest entry (k counts from 1) along ``dim`` and its index."""
+        d = wrap_dim(dim, self.ndim)
+        n = self.shape[d] if self.ndim else 1
+        if not 1 <= k <= n:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+        idx = _argsort(self._array, d, False)
+        return _picked(self, d, idx[_slice(d, k - 1, k)] if self.ndim else idx, keepdim)
+
+    @numpy_dims
+    def median(self, dim: int | None = None, keepdim: bool = False) -> Tensor | ValuesIndices:
+        """The lower median: ``median()`` of all entries, ``median(dim)`` (values, indices)
+        along ``dim``; nan where a slice holds nan (at its first nan), as in torch.
+
+        >>> mg.tensor([1.0, 4.0, 2.0, 3.0]).median()
+        tensor(2.)
+        """
+        if dim is None:
+            if self.numel() == 0:
+                return function.make_tensor(np.asarray(np.nan, self._array.dtype))
+            return self.reshape(-1).median(0).values
+        d = wrap_dim(dim, self.ndim)
+        x = self._array
+        if x.ndim == 0:
+            return _picked(self, 0, np.zeros((), np.int64))
+        n = x.shape[d]
+        if n == 0:
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+        idx = _argsort(x, d, False)[_slice(d, (n - 1) // 2, (n - 1) // 2 + 1)]
+        if x.dtype.kind == "f":
+            nan = np.isnan(x)
+            idx = np.where(nan.any(d, keepdims=True), nan.argmax(d, keepdims=True), idx)
+        return _picked(self, d, idx, keepdim)
+
+    @numpy_dims
+    def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+        """The most frequent value along ``dim`` (the smallest of equally frequent ones) and
+        the index of its last occurrence, as torch."""
+        d = wrap_dim(dim, self.ndim)
+        x = self._array
+        if x.ndim == 0:
+            return _picked(self, 0, np.zeros((), np.int64))
+        rows = np.moveaxis(x, d, -1).reshape(-1, x.shape[d])
+        idx = np.empty(rows.shape[0], np.int64)
+        for i, row in enumerate(rows):
+            values, counts = np.unique(row, return_counts=True)
+            hit = np.flatnonzero(row == values[np.argmax(counts)])
+            idx[i] = hit[-1]
+        kept = np.moveaxis(x, d, -1).shape[:-1] + (1,)
+        return _picked(self, d, np.moveaxis(idx.reshape(kept), -1, d), keepdim)
+
+    @numpy_dims
+    def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> AMinMax:
+        """(amin, amax) over ``dim`` (all entries when None)."""
+        if self.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        return AMinMax(self.amin(dim, keepdim), self.amax(dim, keepdim))
+
+    @numpy_dims
+    def cummax(self, dim: int) -> ValuesIndices:
+        """Running maximum along ``dim``; at ties the index moves to the latest, as torch."""
+        return _running(self, dim, np.maximum)
+
+    @numpy_dims
+    def cummin(self, dim: int) -> ValuesIndices:
+        return _running(self, dim, np.minimum)
+
+    @numpy_dims
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """Running product along ``dim``; the gradient is exact at zeros (a doubling scan of
+        minigrad ops rather than the division by the input)."""
+        x = self if dtype is None else self.to(dtype)
+        d = wrap_dim(dim, x.ndim)
+        if not x.is_floating_point():
+            return function.make_tensor(np.cumprod(x._array.reshape(x.shape or (1,)), axis=d,
+                                                   dtype=np.int64).reshape(x.shape))
+        return _scan(x, d, lambda a, b: a * b)
+
+    @numpy_dims
+    def logcumsumexp(self, dim: int) -> Tensor:
+        """log(cumsum(exp(x))) along ``dim``, without overflow (a scan of logaddexp)."""
+        x = self if self.is_floating_point() else self.float()
+        return _scan(x, wrap_dim(dim, x.ndim), special.LogAddExp.apply)
+
+    @numpy_dims
+    def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+             append: Tensor | None = None) -> Tensor:
+        """The n-th forward difference along ``dim`` (xor for bool), after joining
+        ``prepend`` and ``append``.
+
+        >>> mg.tensor([1, 4, 9]).diff()
+        tensor([3, 5])
+        """
+        if self.ndim == 0:
+            raise RuntimeError("diff expects input to be at least one-dimensional")
+        d = wrap_dim(dim, self.ndim)
+        parts = [p for p in (prepend, self, append) if p is not None]
+        x = shape.Cat.apply(d, *parts) if len(parts) > 1 else self
+        for _ in range(n):
+            m = x.shape[d]
+            hi, lo = x[_slice(d, 1, m)], x[_slice(d, 0, m - 1)]
+            x = hi != lo if x.dtype == np.bool_ else hi - lo
+        return x
+
+    @numpy_dims
+    def nansum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+               dtype: Any = None) -> Tensor:
+        """Sum treating nan as 0."""
+        if not self.is_floating_point():
+            return self.sum(dim, keepdim, dtype=dtype)
+        zero = constant(np.isnan(self._array))
+        return arith.Where.apply(zero, 0, self).sum(dim, keepdim, dtype=dtype)
+
+    @numpy_dims
+    def nanmean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
+        """Mean of the entries that are not nan (nan when there are none)."""
+        x = self if dtype is None else self.to(dtype)
+        if not x.is_floating_point():
+            raise RuntimeError(f"nanmean(): expected input to have floating point dtype but "
+                               f"got {x.dtype}")
+        count = np.sum(~np.isnan(x._array), axis=norm_dims(dim, x.ndim), keepdims=keepdim)
+        empty = count == 0  # nan there, without a 0/0 in forward or backward
+        mean = x.nansum(dim, keepdim) / constant(np.where(empty, 1, count).astype(x.dtype))
+        return arith.Where.apply(constant(empty), np.nan, mean) if np.any(empty) else mean
+
+    @numpy_dims
+    def count_nonzero(self, dim: int | Sequence[int] | None = None) -> Tensor:
+        dims = norm_dims(dim, self.ndim)
+        return function.make_tensor(np.asarray(np.count_nonzero(self._array, axis=dims),
+                                               np.int64))
+
+    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+        """The indices of the non-zero entries: an (n, ndim) int64 tensor, or one 1-D tensor
+        per dim with ``as_tuple``."""
+        x = self._array
+        if as_tuple:
+            hits = np.nonzero(x.reshape(1) if x.ndim == 0 else x)
+            return tuple(function.make_tensor(h.astype(np.int64)) for h in hits)
+        return function.make_tensor(np.argwhere(x).astype(np.int64))
+
+    def argwhere(self) -> Tensor:
+        return self.nonzero()
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The entries where ``mask`` (broadcast with self) holds, as a 1-D tensor."""
+        m = bool_mask(mask)
+        full = np.broadcast_shapes(self.shape, m.shape)
+        x = self.expand(full) if self.shape != full else self
+        return x[np.broadcast_to(m._array, full)]
+
+    def take(self, index: Tensor) -> Tensor:
+        """self treated as 1-D, at ``index`` (any shape; negative counts from the end)."""
+        idx = _index(index, "take")
+        n = self.numel()
+        bad = idx[(idx < -n) | (idx >= n)]
+        if bad.size:
+            raise IndexError(f"out of range: tried to access index {bad.flat[0]} on a tensor of "
+                             f"{n} elements.")
+        return self.reshape(-1)[idx]
+
+    @numpy_dims
+    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+        """gather with broadcasting: the entries at ``indices`` along ``dim`` (of the flattened
+        tensor when None)."""
+        idx = _index(indices, "take_along_dim")
+        n = self.numel() if dim is None else self.shape[wrap_dim(dim, self.ndim)]
+        bad = idx[(idx < 0) | (idx >= n)]
+        if bad.size:
+            raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension "
+                               f"{0 if dim is None else wrap_dim(dim, self.ndim)} with size {n}")
+        if dim is None:
+            return self.reshape(-1).gather(0, function.make_tensor(idx.reshape(-1)))
+        d = wrap_dim(dim, self.ndim)
+        if idx.ndim != self.ndim:
+            raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                               f"number of dimensions, but got {self.ndim} dimensions for input, "
+                               f"and {idx.ndim} dimensions for indices")
+        lead = [max(a, b) for a, b in zip(self.shape, idx.shape)]
+        xs, ys = list(lead), list(lead)
+        xs[d], ys[d] = self.shape[d], idx.shape[d]
+        x = self.expand(tuple(xs)) if tuple(xs) != self.shape else self
+        return x.gather(d, function.make_tensor(np.broadcast_to(idx, tuple(ys))))
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False,
+               return_counts: bool = False, dim: int | None = None) -> Any:
+        """The distinct values (slices along ``dim`` when given), sorted, with the inverse
+        indices and counts when asked; not differentiable, as in torch."""
+        x = self._array
+        d = None if dim is None else wrap_dim(dim, x.ndim)
+        vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=d)
+        out = [special.NotDifferentiable.apply("unique", lambda a: vals, self)]
+        if return_inverse:
+            out.append(function.make_tensor(inv.reshape(x.shape if d is None else -1)
+                                            .astype(np.int64)))
+        if return_counts:
+            out.append(function.make_tensor(counts.astype(np.int64)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    @numpy_dims
+    def quantile(self, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Tensor:
+        """The q-th quantiles along ``dim`` (of all entries when None), interpolated between
+        the order statistics as numpy and torch do; nan where a slice holds nan. A tensor of
+        q puts its dim first. Differentiable (a lerp of sorted values).
+
+        >>> mg.tensor([1.0, 2.0, 4.0]).quantile(0.75)
+        tensor(3.)
+        """
+        if not self.is_floating_point():
+            raise RuntimeError("quantile() input tensor must be either float or double dtype")
+        qs = np.asarray(q._array if is_tensor(q) else q, np.float64)
+        if qs.ndim > 1:
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+        if np.any((qs < 0) | (qs > 1)):
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {qs}")
+        if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+            raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                               f"midpoint or nearest. Got {interpolation}")
+        x = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else wrap_dim(dim, x.ndim)
+        n = x.shape[d] if x.ndim else 1
+        if n == 0:
+            raise IndexError("quantile() input tensor must be non-empty")
+        srt = x.sort(d).values if x.ndim else x.reshape(1)
+        pos = qs.reshape(-1) * (n - 1)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, n - 1)
+        frac = pos - lo
+        if interpolation == "lower":
+            hi, frac = lo, frac * 0
+        elif interpolation == "higher":
+            lo, frac = np.ceil(pos).astype(np.int64), frac * 0
+            hi = lo
+        elif interpolation == "nearest":  # ties to even, as torch (numpy's around)
+            lo, frac = np.around(pos).astype(np.int64), frac * 0
+            hi = lo
+        elif interpolation == "midpoint":
+            frac = np.where(frac > 0, 0.5, 0.0)
+        dd = d if x.ndim else 0
+        v_lo = srt.index_select(dd, function.make_tensor(lo))
+        v_hi = srt.index_select(dd, function.make_tensor(hi))
+        w = np.asarray(frac, x.dtype).reshape((-1,) + (1,) * (srt.ndim - 1 - dd))
+        out = v_lo + (v_hi - v_lo) * constant(w) if np.any(frac) else v_lo
+        if x.dtype.kind == "f" and np.isnan(x._array).any():
+            nan = np.isnan(x._array).any(dd, keepdims=True)
+            out = arith.Where.apply(constant(nan), np.nan, out)
+        out = out.movedim(dd, 0)  # the q dim first, as torch; the reduced dim after it
+        if keepdim:
+            out = out.unsqueeze(dd + 1) if dim is not None else out.reshape(
+                (out.shape[0],) + (1,) * self.ndim)
+        return out.reshape(out.shape[1:]) if qs.ndim == 0 else out
+
+    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+        """How often each value 0, 1, ... occurs in this 1-D non-negative integer tensor
+        (summing ``weights`` instead when given)."""
+        x = _index(self, "bincount")
+        if x.ndim != 1:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        if x.size and x.min() < 0:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        if weights is None:
+            return function.make_tensor(np.bincount(x, minlength=minlength).astype(np.int64))
+        size = max(minlength, int(x.max()) + 1 if x.size else 0)
+        w = weights if weights.is_floating_point() else weights.double()
+        return shape.IndexAdd.apply(w, x, (size,))
+
+
+def _running(x: Tensor, dim: int, pick: np.ufunc) -> ValuesIndices:
+    d = wrap_dim(dim, x.ndim)
+    a = x._array
+    if a.ndim == 0:
+        return _picked(x, 0, np.zeros((), np.int64))
+    run = pick.accumulate(a, axis=d)
+    hit = a == run
+    if a.dtype.kind == "f":
+        hit |= np.isnan(a)  # a nan takes over the running value, and its index with it
+    shape_ = [1] * a.ndim
+    shape_[d] = a.shape[d]
+    pos = np.where(hit, np.arange(a.shape[d]).reshape(shape_), 0)
+    return _picked(x, d, np.maximum.accumulate(pos, axis=d).astype(np.int64))
+
+
+def _index(index: Any, fn: str) -> np.ndarray:
+    idx = np.asarray(index._array if is_tensor(index) else index)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got {idx.dtype}")
+    return idx
