@@ -146,3 +146,30 @@ def test_read_only_install_without_any_cache_still_works(read_only_install):
     assert out.stdout.startswith("ok")
     assert out.stderr.count("no writable numba cache directory") == 1, out.stderr
     assert "NUMBA_CACHE_DIR" in out.stderr
+
+
+def test_compile_notice_watches_only_the_first_call_of_a_kind(monkeypatch):
+    """Once a kind of SVD has run, its kernels are loaded: later calls start no watcher
+    thread (one per call cost more than a small batch's whole SVD kernel)."""
+    import numpy as np
+
+    from minigrad.linalg import _svd_forward
+
+    started = []
+
+    class Counting(_svd_forward.threading.Thread):
+        def start(self) -> None:
+            if self.name == "minigrad-compile-notice":  # not the SVD's pool threads
+                started.append(self.name)
+            super().start()
+
+    monkeypatch.setattr(_svd_forward.threading, "Thread", Counting)
+    monkeypatch.setattr(_svd_forward, "_noticed", set())
+    monkeypatch.setattr(_svd_forward, "_ran", set())
+    a = np.random.default_rng(0).standard_normal((5, 3, 3))
+    for _ in range(3):
+        _svd_forward.svd_forward(a)
+    assert started == ["minigrad-compile-notice"]
+    _svd_forward.svd_forward(a[:, :2])  # another kind: watched once
+    _svd_forward.svd_forward(a[:, :2])
+    assert len(started) == 2
