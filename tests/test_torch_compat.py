@@ -9,12 +9,11 @@ kind (``In("x")``); the same kind gives the same numbers in both libraries."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np

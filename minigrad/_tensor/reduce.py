@@ -14,7 +14,6 @@ import numpy as np
 # time, as torch's Tensor.norm does (the package is in sys.modules before this file runs).
 import minigrad
 
-from .. import dtypes
 from .._dims import count_over, norm_dims, numpy_dims, numpy_kwargs, wrap_dim
 from ..autograd import function
 from ..autograd.function import is_tensor
