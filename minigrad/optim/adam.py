@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_betas, check_differentiable, check_non_negative
+from .optimizer import Optimizer, check_betas, check_differentiable, check_non_negative, start_state
 
 
 class Adam(Optimizer):
@@ -39,11 +39,8 @@ class Adam(Optimizer):
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         (b1, b2), eps = group["betas"], group["eps"]
         if not state:
-            state["step"] = 0
-            state["exp_avg"] = Tensor._make(np.zeros_like(p._array))
-            state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
+            start_state(state, p, "exp_avg", "exp_avg_sq",
+                        *(("max_exp_avg_sq",) if group["amsgrad"] else ()))
         state["step"] += 1
         t = state["step"]
         m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
@@ -69,9 +66,7 @@ def lerp_moments(g: np.ndarray, p: Tensor, state: dict, b1: float,
     (torch's lerp form, as NAdam and RAdam write it), created zero in ``state`` on the first
     step and updated in place; returns (step count, m, v)."""
     if not state:
-        state["step"] = 0
-        state["exp_avg"] = Tensor._make(np.zeros_like(p._array))
-        state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
+        start_state(state, p, "exp_avg", "exp_avg_sq")
     state["step"] += 1
     m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
     m += (1 - b1) * (g - m)

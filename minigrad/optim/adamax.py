@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_betas, check_differentiable, check_non_negative
+from .optimizer import Optimizer, check_betas, check_differentiable, check_non_negative, start_state
 
 
 class Adamax(Optimizer):
@@ -35,9 +35,7 @@ class Adamax(Optimizer):
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         (b1, b2), eps = group["betas"], group["eps"]
         if not state:
-            state["step"] = 0
-            state["exp_avg"] = Tensor._make(np.zeros_like(p._array))
-            state["exp_inf"] = Tensor._make(np.zeros_like(p._array))
+            start_state(state, p, "exp_avg", "exp_inf")
         state["step"] += 1
         m, u = state["exp_avg"]._array, state["exp_inf"]._array
         m *= b1

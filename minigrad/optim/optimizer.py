@@ -232,6 +232,13 @@ class Optimizer:
         return "\n".join(lines + [")"])
 
 
+def start_state(state: dict, p: Tensor, *buffers: str) -> None:
+    """A parameter's first step: step count 0 and each named buffer zeros shaped like p."""
+    state["step"] = 0
+    for name in buffers:
+        state[name] = Tensor._make(np.zeros_like(p._array))
+
+
 def check_non_negative(**values: float) -> None:
     """torch's argument checks: a negative lr, momentum, eps or weight_decay is an error."""
     spelled = {"lr": "learning rate", "eps": "epsilon value"}  # torch's wording

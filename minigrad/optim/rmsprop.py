@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_differentiable, check_non_negative
+from .optimizer import Optimizer, check_differentiable, check_non_negative, start_state
 
 
 class RMSprop(Optimizer):
@@ -36,12 +36,8 @@ class RMSprop(Optimizer):
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         alpha, momentum = group["alpha"], group["momentum"]
         if not state:
-            state["step"] = 0
-            state["square_avg"] = Tensor._make(np.zeros_like(p._array))
-            if momentum > 0:
-                state["momentum_buffer"] = Tensor._make(np.zeros_like(p._array))
-            if group["centered"]:
-                state["grad_avg"] = Tensor._make(np.zeros_like(p._array))
+            start_state(state, p, "square_avg", *(("momentum_buffer",) if momentum > 0 else ()),
+                        *(("grad_avg",) if group["centered"] else ()))
         state["step"] += 1
         v = state["square_avg"]._array
         v *= alpha
