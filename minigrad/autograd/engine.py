@@ -1,4 +1,4 @@
-"""The tape walk: Kahn's algorithm over the recorded nodes, iterative, freeing as it goes.
+"""The tape walk: the recorded nodes newest first, iterative, freeing as it goes.
 
 Broadcasting and dtype promotion are undone here and nowhere else: a gradient arriving at
 an input is summed back to the input's shape and cast to the input's dtype.
@@ -13,8 +13,8 @@ detached results unless create_graph was asked for.
 
 from __future__ import annotations
 
-import itertools
 import threading
+from heapq import heappop, heappush
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -121,7 +121,7 @@ class _Walk:
         self.captured: dict[tuple[Node, int], int] = {}  # (node, output_nr) -> result slot
         self.results: list[Tensor | None] = []
         self.only: set[Node] | None = None  # the nodes whose backward runs; None: all
-        self.targets: set[Node] = set()  # the nodes of the inputs, where the walk stops
+        self.targets: set[Node] = _NO_NODES  # the nodes of the inputs, where the walk stops
         if inputs is not None:
             for i, t in enumerate(inputs):
                 if type(t) is tuple:
@@ -133,8 +133,9 @@ class _Walk:
             self.results = [None] * len(inputs)
             self.targets = {node for node, _ in self.captured}
             self.only = _leading_to(self.targets, starts)
-        self.deps, downstream = _count_dependencies(starts, self.only)
-        self.records = create_graph or (downstream and look_downstream)
+        self.records = create_graph or (
+            look_downstream and bool(function.WANTING_DOWNSTREAM)
+            and _reaches_wanting(starts, self.only))
         self.create_graph = create_graph
         self.to_leaves = inputs is None  # backward() fills .grad; grad() returns instead
         if retain_graph is None:
@@ -146,72 +147,66 @@ class _Walk:
         self.kept: list[Node] = []
 
     def run(self, buffers: dict[Node, list], starts: list[Node]) -> None:
-        """Kahn's order: a node runs once every edge into it has delivered (or was cut)."""
-        deps, only, captured, records = self.deps, self.only, self.captured, self.records
-        frees, keeps, to_leaves, create_graph = (
-            self.frees, self.keeps, self.to_leaves, self.create_graph)
+        """Newest node first (edges lead only to older nodes): when a node comes off the
+        heap, every node that can send it a gradient has run, so its buffer is complete.
+        A node that no gradient reached never runs."""
+        only, captured, records = self.only, self.captured, self.records
+        frees, keeps, create_graph = self.frees, self.keeps, self.create_graph
+        to_leaves = self.to_leaves
         tensor = function.tensor_class
-        ready = []  # no comprehensions in this hot path: each costs a function call
+        heap = []  # (node.order, node): order is unique, so nodes are never compared
         for n in starts:
-            if deps[n] == 0:
-                ready.append(n)
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None)
+            heappush(heap, (n.order, n))
+        while heap:
+            node = heappop(heap)[1]
+            grads = buffers.pop(node)
             if only is not None and node not in only:
                 # An input (the walk stops there; its hooks see its gradient first), or
                 # off every path to one: nothing of it runs.
-                if grads is not None and node in self.targets:
+                if node in self.targets:
                     self._arrive(node, grads)
                 continue
-            if grads is not None and (node.hooks or node.retained or captured):
+            if node.hooks or node.retained or captured:
                 self._arrive(node, grads)
             if type(node) is AccumulateGrad:
-                if grads is not None and to_leaves and grads[0] is not None:
+                if to_leaves and grads[0] is not None:
                     accumulate(node.leaf, grads[0], create_graph)  # copies unless asked
                 continue
-            if grads is None:  # nothing reached this node: its inputs get nothing from it
-                in_grads = _NONES
+            # The backward call, inlined (one node's backward per gradient it runs).
+            ctx = node.ctx
+            if len(grads) == 1:
+                in_grads = node.fn.backward(ctx, grads[0])
             else:
-                # The backward call, inlined (one node's backward per gradient it runs).
-                ctx = node.ctx
-                if len(grads) == 1:
-                    in_grads = node.fn.backward(ctx, grads[0])
-                else:
-                    in_grads = node.fn.backward(ctx, *_materialized(node, grads))
-                if type(in_grads) is not tuple:
-                    in_grads = (in_grads,)
-                if len(in_grads) != len(node.next_edges):
-                    raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
-                                       f"expected {len(node.next_edges)}")
-                if frees:
-                    ctx.free()
-                elif keeps:
-                    self.kept.append(node)
-            for edge, g in zip(node.next_edges, in_grads):
-                if edge is None:
+                in_grads = node.fn.backward(ctx, *_materialized(node, grads))
+            edges = node.next_edges
+            if type(in_grads) is not tuple:
+                in_grads = (in_grads,)
+            if len(in_grads) != len(edges):
+                raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
+                                   f"expected {len(edges)}")
+            if frees:
+                ctx.free()
+            elif keeps:
+                self.kept.append(node)
+            for edge, g in zip(edges, in_grads):
+                if edge is None or g is None:
                     continue
+                # add g into the child's buffer, fitted to the input (inlined)
                 child, nr, shape, dtype = edge
-                left = deps.get(child)
-                if left is None:  # off every path to an input
-                    continue
-                if g is not None:  # add g into child's buffer, fitted to the input (inlined)
-                    if type(g) is not tensor:
-                        g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
-                    arr = g._array
-                    # dtype identity first: comparing dtypes by value is slow
-                    if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
-                        g = _fit(g, shape, dtype, node)
-                    buf = buffers.get(child)
-                    if buf is None:
-                        n_out = len(child.out_meta)
-                        buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
-                    else:
-                        old = buf[nr]
-                        buf[nr] = g if old is None else _add(old, g, records)
-                deps[child] = left - 1
-                if left == 1:
-                    ready.append(child)
+                if type(g) is not tensor:
+                    g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
+                arr = g._array
+                # dtype identity first: comparing dtypes by value is slow
+                if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
+                    g = _fit(g, shape, dtype, node)
+                buf = buffers.get(child)
+                if buf is None:
+                    n_out = len(child.out_meta)
+                    buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
+                    heappush(heap, (child.order, child))
+                else:
+                    old = buf[nr]
+                    buf[nr] = g if old is None else _add(old, g, records)
 
     def _arrive(self, node: Node, grads: list) -> None:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
@@ -224,7 +219,7 @@ class _Walk:
                 self.results[slot] = g
 
 
-_NONES = itertools.repeat(None)  # endless Nones, zipped against a node's edges
+_NO_NODES: frozenset = frozenset()
 
 
 def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
@@ -248,29 +243,22 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
     return {n for n, yes in leads.items() if yes}
 
 
-def _count_dependencies(starts: list[Node], run: set[Node] | None) -> tuple[dict, bool]:
-    """How many edges enter each node of the part of the graph the walk visits, and
-    whether a node there may ask to look downstream."""
-    deps = dict.fromkeys(starts, 0)
-    downstream = False
+def _reaches_wanting(starts: list[Node], run: set[Node] | None) -> bool:
+    """Whether the walk reaches (through the nodes it runs) a node whose ctx set
+    ``wants_downstream``."""
+    seen = set(starts)
     stack = list(starts)
     while stack:
         node = stack.pop()
         if run is not None and node not in run:
             continue
-        ctx = node.ctx
-        if ctx is not None and ctx.wants_downstream:
-            downstream = True
+        if node.ctx is not None and node.ctx.wants_downstream:
+            return True
         for edge in node.next_edges:
-            if edge is not None:
-                child = edge[0]
-                n = deps.get(child)
-                if n is None:
-                    deps[child] = 1
-                    stack.append(child)
-                else:
-                    deps[child] = n + 1
-    return deps, downstream
+            if edge is not None and edge[0] not in seen:
+                seen.add(edge[0])
+                stack.append(edge[0])
+    return False
 
 
 def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:

@@ -40,8 +40,19 @@ class Context:
     _versions: tuple[int, ...] = ()
     _non_diff: tuple = ()
     _node: Any = None  # weakref to this ctx's node, once an output is saved (_SavedOutput)
-    # Set in forward by a node whose backward may call engine.recorded_output_grads.
-    wants_downstream = False
+    _wants_downstream = False
+
+    @property
+    def wants_downstream(self) -> bool:
+        """Set True in forward by a node whose backward may call
+        ``engine.recorded_output_grads``; a walk that reaches such a node records itself."""
+        return self._wants_downstream
+
+    @wants_downstream.setter
+    def wants_downstream(self, value: bool) -> None:
+        self._wants_downstream = bool(value)
+        if value:  # rare (an SVD or eigh near a tie): walks look for these only while any lives
+            WANTING_DOWNSTREAM.add(self)
 
     def __init__(self, needs_input_grad: tuple[bool, ...], fn: type) -> None:
         self.needs_input_grad = needs_input_grad
@@ -124,6 +135,11 @@ class Context:
         backward never runs). With several outputs backward still gets a gradient argument
         for each: zeros (or None, see ``set_materialize_grads``) for the marked ones."""
         self._non_diff = tensors
+
+
+# The live contexts that set wants_downstream. While there are none, a walk knows without
+# looking that no node it reaches wants it.
+WANTING_DOWNSTREAM: weakref.WeakSet[Context] = weakref.WeakSet()
 
 
 class _SavedOutput:

@@ -3,6 +3,7 @@ Edges from a node to where its inputs' gradients go."""
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import TYPE_CHECKING
 
@@ -16,12 +17,18 @@ class Node:
 
     ``next_edges[i]`` is the ``Edge`` to input i, or None when that input needs no
     gradient; its shape and dtype let the engine undo broadcasting and casting.
+
+    ``order`` falls with each node made: a node's edges lead only to nodes made before it,
+    so the engine runs nodes by ``order`` (as torch's by sequence number) and never has to
+    count a node's incoming edges first.
     """
 
-    __slots__ = ("fn", "ctx", "next_edges", "out_meta", "hooks", "retained", "__weakref__")
+    __slots__ = ("fn", "ctx", "next_edges", "out_meta", "hooks", "retained", "order",
+                 "__weakref__")
 
     def __init__(self, fn: type[Function] | None, ctx: Context | None, next_edges: tuple,
                  out_meta: tuple) -> None:
+        self.order = _next_order()
         self.fn = fn
         self.ctx = ctx
         self.next_edges = next_edges
@@ -34,6 +41,11 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
+
+
+# Falling numbers, so that the newest node comes first out of a min-heap. next() on a count
+# is atomic under the GIL, so threads recording at once still get distinct numbers.
+_next_order = itertools.count(0, -1).__next__
 
 
 class AccumulateGrad(Node):
