@@ -181,9 +181,7 @@ class ReduceMethods:
     def softmax(self, dim: int) -> Tensor:
         """exp(x) / sum(exp(x)) over ``dim``, computed from x - max(x) so it never overflows."""
         # Not exp(x - logsumexp(x)): at |x| ~ 1000 rounding logsumexp costs float32 digits.
-        dims = norm_dims(dim, self.ndim)
-        e = (self - _max_shift(self, dims)).exp()
-        return e / e.sum(dims, keepdim=True)
+        return reduce.Softmax.apply(self, norm_dims(dim, self.ndim), None)
 
     @numpy_dims
     def log_softmax(self, dim: int) -> Tensor:

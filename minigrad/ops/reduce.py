@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._dims import norm_dims
+from ..autograd import function
 from ..autograd.function import Context, Function, constant
 from .arith import Where
 from .shape import Cat
@@ -55,6 +56,40 @@ class SumBackward(Function):
     def backward(ctx: Context, gg: Any) -> tuple:
         dims = tuple(i for i, n in enumerate(ctx.kept) if n == 1 and gg.shape[i] != 1)
         return gg.sum(dims, keepdim=True).reshape(ctx.gshape), None, None
+
+
+def shifted(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """a - max(a) over ``dims``: the shift softmax and logsumexp are exact under, so it
+    never overflows; an infinite maximum shifts by 0 instead (no inf - inf)."""
+    if a.size == 0:
+        return a - np.zeros((), a.dtype)
+    m = np.max(a, axis=dims, keepdims=True)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
+    return a - m
+
+
+class Softmax(Function):
+    """s = exp(x) / sum exp(x) over dims, from x - max(x); d/dx = s (g - sum(g s)).
+
+    ``probs``, when given, are these values computed already (a fused loss that has them):
+    the node is recorded all the same, so its derivative is there."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, dims: tuple[int, ...], probs: Any) -> Any:
+        ctx.dims = dims
+        if probs is None:
+            a = x._array if x._array.dtype.kind == "f" else x._array.astype(np.float32)
+            probs = np.exp(shifted(a, dims))
+            probs /= probs.sum(axis=dims, keepdims=True)
+        out = function.make_tensor(probs)
+        ctx.save_for_backward(out)  # the output: its backward differentiates again
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        (s,) = ctx.saved_tensors
+        return s * (g - (g * s).sum(ctx.dims, keepdim=True)), None, None
 
 
 class Amax(Function):

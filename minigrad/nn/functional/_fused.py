@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...autograd.function import Context, Function, constant
+from ...ops.reduce import Softmax, shifted
 from ...ops.shape import IndexAdd
 from ...tensor import Tensor
 
@@ -42,22 +43,46 @@ class _Linear(Function):
 
 
 class _LogSoftmax(Function):
-    """x - log sum exp x along dim (shifted by the max); d/dx = g - softmax * sum g."""
+    """y = x - log sum exp x along dim (shifted by the max); d/dx = g - exp(y) sum g."""
 
     @staticmethod
-    def forward(ctx: Context, x: Any, dim: int) -> np.ndarray:
-        a = x._array
-        m = a.max(axis=dim, keepdims=True)
-        shifted = a - np.where(np.isfinite(m), m, 0)
-        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        ctx.save_for_backward(x)
+    def forward(ctx: Context, x: Any, dim: int) -> Tensor:
+        z = shifted(x._array, (dim,))
+        out = Tensor._make(z - np.log(np.exp(z).sum(axis=dim, keepdims=True)))
+        ctx.save_for_backward(out)  # the output, not x: exp(y) is the softmax, at one op
         ctx.dim = dim
         return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
+        (y,) = ctx.saved_tensors
+        return g - y.exp() * g.sum(ctx.dim, keepdim=True), None
+
+
+class _CrossEntropy(Function):
+    """-sum_n c_n log softmax(x_n)[t_n] for logits x (N, C): log_softmax and the weighted
+    pick in one node; d/dx_n = c_n (softmax(x_n) - onehot(t_n))."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, target: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        z = shifted(x._array, (1,))
+        e = np.exp(z)
+        total = e.sum(axis=1, keepdims=True)
+        rows = np.arange(len(target))
+        logp = z[rows, target] - np.log(total[:, 0])  # log_softmax at the targets only
+        e /= total
+        e.flags.writeable = False  # handed to Softmax in backward, maybe more than once
+        ctx.save_for_backward(x)
+        ctx.probs, ctx.rows, ctx.target, ctx.coef = e, rows, target, coef
+        return np.asarray(-(logp * coef).sum(), dtype=x._array.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
         (x,) = ctx.saved_tensors
-        return g - x.softmax(ctx.dim) * g.sum(ctx.dim, keepdim=True), None
+        picked = np.zeros(ctx.probs.shape, ctx.coef.dtype)
+        picked[ctx.rows, ctx.target] = ctx.coef  # targets are unique per row: no accumulation
+        probs = Softmax.apply(x, (1,), ctx.probs)  # a node of x: differentiable again
+        return (probs * constant(ctx.coef[:, None]) - constant(picked)) * g, None, None
 
 
 class _PickSum(Function):

@@ -11,7 +11,7 @@ from ...autograd.function import constant
 from ...functions import where
 from ...tensor import Tensor
 from ._activation import log_softmax, logsigmoid
-from ._fused import _BinaryCrossEntropy, _PickSum
+from ._fused import _BinaryCrossEntropy, _CrossEntropy, _PickSum
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -214,22 +214,32 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     ``mean`` divides by the summed weights of the non-ignored targets, as torch does.
     """
     reduction = _reduction(size_average, reduce, reduction)
-    out_shape = target.shape
     logp, tgt = _class_targets(input, target)
-    n, c = logp.shape
+    safe, wt = _pick_weights(logp, tgt, weight, ignore_index, reduction)
+    if reduction == "none":
+        return (-logp[np.arange(len(safe)), safe] * constant(wt)).reshape(target.shape)
+    return _PickSum.apply(logp, safe, wt)
+
+
+def _pick_weights(scores: Tensor, tgt: np.ndarray, weight: Tensor | None, ignore_index: int,
+                  reduction: str) -> tuple[np.ndarray, np.ndarray]:
+    """The class each row picks (0 where ignored) and its coefficient in the loss: the class
+    weight, 0 where ignored, over the kept total for ``mean`` (torch's denominator)."""
+    c = scores.shape[1]
     keep = tgt != ignore_index
-    safe = np.where(keep, tgt, 0)
+    safe = tgt if keep.all() else np.where(keep, tgt, 0)
     if safe.size and (safe.min() < 0 or safe.max() >= c):
         bad = safe[(safe < 0) | (safe >= c)][0]
         raise IndexError(f"Target {bad} is out of bounds for {c} classes")
-    w = np.ones(c, logp.dtype) if weight is None else np.asarray(weight._array, logp.dtype)
-    wt = (w[safe] * keep).astype(logp.dtype)
-    if reduction == "none":
-        return (-logp[np.arange(n), safe] * constant(wt)).reshape(out_shape)
+    dtype = scores.dtype
+    if weight is None:
+        wt = keep.astype(dtype)
+    else:
+        wt = (np.asarray(weight._array, dtype)[safe] * keep).astype(dtype)
     if reduction == "mean":
         with np.errstate(invalid="ignore"):
-            wt = wt / wt.sum()  # torch: divide by the total weight of the kept targets
-    return _PickSum.apply(logp, safe, wt)
+            wt /= wt.sum()  # torch: divide by the total weight of the kept targets
+    return safe, wt
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -248,6 +258,13 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.ndim == 1 else 1
     n_classes = input.shape[class_dim]
+    if label_smoothing == 0 and reduction != "none" and not (
+            isinstance(target, Tensor) and target.dtype.kind == "f"):
+        # class indices, reduced: log_softmax and the pick as one node
+        scores, tgt = _class_targets(input, target)
+        if scores.dtype.kind == "f":
+            safe, wt = _pick_weights(scores, tgt, weight, ignore_index, reduction)
+            return _CrossEntropy.apply(scores, safe, wt)
     logp = log_softmax(input, class_dim)
     w = None if weight is None else weight.reshape((-1,) + (1,) * (input.ndim - 1 - class_dim))
     if isinstance(target, Tensor) and target.dtype.kind == "f":
