@@ -19,14 +19,15 @@ class ShapeMethods:
 
     @property
     def T(self) -> Tensor:
-        return self.permute(*reversed(range(self.ndim)))
+        return _permuted(self, tuple(reversed(range(self._array.ndim))))
 
     @property
     def mT(self) -> Tensor:
-        if self.ndim < 2:
+        n = self._array.ndim
+        if n < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
-                               f"Got {self.ndim}-D tensor.")
-        return self.transpose(-2, -1)
+                               f"Got {n}-D tensor.")
+        return _permuted(self, _SWAP_LAST[n] if n < len(_SWAP_LAST) else _swap_last(n))
 
     def reshape(self, *shape_: Any) -> Tensor:
         s = infer_shape(shape_arg(shape_), self._array.size)
@@ -54,19 +55,20 @@ class ShapeMethods:
         return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
 
     def permute(self, *dims: Any) -> Tensor:
-        dims_ = tuple(wrap_dim(d, self.ndim) for d in shape_arg(dims))
-        if sorted(dims_) != list(range(self.ndim)):
-            raise RuntimeError(f"permute: {dims_} is not a permutation of {self.ndim} dims")
-        return views.view(self, shape.Permute.apply(self, dims_),
-                     lambda b: shape.Permute.apply(b, dims_))
+        n = self._array.ndim
+        dims_ = tuple([wrap_dim(d, n) for d in shape_arg(dims)])
+        if sorted(dims_) != list(range(n)):
+            raise RuntimeError(f"permute: {dims_} is not a permutation of {n} dims")
+        return _permuted(self, dims_)
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
-        d0, d1 = wrap_dim(dim0, self.ndim), wrap_dim(dim1, self.ndim)
-        if self.ndim < 2:
+        n = self._array.ndim
+        d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+        if n < 2:
             return self
-        perm = list(range(self.ndim))
+        perm = list(range(n))
         perm[d0], perm[d1] = perm[d1], perm[d0]
-        return self.permute(*perm)
+        return _permuted(self, tuple(perm))
 
     def swapaxes(self, dim0: int, dim1: int) -> Tensor:
         return self.transpose(dim0, dim1)
@@ -146,3 +148,15 @@ class ShapeMethods:
     def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
         d = wrap_dim(dim, self.ndim)
         return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
+
+
+def _permuted(t: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """``t`` with its axes in the order ``dims`` (a permutation, checked by the caller)."""
+    return views.view(t, shape.Permute.apply(t, dims), lambda b: shape.Permute.apply(b, dims))
+
+
+def _swap_last(n: int) -> tuple[int, ...]:
+    return tuple(range(n - 2)) + (n - 1, n - 2)
+
+
+_SWAP_LAST = [(), (), *[_swap_last(n) for n in range(2, 9)]]  # mT's permutation, prebuilt

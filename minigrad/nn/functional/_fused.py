@@ -65,24 +65,28 @@ class _CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx: Context, x: Any, target: np.ndarray, coef: np.ndarray) -> np.ndarray:
-        z = shifted(x._array, (1,))
+        # Classes down the rows: numpy reduces a long contiguous axis 4x as fast as it
+        # reduces each of many short rows (256 x 10 logits: 4 us against 16 for the max).
+        z = shifted(np.ascontiguousarray(x._array.T), (0,))
         e = np.exp(z)
-        total = e.sum(axis=1, keepdims=True)
+        total = e.sum(axis=0)
         rows = np.arange(len(target))
-        logp = z[rows, target] - np.log(total[:, 0])  # log_softmax at the targets only
+        logp = z[target, rows] - np.log(total)  # log_softmax at the targets only
         e /= total
-        e.flags.writeable = False  # handed to Softmax in backward, maybe more than once
+        probs = e.T
+        probs.flags.writeable = False  # handed to Softmax in backward, maybe more than once
         ctx.save_for_backward(x)
-        ctx.probs, ctx.rows, ctx.target, ctx.coef = e, rows, target, coef
+        ctx.probs, ctx.rows, ctx.target, ctx.coef = probs, rows, target, coef
         return np.asarray(-(logp * coef).sum(), dtype=x._array.dtype)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         (x,) = ctx.saved_tensors
-        picked = np.zeros(ctx.probs.shape, ctx.coef.dtype)
-        picked[ctx.rows, ctx.target] = ctx.coef  # targets are unique per row: no accumulation
+        n, c = ctx.probs.shape
+        onehot = np.zeros((c, n), ctx.coef.dtype)  # laid out as probs is (transposed)
+        onehot[ctx.target, ctx.rows] = 1
         probs = Softmax.apply(x, (1,), ctx.probs)  # a node of x: differentiable again
-        return (probs * constant(ctx.coef[:, None]) - constant(picked)) * g, None, None
+        return (probs - constant(onehot.T)) * (g * constant(ctx.coef[:, None])), None, None
 
 
 class _PickSum(Function):

@@ -236,9 +236,13 @@ def _pick_weights(scores: Tensor, tgt: np.ndarray, weight: Tensor | None, ignore
         wt = keep.astype(dtype)
     else:
         wt = (np.asarray(weight._array, dtype)[safe] * keep).astype(dtype)
-    if reduction == "mean":
-        with np.errstate(invalid="ignore"):
-            wt /= wt.sum()  # torch: divide by the total weight of the kept targets
+    if reduction == "mean":  # torch: divide by the total weight of the kept targets
+        total = wt.sum()
+        if total != 0:
+            wt /= total
+        else:  # all ignored: 0 / 0, the nan torch gives, silently (errstate is slow)
+            with np.errstate(invalid="ignore"):
+                wt /= total
     return safe, wt
 
 
@@ -262,7 +266,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
             isinstance(target, Tensor) and target.dtype.kind == "f"):
         # class indices, reduced: log_softmax and the pick as one node
         scores, tgt = _class_targets(input, target)
-        if scores.dtype.kind == "f":
+        if scores.dtype.kind == "f" and scores._array.size:
             safe, wt = _pick_weights(scores, tgt, weight, ignore_index, reduction)
             return _CrossEntropy.apply(scores, safe, wt)
     logp = log_softmax(input, class_dim)
