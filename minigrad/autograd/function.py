@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 _FREED = object()
+_new = object.__new__
 
 
 class Context:
@@ -52,7 +53,7 @@ class Context:
     def wants_downstream(self, value: bool) -> None:
         self._wants_downstream = bool(value)
         if value:  # rare (an SVD or eigh near a tie): walks look for these only while any lives
-            WANTING_DOWNSTREAM.add(self)
+            WANTING_DOWNSTREAM.add(weakref.ref(self, WANTING_DOWNSTREAM.discard))
 
     def __init__(self, needs_input_grad: tuple[bool, ...], fn: type) -> None:
         self.needs_input_grad = needs_input_grad
@@ -137,9 +138,10 @@ class Context:
         self._non_diff = tensors
 
 
-# The live contexts that set wants_downstream. While there are none, a walk knows without
-# looking that no node it reaches wants it.
-WANTING_DOWNSTREAM: weakref.WeakSet[Context] = weakref.WeakSet()
+# Weak references to the live contexts that set wants_downstream (each drops out as its
+# ctx dies). While there are none, a walk knows without looking that no node it reaches
+# wants it. A set, not a WeakSet: a walk tests it for emptiness, which a WeakSet does in Python.
+WANTING_DOWNSTREAM: set[weakref.ref] = set()
 
 
 class _SavedOutput:
@@ -213,16 +215,18 @@ class Function:
                 if isinstance(a, tensor_class) and a.requires_grad:
                     needs = _needs(args)
                     break
+        ctx = _new(Context)  # Context(needs, cls) without the __init__ call
+        ctx._fn = cls
         try:
             if needs is not None:
-                ctx = Context(needs, cls)
+                ctx.needs_input_grad = needs
                 _state.enabled = False
                 try:
                     raw = cls.forward(ctx, *args)
                 finally:
                     _state.enabled = True
             else:
-                ctx = Context(_NO_GRADS[len(args)], cls)
+                ctx.needs_input_grad = _NO_GRADS[len(args)]
                 raw = cls.forward(ctx, *args)
         except ValueError as e:
             if "broadcast" not in str(e):
@@ -231,7 +235,11 @@ class Function:
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
         if type(raw) is tuple:
             return _outputs(cls, ctx, args, raw, needs is not None)
-        out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
+        if type(raw) is np.ndarray:  # Tensor._make, inlined
+            out = _new(tensor_class)
+            out._array, out._version = raw, [0]
+        else:
+            out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
         if needs is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
             arr = out._array
             out.grad_fn = node = Node(cls, ctx, _edges(args, needs), ((arr.shape, arr.dtype),))

@@ -64,7 +64,7 @@ def shifted(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
     if a.size == 0:
         return a - np.zeros((), a.dtype)
     # the ufunc's reduce itself: np.max's Python layer doubles the cost on small arrays
-    m = np.maximum.reduce(a, axis=dims, keepdims=True)
+    m = np.maximum.reduce(a, axis=dims if a.ndim else None, keepdims=True)  # 0-d: dim 0 is it
     if not np.isfinite(m).all():
         m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
     return a - m
