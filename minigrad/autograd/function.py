@@ -105,6 +105,12 @@ class Context:
         saved = self._saved
         if self._node is not None:
             saved = tuple([t.unpack(self) if type(t) is _SavedOutput else t for t in saved])
+        for t, v in zip(saved, self._versions):
+            if t is not None and t._version[0] != v:
+                self._raise_modified(saved)
+        return saved
+
+    def _raise_modified(self, saved: tuple) -> None:
         for i, (t, v) in enumerate(zip(saved, self._versions)):
             if t is not None and t._version[0] != v:
                 raise RuntimeError(
@@ -113,7 +119,6 @@ class Context:
                     f"{tuple(t.shape)}) is at version {t._version[0]}, expected version {v}. "
                     "Use an out-of-place operation or .clone() before modifying it."
                 )
-        return saved
 
     def _pack_outputs(self, raw: tuple, outs: tuple, node: Node) -> None:
         """Swap the outputs forward saved (matched by identity) for ``_SavedOutput``s."""

@@ -44,8 +44,10 @@ class SumBackward(Function):
 
     @staticmethod
     def forward(ctx: Context, g: Any, kept: tuple, shape: tuple) -> np.ndarray:
-        ctx.kept, ctx.gshape = kept, g._array.shape
-        src = g._array.reshape(kept)
+        src = g._array
+        ctx.kept, ctx.gshape = kept, src.shape
+        if src.ndim:  # a 0-d g (the sum of everything) broadcasts as it is
+            src = src.reshape(kept)
         if math.prod(shape) >= _BROADCAST_FROM:
             return np.broadcast_to(src, shape)
         out = np.empty(shape, g._array.dtype)  # small: a copy is cheaper than broadcast_to
