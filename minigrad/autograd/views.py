@@ -68,7 +68,10 @@ def inplace(t: Tensor, compute: Callable[[Tensor], Tensor],
         t.requires_grad or any(is_tensor(o) and o.requires_grad for o in tracked_others)
     )
     if not record:
-        with no_grad():
+        if _state.enabled:
+            with no_grad():
+                res = compute(t)
+        else:  # already off (an optimizer's step): skip the context manager
             res = compute(t)
         write(t, res._array)
         return t

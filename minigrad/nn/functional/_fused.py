@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...autograd.function import Context, Function, constant
+from ...ops.matmul import MatMul
 from ...ops.reduce import Softmax, shifted
 from ...ops.shape import IndexAdd
 from ...tensor import Tensor
@@ -38,7 +39,8 @@ class _Linear(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         x, w = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad
-        return (g.matmul(w) if nx else None, g.mT.matmul(x) if nw else None,
+        # MatMul itself: these are 2-D, Tensor.matmul's 1-D handling has nothing to do
+        return (MatMul.apply(g, w) if nx else None, MatMul.apply(g.mT, x) if nw else None,
                 g.sum(0) if nb else None)
 
 
