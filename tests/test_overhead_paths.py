@@ -184,5 +184,5 @@ def test_transposes_are_views_that_differentiate() -> None:
         np.testing.assert_array_equal(t.detach().numpy(), x.detach().numpy().transpose(perm))
         assert t._version is x._version  # a view: it shares the version counter
     with pytest.raises(RuntimeError, match="mT is only supported"):
-        f64([1.0, 2.0]).mT
+        _ = f64([1.0, 2.0]).mT
     assert mg.autograd.gradgradcheck(lambda t: (t.mT @ t) * 1.0, (f64(np.ones((3, 2))),))

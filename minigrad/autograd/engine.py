@@ -14,8 +14,8 @@ detached results unless create_graph was asked for.
 from __future__ import annotations
 
 import threading
-from heapq import heappop, heappush
 from collections.abc import Sequence
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
