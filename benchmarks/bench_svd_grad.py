@@ -3,7 +3,9 @@
 1. backward / forward time of the same SVD (square n x n, cotangents for U, S and Vh):
    target <= 1.5 for n >= 32.
 2. forward + backward of the batched polar loss (C * (U @ Vh)).sum() over 4096 3x3
-   matrices (the Procrustes / Kabsch case): minigrad at least 3x faster than torch.
+   matrices (the Procrustes / Kabsch case): minigrad at least 4x faster than torch
+   (issue 14). Also printed: minigrad's own time in ms and its CPU time, which the load
+   on a shared machine disturbs less than the ratio.
 
 Run: python benchmarks/bench_svd_grad.py [--repeats N]
 """
@@ -51,7 +53,10 @@ def backward_over_forward(n: int, repeats: int) -> tuple[float, float, float]:
     return f, b, b / f
 
 
-def procrustes(repeats: int) -> tuple[float, float | None]:
+_TARGET = 4.0  # minigrad at least this many times faster than torch on the polar loss
+
+
+def procrustes(repeats: int) -> tuple[float, float, float | None]:
     rng = np.random.default_rng(0)
     A0 = rng.standard_normal((4096, 3, 3))
     C0 = rng.standard_normal((4096, 3, 3))
@@ -70,12 +75,15 @@ def procrustes(repeats: int) -> tuple[float, float | None]:
     mine()
     if torch is not None:
         theirs()
-    ts_m, ts_t = [], []
+    ts_m, cpu_m, ts_t = [], [], []
     for _ in range(repeats):
+        c = time.process_time()
         ts_m.append(_time(mine))
+        cpu_m.append(time.process_time() - c)  # all threads: the SVD runs on workers
         if torch is not None:
             ts_t.append(_time(theirs))
-    return statistics.median(ts_m), (statistics.median(ts_t) if ts_t else None)
+    return (statistics.median(ts_m), statistics.median(cpu_m),
+            statistics.median(ts_t) if ts_t else None)
 
 
 def main() -> None:
@@ -91,15 +99,15 @@ def main() -> None:
         verdict = "PASS" if r <= 1.5 else "MISS"
         print(f"{n:>5} {f * 1e3:>11.3f} {b * 1e3:>12.3f} {r:>7.2f}  {verdict}")
 
-    m, t = procrustes(args.repeats)
+    m, cpu, t = procrustes(args.repeats * 3)
     print("\nforward+backward of (C * (U @ Vh)).sum() over 4096 3x3 (float64)")
-    print(f"minigrad {m * 1e3:.2f} ms", end="")
+    print(f"minigrad {m * 1e3:.2f} ms (CPU {cpu * 1e3:.2f} ms)", end="")
     if t is None:
         print("  (torch not installed: no ratio)")
     else:
         speedup = t / m
-        print(f", torch {t * 1e3:.2f} ms, minigrad is {speedup:.1f}x faster  target >= 3x  "
-              f"{'PASS' if speedup >= 3 else 'MISS'}")
+        print(f", torch {t * 1e3:.2f} ms, minigrad is {speedup:.1f}x faster  "
+              f"target >= {_TARGET:g}x  {'PASS' if speedup >= _TARGET else 'MISS'}")
 
 
 if __name__ == "__main__":

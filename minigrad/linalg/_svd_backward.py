@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._svd_parts import (
     C_NOISE,
@@ -33,6 +34,7 @@ from ._svd_parts import (
     maybe_poles,
     near_level,
     numerators,
+    pair_denominators,
     pairwise,
     quot,
     quot_cols,
@@ -54,11 +56,12 @@ _EXACT = TiePolicy()
 
 def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
                  gVh: Tensor | None, policy: TiePolicy = _EXACT,
-                 down: Downstream | None = None) -> Tensor:
+                 down: Downstream | None = None, no_poles: bool | None = None) -> Tensor:
     """gA = U [diag(gS) + X] V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T).
 
     ``down`` (built from the SVD node's ctx during a backward walk) lets an exact tie limit
-    fetch the second-order information it needs."""
+    fetch the second-order information it needs. ``no_poles``: the forward's finding that
+    no singular value is near a pole (None: look)."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     if k == 0:
         return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
@@ -68,18 +71,23 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
         if policy.kind == "exact" and not nested():
             check_s_only(S._array, gS._array)
         return (Uk * gS.unsqueeze(-2)) @ Vhk
-    f = Factors(U, Vh, Uk, Vhk.mT, k)
+    s = S._array
     eps = float(np.finfo(S.dtype).eps)
+    tie = tie_level(s, eps)
+    near = near_level(s, eps) if policy.kind == "exact" else tie
+    has_inv = (m > k and gU is not None) or (n > k and gVh is not None)  # R or Q below
+    plain = policy.kind != "lorentzian" and _in_range(s) and (
+        no_poles or not maybe_poles(s, near, has_inv))
+    if plain and m == n <= _FUSED_K and s.size >= _FUSED_BATCH * k and not is_grad_enabled():
+        return _fused(U, S, Vh, gU, gS, gVh)
+    f = Factors(U, Vh, Uk, Vhk.mT, k)
     scale_noise = C_NOISE * eps * np.sqrt(max(m, n))
     gUe = None if gU is None else fold_complement(U, gU, k, scale_noise, "U")
     gVe = None if gVh is None else fold_complement(Vh.mT, gVh.mT, k, scale_noise, "Vh")
     num = numerators(f.Uk, f.Vk, gUe, gVe, m > k, n > k)
-
-    s = S._array
-    tie = tie_level(s, eps)
-    near = near_level(s, eps) if policy.kind == "exact" else tie
+    if plain:
+        return _plain_fast(num, f, S, gS, Vhk)
     minus_s, plus_s = pairwise(S)  # [.., i, j] = s_j - s_i and s_j + s_i
-    has_inv = num.R is not None or num.Q is not None
     later = None
     if policy.kind == "lorentzian":
         P = _broadened(num, minus_s, plus_s, S, policy.eps)
@@ -108,6 +116,48 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
         gA = gA + f.Uk @ P.Q.mT
     if later is not None:
         gA = _Tap.apply(gA, later)
+    return gA
+
+
+_FUSED_K = 8  # square k x k at most this: one pass beats the batched ops
+_FUSED_BATCH = 16  # and a batch at least this long (as ops/matmul.py's kernel)
+
+
+def _fused(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
+           gVh: Tensor | None) -> Tensor:
+    """``_plain_fast``'s numbers from one numba pass, for square matrices when the result
+    will not be differentiated again."""
+    from ._svd_vjp_kernel import svd_vjp_square  # numba: imported on first use only
+
+    k = S.shape[-1]
+
+    def flat(t: Tensor | None) -> np.ndarray | None:
+        return None if t is None else t._array.reshape((-1,) + t.shape[-2:])
+
+    gs = None if gS is None else gS._array.reshape(-1, k)
+    out = svd_vjp_square(flat(U), S._array.reshape(-1, k), flat(Vh), flat(gU), gs, flat(gVh))
+    return Tensor._make(out.reshape(U.shape))
+
+
+def _in_range(s: np.ndarray) -> bool:
+    """Whether 2 (s_j + s_i) stays below overflow and s_1 > 0 (the diagonal's denominator)."""
+    s1 = s[..., 0]
+    return bool(s1.min() > 0 and s1.max() < np.finfo(s.dtype).max / 8)
+
+
+def _plain_fast(num: Numerators, f: Factors, S: Tensor, gS: Tensor | None,
+                Vhk: Tensor) -> Tensor:
+    """The formula off every pole: ``_plain``'s numbers without its masks (the halves are
+    in the denominators), several times faster for batches of tiny matrices."""
+    dm, dp = pair_denominators(S)
+    X = num.plus / dm + num.minus / dp
+    if gS is not None:
+        X = X + gS.diag_embed()
+    gA = f.Uk @ X @ Vhk
+    if num.R is not None:
+        gA = gA + (num.R / S.unsqueeze(-2)) @ Vhk
+    if num.Q is not None:
+        gA = gA + f.Uk @ (num.Q / S.unsqueeze(-2)).mT
     return gA
 
 

@@ -44,8 +44,8 @@ def numerators(Uk: Tensor, Vk: Tensor, gUe: Tensor | None, gVe: Tensor | None, t
     """N+, N- and the complement parts R, Q from the (folded) cotangents; None is zero."""
     J = None if gUe is None else Uk.mT @ gUe
     K = None if gVe is None else Vk.mT @ gVe
-    Ja = None if J is None else J - J.mT
-    Ka = None if K is None else K - K.mT
+    Ja = None if J is None else _skew(J, Uk, gUe)
+    Ka = None if K is None else _skew(K, Vk, gVe)
     if Ka is None:
         plus = minus = Ja
     elif Ja is None:
@@ -55,6 +55,13 @@ def numerators(Uk: Tensor, Vk: Tensor, gUe: Tensor | None, gVe: Tensor | None, t
     R = gUe - Uk @ J if tall and gUe is not None else None
     Q = gVe - Vk @ K if wide and gVe is not None else None
     return Numerators(J, K, plus, minus, R, Q)
+
+
+def _skew(J: Tensor, W: Tensor, gW: Tensor) -> Tensor:
+    """J - J^T for J = W^T gW. For tiny k as J - gW^T W, the same sums (so the same
+    numbers): numpy subtracts a transposed stack of 3x3s 7x slower than a contiguous one,
+    and a product of tiny matrices is cheap."""
+    return J - gW.mT @ W if J.shape[-1] <= 4 else J - J.mT
 
 
 def fold_complement(W: Tensor, gW: Tensor, k: int, noise: float, name: str) -> Tensor:
@@ -199,6 +206,36 @@ def pairwise(S: Tensor) -> tuple[Tensor, Tensor]:
     pm = Tensor._make(_pair_signs(k).astype(S.dtype))  # (k, 2 k^2)
     both = (S @ pm).reshape(S.shape[:-1] + (2, k, k))
     return both[..., 0, :, :], both[..., 1, :, :]
+
+
+def pair_denominators(S: Tensor) -> tuple[Tensor, Tensor]:
+    """2(s_j - s_i) and 2(s_j + s_i) at [.., i, j], and on the diagonal (where the
+    numerators are exactly 0, so the quotient is too) something positive. For small k each
+    is one product with a constant matrix, contiguous: no masks, no broadcasting over a
+    3-wide inner dim."""
+    k = S.shape[-1]
+    if k > 16:  # the constant matrices grow as k^3: broadcast instead (a wide inner dim)
+        s_i, s_j = S.unsqueeze(-1) * 2.0, S.unsqueeze(-2) * 2.0
+        diag = Tensor._make(np.eye(k, dtype=S.dtype)) * S[..., :1].unsqueeze(-1)
+        return s_j - s_i + diag, s_j + s_i + diag
+    shape = S.shape[:-1] + (k, k)
+    return tuple((S @ Tensor._make(d.astype(S.dtype))).reshape(shape)
+                 for d in _pair_coefficients(k))
+
+
+@functools.lru_cache(maxsize=16)
+def _pair_coefficients(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(k, k^2) matrices D with s @ D = [2(s_j -+ s_i) for i != j, s_1 for i == j]."""
+    i, j = np.divmod(np.arange(k * k), k)
+    out = []
+    for sign in (-1.0, 1.0):
+        d = np.zeros((k, k * k))
+        d[j, np.arange(k * k)] += 2.0
+        d[i, np.arange(k * k)] += 2.0 * sign
+        d[:, i == j] = 0.0
+        d[0, i == j] = 1.0
+        out.append(d)
+    return out[0], out[1]
 
 
 @functools.lru_cache(maxsize=16)

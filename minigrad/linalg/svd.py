@@ -84,6 +84,8 @@ class _SVD(Function):
         near = near_level(s, float(np.finfo(s.dtype).eps)) if s.size else None
         ctx.wants_downstream = policy.kind == "exact" and near is not None and maybe_poles(
             s, near, u.shape[-2] != vh.shape[-1])
+        # The backward's own test would be the same one (or weaker, without the S^-1 terms).
+        ctx.no_poles = policy.kind == "exact" and near is not None and not ctx.wants_downstream
         return outs
 
     @staticmethod
@@ -91,4 +93,5 @@ class _SVD(Function):
                  gVh: Tensor | None) -> tuple:
         U, S, Vh = ctx.saved_tensors
         down = Downstream(ctx, (gU, gS, gVh)) if ctx.wants_downstream else None
-        return svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, down), None, None, None, None
+        return (svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, down, ctx.no_poles), None,
+                None, None, None)
