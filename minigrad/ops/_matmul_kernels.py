@@ -38,6 +38,15 @@ def _bmm(x, y, out):
         _core(x, y, out, m, k, n)
 
 
+def compile_for(py_func, signature):
+    """njit at one signature, cached on disk; compiled in-process when no cache directory
+    is writable (a read-only install), as the SVD kernels do."""
+    try:
+        return njit(signature, cache=True, nogil=True)(py_func)
+    except RuntimeError:  # numba found nowhere to cache
+        return njit(signature, nogil=True)(py_func)
+
+
 _compiled: dict = {}
 
 
@@ -47,8 +56,7 @@ def bmm(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if kernel is None:
         a3 = types.Array(from_dtype(x.dtype), 3, "A")
         r3 = types.Array(from_dtype(x.dtype), 3, "A", readonly=True)  # broadcast views
-        kernel = _compiled[x.dtype] = njit(types.void(r3, r3, a3), cache=True,
-                                           nogil=True)(_bmm)
+        kernel = _compiled[x.dtype] = compile_for(_bmm, types.void(r3, r3, a3))
     out = np.empty((x.shape[0], x.shape[1], y.shape[2]), x.dtype)
     kernel(x, y, out)
     return out

@@ -1,0 +1,85 @@
+"""The numba loop for batches of tiny matrix products (ops/matmul.py): the same numbers as
+numpy's matmul on every layout it accepts, numpy's path for everything else, gradients."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import gradcheck, gradgradcheck
+from minigrad.ops import matmul as M
+
+rng = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-14), (np.float32, 1e-5)])
+@pytest.mark.parametrize("sa, sb", [
+    ((64, 3, 3), (64, 3, 3)),
+    ((5, 7, 2, 3), (5, 7, 3, 4)),  # several batch dims, non-square
+    ((2, 3), (40, 3, 1)),  # a single matrix beside a batch
+    ((40, 1, 4), (4, 4)),
+    ((17, 4, 4), (17, 4, 4)),
+    ((33, 2, 2), (33, 2, 2)),
+    ((20, 5, 1), (20, 1, 5)),  # an outer product: k = 1
+    ((16, 4, 4), (16, 4, 4)),
+])
+def test_kernel_matches_numpy(sa, sb, dtype, tol):
+    x, y = rng.standard_normal(sa).astype(dtype), rng.standard_normal(sb).astype(dtype)
+    out = M._tiny_batched(x, y)
+    assert out is not None  # the kernel took it
+    ref = np.matmul(x, y)
+    assert out.shape == ref.shape and out.dtype == ref.dtype
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol)
+
+
+def test_kernel_reads_transposed_and_broadcast_operands():
+    x = rng.standard_normal((64, 3, 3))
+    xt = np.swapaxes(rng.standard_normal((64, 3, 3)), -1, -2)  # a view: not contiguous
+    m = np.broadcast_to(rng.standard_normal((3, 3)), (64, 3, 3))  # read-only, stride 0
+    for a, b in ((x, xt), (xt, x), (xt, xt), (m, x), (x, m)):
+        np.testing.assert_allclose(M._tiny_batched(a, b), np.matmul(a, b), rtol=1e-14,
+                                   atol=1e-14)
+
+
+@pytest.mark.parametrize("sa, sb, dtype", [
+    ((64, 8, 8), (64, 8, 8), np.float64),  # too big: m k n > 64
+    ((4, 3, 3), (4, 3, 3), np.float64),  # too short a batch
+    ((64, 3, 3), (64, 3, 3), np.int64),  # not float
+    ((64, 3, 3), (64, 3, 3), np.float16),
+    ((8, 1, 3, 3), (1, 8, 3, 3), np.float64),  # broadcast batch dims
+    ((3, 3), (3, 3), np.float64),  # no batch
+    ((64, 3, 0), (64, 0, 3), np.float64),  # empty sum
+])
+def test_numpy_takes_the_rest(sa, sb, dtype):
+    x = rng.standard_normal(sa).astype(dtype)
+    y = rng.standard_normal(sb).astype(dtype)
+    assert M._tiny_batched(x, y) is None
+    out = (mg.tensor(x) @ mg.tensor(y)).numpy()
+    np.testing.assert_array_equal(out, np.matmul(x, y))
+
+
+def test_non_finite_values_propagate_as_in_numpy():
+    x = rng.standard_normal((32, 3, 3))
+    y = rng.standard_normal((32, 3, 3))
+    x[3, 1, 2], y[5, 0, 0] = np.inf, np.nan
+    np.testing.assert_array_equal(np.isnan(M._tiny_batched(x, y)), np.isnan(x @ y))
+    np.testing.assert_array_equal(np.isinf(M._tiny_batched(x, y)), np.isinf(x @ y))
+
+
+def test_gradients_through_the_kernel_path():
+    a = mg.tensor(rng.standard_normal((16, 3, 2)), requires_grad=True)
+    b = mg.tensor(rng.standard_normal((16, 2, 3)), requires_grad=True)
+    w = mg.tensor(rng.standard_normal((16, 3, 3)))
+    assert M._tiny_batched(a.detach().numpy(), b.detach().numpy()) is not None
+    assert gradcheck(lambda a, b: ((a @ b) * w).sum(), (a, b))
+    assert gradgradcheck(lambda a, b: ((a @ b) ** 2 * w).sum(), (a, b), fast_mode=True)
+
+
+def test_gradients_match_torch():
+    torch = pytest.importorskip("torch")
+    a0, b0 = rng.standard_normal((32, 4, 3)), rng.standard_normal((3, 2))
+    a, b = mg.tensor(a0, requires_grad=True), mg.tensor(b0, requires_grad=True)
+    ((a @ b) ** 2).sum().backward()
+    ta, tb = torch.tensor(a0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+    ((ta @ tb) ** 2).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12, atol=1e-12)

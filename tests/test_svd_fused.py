@@ -1,0 +1,138 @@
+"""The SVD backward off the poles (batches of small matrices): the one-pass numba kernel
+used when the gradient is not differentiated again, the op path used when it is, and the
+masked-quotient formula they replace, all give the same numbers; gradients against finite
+differences and torch; a tie anywhere in the batch still takes the exact tie path."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import gradcheck, gradgradcheck
+from minigrad.linalg import _svd_backward as B
+from minigrad.linalg._svd_forward import svd_forward
+from minigrad.linalg._svd_parts import numerators, pairwise
+
+rng = np.random.default_rng(0)
+
+
+def _factors(a):
+    return tuple(mg.tensor(x) for x in svd_forward(a))
+
+
+def _gapped(batch, k, dtype):
+    """Random matrices with singular values well apart (no pole in either precision)."""
+    q1 = np.linalg.qr(rng.standard_normal((batch, k, k)))[0]
+    q2 = np.linalg.qr(rng.standard_normal((batch, k, k)))[0]
+    s = np.arange(k, 0, -1.0) + 0.3 * rng.random((batch, k))
+    return ((q1 * s[:, None, :]) @ q2).astype(dtype)
+
+
+def _cotangents(U, S, Vh, present, dtype):
+    return [mg.tensor(rng.standard_normal(t.shape).astype(dtype)) if i in present else None
+            for i, t in enumerate((U, S, Vh))]
+
+
+def _masked_formula(U, S, Vh, gU, gS, gVh):
+    """The plain masked quotients (the formula before the fast paths)."""
+    num = numerators(U, Vh.mT, gU, None if gVh is None else gVh.mT, False, False)
+    minus_s, plus_s = pairwise(S)
+    P = B._plain(num, minus_s, plus_s, S)
+    X = (P.plus + P.minus) * 0.5
+    if gS is not None:
+        X = X + gS.diag_embed()
+    return (U @ X @ Vh).numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [2, 3, 4, 6])
+@pytest.mark.parametrize("present", [(0, 1, 2), (0, 2), (0,), (2,), (1, 2)])
+def test_kernel_ops_and_masked_formula_agree(k, present, dtype):
+    U, S, Vh = _factors(_gapped(40, k, dtype))
+    g = _cotangents(U, S, Vh, present, dtype)
+    with mg.no_grad():
+        fused = B.svd_backward(U, S, Vh, *g).numpy()
+    with mg.enable_grad():
+        ops = B.svd_backward(U, S, Vh, *g).numpy()
+    eps = np.finfo(dtype).eps
+    if k <= 4:  # ops/matmul.py's kernel: the same sums in the same order, the same numbers
+        np.testing.assert_array_equal(fused, ops)  # (float32 too: no float64 slips in)
+    else:  # BLAS sums the products of the op path in its own order
+        np.testing.assert_allclose(fused, ops, rtol=0, atol=64 * eps * np.abs(ops).max())
+    np.testing.assert_allclose(ops, _masked_formula(U, S, Vh, *g), rtol=0,
+                               atol=64 * eps * np.abs(ops).max())
+
+
+def test_a_plain_backward_runs_the_kernel_and_create_graph_the_ops(monkeypatch):
+    calls = []
+    real = B._fused
+    monkeypatch.setattr(B, "_fused", lambda *a: calls.append(1) or real(*a))
+    A = mg.tensor(rng.standard_normal((32, 3, 3)), requires_grad=True)
+    U, _, Vh = mg.linalg.svd(A)
+    (U @ Vh).sum().backward()
+    assert calls == [1]
+    U, _, Vh = mg.linalg.svd(A)
+    mg.autograd.grad((U @ Vh).sum(), A, create_graph=True)
+    assert calls == [1]
+
+
+def _polar(C):
+    def loss(a):
+        U, _, Vh = mg.linalg.svd(a)
+        return (C * (U @ Vh)).sum()
+    return loss
+
+
+def test_polar_loss_gradcheck_and_gradgradcheck_on_a_batch():
+    A = mg.tensor(rng.standard_normal((16, 3, 3)), requires_grad=True)
+    C = mg.tensor(rng.standard_normal((16, 3, 3)))
+    assert gradcheck(_polar(C), (A,), fast_mode=True)
+    assert gradgradcheck(_polar(C), (A,), fast_mode=True)
+
+
+def test_usv_loss_gradcheck_on_a_batch():
+    A = mg.tensor(rng.standard_normal((16, 4, 4)), requires_grad=True)
+    W = mg.tensor(rng.standard_normal((16, 4, 4)))
+
+    def loss(a):
+        U, S, Vh = mg.linalg.svd(a)
+        return (W * ((U * S.unsqueeze(-2)) @ Vh) ** 2).sum() + S.sum()
+    assert gradcheck(loss, (A,), fast_mode=True)
+
+
+def test_polar_and_usv_gradients_match_torch_on_a_batch():
+    torch = pytest.importorskip("torch")
+    A0, C0 = rng.standard_normal((64, 3, 3)), rng.standard_normal((64, 3, 3))
+    A = mg.tensor(A0, requires_grad=True)
+    U, S, Vh = mg.linalg.svd(A)
+    ((mg.tensor(C0) * (U @ Vh)).sum() + (S * S).sum()).backward()
+    T = torch.tensor(A0, requires_grad=True)
+    tU, tS, tVh = torch.linalg.svd(T)
+    ((torch.tensor(C0) * (tU @ tVh)).sum() + (tS * tS).sum()).backward()
+    np.testing.assert_allclose(A.grad.numpy(), T.grad.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_a_tie_in_one_batch_element_takes_the_exact_path_for_all():
+    """The identity (s = 1, 1, 1) among regular matrices: the polar factor's gradient there
+    is finite (torch's is NaN), and every element gets what it gets alone."""
+    A0 = rng.standard_normal((24, 3, 3))
+    A0[5] = np.eye(3)
+    C = rng.standard_normal((24, 3, 3))
+    A = mg.tensor(A0, requires_grad=True)
+    _polar(mg.tensor(C))(A).backward()
+    assert np.all(np.isfinite(A.grad.numpy()))
+    for i in (0, 5, 23):
+        a = mg.tensor(A0[i], requires_grad=True)
+        _polar(mg.tensor(C[i]))(a).backward()
+        np.testing.assert_allclose(A.grad.numpy()[i], a.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 1e150, 1e-150])
+def test_extreme_scales_on_a_batch(scale):
+    """Scale-invariant polar loss: the gradient scales as 1 / scale, with no overflow of
+    2 (s_i + s_j) near the top of the range (that batch takes the masked path)."""
+    A0, C = rng.standard_normal((32, 3, 3)), mg.tensor(rng.standard_normal((32, 3, 3)))
+    A, As = (mg.tensor(a, requires_grad=True) for a in (A0, A0 * scale))
+    _polar(C)(A).backward()
+    _polar(C)(As).backward()
+    np.testing.assert_allclose(As.grad.numpy() * scale, A.grad.numpy(), rtol=1e-9,
+                               atol=1e-12 * np.abs(A.grad.numpy()).max())
