@@ -73,11 +73,13 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
         return (Uk * gS.unsqueeze(-2)) @ Vhk
     s = S._array
     eps = float(np.finfo(S.dtype).eps)
-    tie = tie_level(s, eps)
-    near = near_level(s, eps) if policy.kind == "exact" else tie
     has_inv = (m > k and gU is not None) or (n > k and gVh is not None)  # R or Q below
+
+    def near_pole() -> np.ndarray:
+        return near_level(s, eps) if policy.kind == "exact" else tie_level(s, eps)
+
     plain = policy.kind != "lorentzian" and _in_range(s) and (
-        no_poles or not maybe_poles(s, near, has_inv))
+        no_poles or not maybe_poles(s, near_pole(), has_inv))
     if plain and m == n <= _FUSED_K and s.size >= _FUSED_BATCH * k and not is_grad_enabled():
         return _fused(U, S, Vh, gU, gS, gVh)
     f = Factors(U, Vh, Uk, Vhk.mT, k)
@@ -87,6 +89,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     num = numerators(f.Uk, f.Vk, gUe, gVe, m > k, n > k)
     if plain:
         return _plain_fast(num, f, S, gS, Vhk)
+    tie, near = tie_level(s, eps), near_pole()
     minus_s, plus_s = pairwise(S)  # [.., i, j] = s_j - s_i and s_j + s_i
     later = None
     if policy.kind == "lorentzian":

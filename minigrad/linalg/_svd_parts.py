@@ -94,12 +94,16 @@ def fold_linear(W: Tensor, gW: Tensor | None, k: int) -> Tensor | None:
 
 
 def maybe_poles(s: np.ndarray, near: np.ndarray, has_inv: bool) -> bool:
-    """Cheap tests on the sorted S that spare the (k, k) masks when nothing is near a pole."""
-    if s.shape[-1] > 1 and np.any(s[..., :-1] - s[..., 1:] <= near):
+    """Cheap tests on the sorted S that spare the (k, k) masks when nothing is near a pole.
+
+    Column by column: numpy runs a batch of 3-wide rows ~5x slower than a few long columns."""
+    k = s.shape[-1]
+    s2, level = s.reshape(-1, k), near.reshape(-1)
+    if any(np.any(s2[:, i] - s2[:, i + 1] <= level) for i in range(k - 1)):  # a tie
         return True
-    if has_inv:
-        return bool(np.any(s <= near))
-    return bool(np.any(np.count_nonzero(s <= near, axis=-1) >= 2))
+    if has_inv:  # s_k near 0
+        return bool(np.any(s2[:, -1] <= level))
+    return k > 1 and bool(np.any(s2[:, -2] <= level))  # two near 0: s_i + s_j
 
 
 class Poles:
