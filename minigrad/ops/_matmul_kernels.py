@@ -40,11 +40,12 @@ def _bmm(x, y, out):
 
 def compile_for(py_func, signature):
     """njit at one signature, cached on disk; compiled in-process when no cache directory
-    is writable (a read-only install), as the SVD kernels do."""
+    is writable (a read-only install), as the SVD kernels do. x / 0 is inf or nan, as in
+    numpy (numba's default raises)."""
     try:
-        return njit(signature, cache=True, nogil=True)(py_func)
+        return njit(signature, cache=True, nogil=True, error_model="numpy")(py_func)
     except RuntimeError:  # numba found nowhere to cache
-        return njit(signature, nogil=True)(py_func)
+        return njit(signature, nogil=True, error_model="numpy")(py_func)
 
 
 _compiled: dict = {}
