@@ -128,8 +128,8 @@ def test_a_tie_in_one_batch_element_takes_the_exact_path_for_all():
 
 @pytest.mark.parametrize("scale", [1e300, 1e-300, 1e150, 1e-150])
 def test_extreme_scales_on_a_batch(scale):
-    """Scale-invariant polar loss: the gradient scales as 1 / scale, with no overflow of
-    2 (s_i + s_j) near the top of the range (that batch takes the masked path)."""
+    """Scale-invariant polar loss: the gradient scales exactly as 1 / scale, from the
+    bottom of the range to near its top (where 2 (s_i + s_j) would still fit)."""
     A0, C = rng.standard_normal((32, 3, 3)), mg.tensor(rng.standard_normal((32, 3, 3)))
     A, As = (mg.tensor(a, requires_grad=True) for a in (A0, A0 * scale))
     _polar(C)(A).backward()
