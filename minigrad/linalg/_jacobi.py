@@ -778,11 +778,13 @@ def svd_batched(a, trans, full, compute_uv, tol, u, s, vh, status):
 # A 3x3 step touches 12 numbers (two columns of A and of V). Loaded into scalars, one step
 # for every lane is a single loop that LLVM vectorises with everything in registers, where
 # the general lanes above pass each step through scratch rows, several loops per step. The
-# arithmetic is _sweeps_lanes' (in float64 for both dtypes); matrices it cannot finish go
-# to svd_batched the same way (MORE). Plain scalars, no tuples or helpers: numba's typing of
-# those took most of the first call's compile.
+# rules are _sweeps_lanes' (float64 for both dtypes, the relative test, the noise zeroing,
+# the same hand-over to svd_batched, MORE); the rotation is written with two square roots and
+# one division instead of four and four. Measured on one thread: 100000 3x3 float64 in ~0.3
+# us each, against ~0.65 us in the general lanes. Plain scalars, no tuples or helper calls:
+# numba's typing of those took most of the first call's compile.
 
-_UP = 2.0**300
+_UP = 2.0**300  # squares of numbers scaled by it neither underflow nor (entries <= 1) overflow
 
 
 @njit(**_LANE)
