@@ -115,7 +115,7 @@ def main() -> None:
     print(blas_note())
     print(f"median of {repeats} interleaved repeats; ratio = time / numpy time\n")
     head = (f"{'case':<15}{'dtype':<9}{'full':<6}{'numpy ms':>10}{'minigrad ms':>13}"
-            f"{'mg/np':>8}{'torch/np':>10}  {'target':<12}result")
+            f"{'mg/np':>8}{'torch/np':>10}  {'target':<15}result")
     print(head)
     print("-" * len(head))
     rng = np.random.default_rng(0)
@@ -134,7 +134,7 @@ def main() -> None:
                 verdict = "PASS" if ok else f"MISS ({ratio / target:.2f}x over)"
                 print(f"{label:<15}{np.dtype(dtype).name:<9}{str(full):<6}"
                       f"{1e3 * t['numpy']:>10.2f}{1e3 * t['minigrad']:>13.2f}{ratio:>8.2f}"
-                      f"{tr:>10}  {want:<12}{verdict}", flush=True)
+                      f"{tr:>10}  {want:<15}{verdict}", flush=True)
     wall, t_import, t_svd = fresh_process()
     ok = wall < 1.0
     misses += not ok
