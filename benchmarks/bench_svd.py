@@ -26,9 +26,10 @@ try:
 except ImportError:
     torch = None
 
-# (label, shape, full_matrices values, target ratio, whether the target is "faster by")
+# (label, shape, full_matrices values, target ratio: one, or {dtype name: ratio}); the 3x3
+# and 256x256 targets are issue 14's.
 CASES = [
-    ("100000 x 3x3", (100_000, 3, 3), (True, False), 1 / 3),
+    ("100000 x 3x3", (100_000, 3, 3), (True, False), {"float64": 1 / 15, "float32": 1 / 20}),
     ("20000 x 8x8", (20_000, 8, 8), (True, False), 1 / 2),
     ("2000 x 32x32", (2_000, 32, 32), (True, False), 1.0),
     ("256x256", (256, 256), (True, False), 2.0),
@@ -114,13 +115,14 @@ def main() -> None:
     print(blas_note())
     print(f"median of {repeats} interleaved repeats; ratio = time / numpy time\n")
     head = (f"{'case':<15}{'dtype':<9}{'full':<6}{'numpy ms':>10}{'minigrad ms':>13}"
-            f"{'mg/np':>8}{'torch/np':>10}  {'target':<12}result")
+            f"{'mg/np':>8}{'torch/np':>10}  {'target':<15}result")
     print(head)
     print("-" * len(head))
     rng = np.random.default_rng(0)
     misses = 0
-    for label, shape, fulls, target in CASES:
+    for label, shape, fulls, targets in CASES:
         for dtype in (np.float64, np.float32):
+            target = targets[np.dtype(dtype).name] if isinstance(targets, dict) else targets
             a = rng.standard_normal(shape).astype(dtype)
             for full in fulls:
                 t = time_row(a, full, repeats)
@@ -132,7 +134,7 @@ def main() -> None:
                 verdict = "PASS" if ok else f"MISS ({ratio / target:.2f}x over)"
                 print(f"{label:<15}{np.dtype(dtype).name:<9}{str(full):<6}"
                       f"{1e3 * t['numpy']:>10.2f}{1e3 * t['minigrad']:>13.2f}{ratio:>8.2f}"
-                      f"{tr:>10}  {want:<12}{verdict}", flush=True)
+                      f"{tr:>10}  {want:<15}{verdict}", flush=True)
     wall, t_import, t_svd = fresh_process()
     ok = wall < 1.0
     misses += not ok

@@ -17,10 +17,12 @@ from minigrad.linalg import _svd_forward
 from minigrad.linalg._eigh_forward import eigh_forward
 from minigrad.linalg._svd_forward import Path, Plan, svd_forward
 
-# Each row reaches different kernels: the lanes of tiny matrices, the general batch kernel,
-# the lone-matrix sweeps (and values only), and the threaded sweep of large matrices.
+# Each row reaches different kernels: the lanes of 3x3 and of other tiny matrices, the
+# general batch kernel, the lone-matrix sweeps (and values only), and the threaded sweep of
+# large matrices.
 KINDS = [
     ("batch of 3x3", (64, 3, 3), None),
+    ("batch of 4x3", (64, 4, 3), None),
     ("batch of 8x8, full U", (4, 8, 5), None),
     ("one matrix", (60, 50), Plan(Path.LONE, 1)),
     ("one large matrix, threaded sweeps", (60, 50), Plan(Path.LONE, 2)),

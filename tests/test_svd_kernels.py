@@ -342,7 +342,8 @@ def test_kernels_without_jit():
         import numpy as np
         import minigrad.linalg._svd_forward as fwd
         rng = np.random.default_rng(0)
-        for shape, full in [((2, 4, 3), True), ((3, 5), False), ((1, 1), True)]:
+        for shape, full in [((2, 4, 3), True), ((3, 5), False), ((1, 1), True),
+                            ((40, 3, 3), True)]:
             a = rng.standard_normal(shape)
             a[..., 0] *= 1e-9
             u, s, vh = fwd.svd_forward(a, full)
@@ -404,3 +405,65 @@ def test_other_side_recovers_an_orthonormal_v_on_both_branches(graded):
     v = F._other_side(x, u, s)
     np.testing.assert_allclose(v.T @ v, np.eye(64), atol=64 * 1e-15)
     np.testing.assert_allclose((u * s) @ v.T, x, atol=64 * 1e-15 * s[0])
+
+
+def _hard_3x3(dtype) -> np.ndarray:
+    """A batch of 3x3s that a lane may not finish or may finish wrongly, among ordinary
+    ones: zero, rank 1 and 2, graded, repeated values, extreme scales, tiny columns."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((70, 3, 3))
+    a[1] = 0.0
+    a[2] = np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 0.5])  # rank 1
+    a[3, :, 2] = a[3, :, 0] - a[3, :, 1]  # rank 2
+    a[4] *= np.logspace(0, -12, 3)  # graded columns
+    a[5] = np.eye(3)  # a triple singular value
+    a[6] = np.diag([2.0, 2.0, 1.0])[[2, 0, 1]]  # a double one, permuted
+    big = np.finfo(dtype).max
+    a[7] *= big / 4  # near overflow
+    a[8] *= np.finfo(dtype).tiny * 8  # near underflow
+    a[9, :, 1] *= 1e-160 if dtype == np.float64 else 1e-25  # a column whose square underflows
+    a[10] = np.diag([1.0, 1e-150, 1e-300]) if dtype == np.float64 else np.diag([1, 1e-20, 1e-38])
+    return a.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("full", [True, False])
+def test_3x3_kernel_matches_the_general_one(dtype, full):
+    """Batches of 3x3 have a kernel of their own (svd_lanes3); every matrix of a hard batch
+    must come out as the general kernel gives it: S to relative accuracy, U and V the same
+    (signs included) where S has no ties, an orthonormal factorisation everywhere."""
+    from minigrad.linalg import _jacobi as jac
+    from minigrad.linalg._svd_forward import _tolerances
+
+    a = _hard_3x3(dtype)
+    u, s, vh = svd_forward(a, full)
+    tol = _tolerances(None, 60, 3, dtype)
+    ug, sg, vhg = np.empty_like(u), np.empty_like(s), np.empty_like(vh)
+    status = np.empty(a.shape[0], np.int8)
+    jac.svd_batched(a, False, True, True, tol, ug, sg, vhg, status)
+    assert not status.any()
+    e = eps(dtype)
+    # Jacobi's relative accuracy: eps times the condition of A with its columns normalised.
+    a64 = a.astype(np.float64)
+    a64 /= np.maximum(np.abs(a64).max(axis=(1, 2), keepdims=True), 1e-300)
+    norms = np.linalg.norm(a64, axis=1, keepdims=True)
+    cond = np.linalg.cond(a64 / np.where(norms > 0, norms, 1.0))
+    cond = np.where(np.isfinite(cond), cond, 1.0)[:, None]
+    np.testing.assert_array_less(np.abs(s - sg), 10 * e * cond * sg + np.finfo(dtype).tiny)
+    distinct = np.all(np.diff(sg.astype(np.float64), axis=1) < -1e-3 * sg[:, :1], axis=1)
+    assert distinct.sum() > 60
+    np.testing.assert_allclose(u[distinct], ug[distinct], atol=200 * e)
+    np.testing.assert_allclose(vh[distinct], vhg[distinct], atol=200 * e)
+    finite = np.ones(a.shape[0], bool)
+    finite[[7, 8]] = False  # reconstruction there is checked scaled, below
+    check_svd(a[finite], full)
+    for b in (7, 8):
+        scale = float(np.abs(a[b]).max())
+        check_svd((a[b:b + 1].astype(np.float64) / scale).astype(dtype), full)
+        np.testing.assert_allclose(s[b] / scale, svd_forward(a[b:b + 1] / scale)[1][0],
+                                   rtol=10 * e)
+    _, s_only, _ = svd_forward(a, compute_uv=False)
+    np.testing.assert_array_less(np.abs(s_only - s), 10 * e * cond * s + np.finfo(dtype).tiny)
+    a[40, 1, 2] = np.inf
+    with pytest.raises(LinAlgError, match=r"not finite.*\(40,\)"):
+        svd_forward(a, full)

@@ -771,3 +771,156 @@ def svd_batched(a, trans, full, compute_uv, tol, u, s, vh, status):
     ws = workspace(a, n, m, m if full else n, True)
     for b in range(a.shape[0]):
         status[b] = _svd_one(a[b], trans, compute_uv, tol, u[b], s[b], vh[b], ws)
+
+
+# ---- batches of 3x3: lanes with each matrix in scalars ------------------------------------
+
+# A 3x3 step touches 12 numbers (two columns of A and of V). Loaded into scalars, one step
+# for every lane is a single loop that LLVM vectorises with everything in registers, where
+# the general lanes above pass each step through scratch rows, several loops per step. The
+# rules are _sweeps_lanes' (float64 for both dtypes, the relative test, the noise zeroing,
+# the same hand-over to svd_batched, MORE); the rotation is written with two square roots and
+# one division instead of four and four. Measured on one thread: 100000 3x3 float64 in ~0.3
+# us each, against ~0.65 us in the general lanes. Plain scalars, no tuples or helper calls:
+# numba's typing of those took most of the first call's compile.
+
+_UP = 2.0**300  # squares of numbers scaled by it neither underflow nor (entries <= 1) overflow
+
+
+@njit(**_LANE)
+def _sweeps3(X, V, R, rot, tol):
+    """Cyclic one-sided Jacobi on every lane's 3x3 (column j in X[3j:3j+3, l], V's in V,
+    largest squared norms in R); rot[l] ends as lane l's rotations in its last sweep."""
+    noise2 = tol.noise * tol.noise
+    rotate2 = tol.rotate * tol.rotate
+    for _sweep in range(tol.max_sweeps):
+        rot[:] = 0
+        for p, q in ((0, 1), (0, 2), (1, 2)):
+            for l in range(_LANES):
+                x0, x1, x2 = X[3 * p, l], X[3 * p + 1, l], X[3 * p + 2, l]
+                y0, y1, y2 = X[3 * q, l], X[3 * q + 1, l], X[3 * q + 2, l]
+                alpha = x0 * x0 + x1 * x1 + x2 * x2
+                beta = y0 * y0 + y1 * y1 + y2 * y2
+                gamma = x0 * y0 + x1 * y1 + x2 * y2
+                # _rotation's c and s in a form with two square roots and one division
+                # (tan = sign(d) 2 gamma / (|d| + hypot(d, 2 gamma)), d = beta - alpha), and
+                # the test in squares; the 2^300 scaling keeps those squares from underflowing
+                # (the entries are at most 1, so nothing overflows).
+                d = (beta - alpha) * _UP
+                g = gamma * _UP
+                go = g * g > rotate2 * ((alpha * _UP) * (beta * _UP))
+                den = abs(d) + math.sqrt(d * d + 4.0 * g * g)
+                inv = 1.0 / math.sqrt(den * den + 4.0 * g * g) if go else 0.0
+                c = den * inv if go else 1.0
+                s = (2.0 * g * inv if d >= 0.0 else -2.0 * g * inv) if go else 0.0
+                rx = max(R[p, l], alpha)
+                ry = max(R[q, l], beta)
+                R[p, l] = rx
+                R[q, l] = ry
+                rot[l] += 1 if go else 0
+                a0, a1, a2 = c * x0 - s * y0, c * x1 - s * y1, c * x2 - s * y2
+                b0, b1, b2 = s * x0 + c * y0, s * x1 + c * y1, s * x2 + c * y2
+                # _settle's rule: a column cut below a noise fraction of its largest norm
+                # is zeroed.
+                ka = 1.0 if a0 * a0 + a1 * a1 + a2 * a2 > noise2 * rx else 0.0
+                kb = 1.0 if b0 * b0 + b1 * b1 + b2 * b2 > noise2 * ry else 0.0
+                X[3 * p, l], X[3 * p + 1, l], X[3 * p + 2, l] = a0 * ka, a1 * ka, a2 * ka
+                X[3 * q, l], X[3 * q + 1, l], X[3 * q + 2, l] = b0 * kb, b1 * kb, b2 * kb
+                for i in range(3):
+                    v = V[3 * p + i, l]
+                    w = V[3 * q + i, l]
+                    V[3 * p + i, l] = c * v - s * w
+                    V[3 * q + i, l] = s * v + c * w
+        if rot.max() == 0:
+            return
+
+
+@njit(**_LANE)
+def _finish3(X, V, P):
+    """The converged lanes, in place: each column of X normalised, it and V's column
+    flipped so that its first entry of largest magnitude is positive; P[j] = the column's
+    place in descending order of s (stable), P[3] = 0.0 where a singular value is zero, P[4 + j]
+    its s. Branch-free, so that the lane loop vectorises."""
+    for j in range(3):
+        for l in range(_LANES):
+            sj = math.sqrt(X[3 * j, l] ** 2 + X[3 * j + 1, l] ** 2 + X[3 * j + 2, l] ** 2)
+            P[4 + j, l] = sj
+            inv = 1.0 / sj if sj > 0.0 else 0.0
+            x0, x1, x2 = X[3 * j, l], X[3 * j + 1, l], X[3 * j + 2, l]
+            big = x1 if abs(x1) > abs(x0) else x0
+            big = x2 if abs(x2) > abs(big) else big
+            sg = -1.0 if big < 0.0 else 1.0
+            X[3 * j, l], X[3 * j + 1, l], X[3 * j + 2, l] = x0 * (sg * inv), x1 * (sg * inv), \
+                x2 * (sg * inv)
+            V[3 * j, l] *= sg
+            V[3 * j + 1, l] *= sg
+            V[3 * j + 2, l] *= sg
+    for l in range(_LANES):
+        s0, s1, s2 = P[4, l], P[5, l], P[6, l]
+        P[0, l] = (1.0 if s1 > s0 else 0.0) + (1.0 if s2 > s0 else 0.0)
+        P[1, l] = (1.0 if s0 >= s1 else 0.0) + (1.0 if s2 > s1 else 0.0)
+        P[2, l] = (1.0 if s0 >= s2 else 0.0) + (1.0 if s1 >= s2 else 0.0)
+        P[3, l] = 0.0 if min(s0, s1, s2) == 0.0 else 1.0
+
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+def svd_lanes3(a, compute_uv, tol, u, s, vh, status):
+    """svd_lanes for a batch of 3x3 matrices (a (B, 3, 3); u, vh (B, 3, 3) or empty)."""
+    nbatch = a.shape[0]
+    X = np.empty((9, _LANES))
+    V = np.empty((9, _LANES))
+    R = np.empty((3, _LANES))
+    P = np.empty((7, _LANES))
+    rot = np.empty(_LANES, np.int64)
+    expo = np.empty(_LANES, np.int64)
+    state = np.empty(_LANES, np.int64)
+    for lo in range(0, nbatch, _LANES):
+        hi = min(nbatch, lo + _LANES)
+        X[:, :] = 0.0
+        V[:, :] = 0.0
+        for j in range(3):
+            V[4 * j, :] = 1.0
+        R[:, :] = 0.0
+        state[:] = OK
+        for l in range(hi - lo):  # _load_lanes' scaling and hand-over rules
+            b = lo + l
+            amax = 0.0
+            nan = 0.0  # stays 0.0 unless an entry is NaN or Inf
+            for i in range(3):
+                for j in range(3):
+                    v = abs(np.float64(a[b, i, j]))
+                    amax = max(amax, v)
+                    nan += v * 0.0
+            if nan != 0.0:
+                state[l] = NOT_FINITE
+                continue
+            e, sc = _scale_exponent(amax)
+            expo[l] = e
+            for j in range(3):
+                acc = 0.0
+                for i in range(3):
+                    x = _times_pow2(np.float64(a[b, i, j]), e, sc)
+                    X[3 * j + i, l] = x
+                    acc += x * x
+                if 0.0 < acc < tol.small:
+                    state[l] = MORE
+            if state[l] == MORE:
+                X[:, l] = 0.0
+        _sweeps3(X, V, R, rot, tol)
+        _finish3(X, V, P)
+        for l in range(hi - lo):
+            b = lo + l
+            st = state[l]
+            if st == OK and (rot[l] > 0 or (compute_uv and P[3, l] == 0.0)):
+                st = MORE  # not converged, or a zero singular value leaves U to complete
+            status[b] = st
+            if st != OK:
+                continue
+            e = int(expo[l])
+            for j in range(3):
+                k = int(P[j, l])
+                s[b, k] = math.ldexp(P[4 + j, l], e)
+                if compute_uv:
+                    for i in range(3):
+                        u[b, i, k] = X[3 * j + i, l]
+                        vh[b, k, i] = V[3 * j + i, l]

@@ -377,8 +377,12 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     step = max(jac._LANES, -(-nbatch // (4 * threads)) // jac._LANES * jac._LANES)
     chunks = [slice(lo, lo + step) for lo in range(0, nbatch, step)]
     if lanes:
-        _threads.run(jac.svd_lanes, [(a3[c], trans, compute_uv, tol, u[c], s[c], vh[c],
-                                      status[c]) for c in chunks], threads)
+        if m == n == 3:  # the commonest tiny case has a kernel of its own
+            _threads.run(jac.svd_lanes3, [(a3[c], compute_uv, tol, u[c], s[c], vh[c],
+                                           status[c]) for c in chunks], threads)
+        else:
+            _threads.run(jac.svd_lanes, [(a3[c], trans, compute_uv, tol, u[c], s[c], vh[c],
+                                          status[c]) for c in chunks], threads)
         more = np.flatnonzero(status == jac.MORE)
         if more.size:
             (u[more], s[more], vh[more]), status[more] = _svd_batched_general(
