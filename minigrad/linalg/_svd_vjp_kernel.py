@@ -88,8 +88,9 @@ def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray 
         a2 = types.Array(from_dtype(dt), 2, "A", readonly=True)
         flags = types.Array(types.int64, 1, "C")
         out = types.Array(from_dtype(dt), 3, "C")
-        kernel = _compiled[dt] = compile_for(_vjp, types.void(a3, a2, a3, a3, a2, a3, flags,
-                                                               out))
+        kernel = _compiled[dt] = compile_for(
+            _vjp, types.void(a3, a2, a3, a3, a2, a3, flags, out),
+            f"the SVD backward of small batched matrices for {dt}")
     absent3 = np.zeros((1, 1, 1), dt)
     flags = np.array([gu is not None, gs is not None, gvh is not None], np.int64)
     out = np.empty(u.shape, dt)

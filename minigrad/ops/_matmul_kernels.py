@@ -9,6 +9,9 @@ One signature per dtype, on 'A' layout arrays (C-contiguous, transposed and broa
 operands all match it), compiled on the first product of that dtype and cached on disk.
 """
 
+import sys
+import threading
+
 import numpy as np
 from numba import from_dtype, njit, types
 
@@ -38,14 +41,26 @@ def _bmm(x, y, out):
         _core(x, y, out, m, k, n)
 
 
-def compile_for(py_func, signature):
+notice_compiles = True  # python -m minigrad.warmup shows its own progress instead
+
+
+def compile_for(py_func, signature, what: str):
     """njit at one signature, cached on disk; compiled in-process when no cache directory
     is writable (a read-only install), as the SVD kernels do. x / 0 is inf or nan, as in
-    numpy (numba's default raises)."""
+    numpy (numba's default raises). A load from the cache takes milliseconds; when it is
+    still busy half a second in, it is compiling, and stderr says so (``what`` names it)."""
+    notice = threading.Timer(0.5, lambda: print(
+        f"minigrad: compiling {what}, once (numba caches it; `python -m minigrad.warmup` "
+        "does it ahead of time) ...", file=sys.stderr, flush=True))
+    notice.daemon = True
+    if notice_compiles:
+        notice.start()
     try:
         return njit(signature, cache=True, nogil=True, error_model="numpy")(py_func)
     except RuntimeError:  # numba found nowhere to cache
         return njit(signature, nogil=True, error_model="numpy")(py_func)
+    finally:
+        notice.cancel()
 
 
 _compiled: dict = {}
@@ -57,7 +72,8 @@ def bmm(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if kernel is None:
         a3 = types.Array(from_dtype(x.dtype), 3, "A")
         r3 = types.Array(from_dtype(x.dtype), 3, "A", readonly=True)  # broadcast views
-        kernel = _compiled[x.dtype] = compile_for(_bmm, types.void(r3, r3, a3))
+        kernel = _compiled[x.dtype] = compile_for(_bmm, types.void(r3, r3, a3),
+                                                   f"the batched small matmul for {x.dtype}")
     out = np.empty((x.shape[0], x.shape[1], y.shape[2]), x.dtype)
     kernel(x, y, out)
     return out
