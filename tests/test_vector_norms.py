@@ -21,7 +21,8 @@ def rand(*shape, seed=0, grad=True):
 def test_vector_norm_values_and_gradients_match_torch(ord, dim, keepdim):
     torch = pytest.importorskip("torch")
     a = np.random.default_rng(1).standard_normal((2, 3, 4))
-    a[0, 1, 2] = 0.0  # an exact zero: torch's zero-gradient convention there
+    if not 0 < ord < 1:  # there a zero entry has no derivative: refused (test below)
+        a[0, 1, 2] = 0.0  # an exact zero: torch's zero-gradient convention there
     x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
     out = L.vector_norm(x, ord, dim, keepdim)
     ref = torch.linalg.vector_norm(xt, ord, dim, keepdim)
@@ -49,6 +50,23 @@ def test_vector_norm_at_zero_has_zero_gradient_like_torch():
         x = mg.zeros(3, dtype=mg.float64, requires_grad=True)
         L.vector_norm(x, ord).backward()
         np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+
+
+def test_vector_norm_refuses_the_cusp_of_p_below_one_at_a_zero_entry():
+    # torch returns 0 there; the one-sided difference quotients say there is no derivative:
+    # they have opposite signs and grow like h^(p - 1) as h shrinks
+    a = np.array([0.0, 1.0, -2.0])
+    f = lambda v: L.vector_norm(mg.tensor(v), 0.5).item()  # noqa: E731
+    e = np.array([1.0, 0.0, 0.0])
+    q = {h: ((f(a + h * e) - f(a)) / h, (f(a) - f(a - h * e)) / h) for h in (1e-4, 1e-8)}
+    assert q[1e-4][0] > 0 > q[1e-4][1]
+    assert q[1e-8][0] > 50 * q[1e-4][0]
+    x = mg.tensor(a, requires_grad=True)
+    with pytest.raises(RuntimeError, match="no derivative at a zero entry"):
+        L.vector_norm(x, 0.5).backward()
+    # the same for Tensor.norm, which is now the one implementation of the p-norm
+    with pytest.raises(RuntimeError, match="no derivative at a zero entry"):
+        mg.tensor(a, requires_grad=True).norm(0.5).backward()
 
 
 def test_vector_norm_empty_and_errors_follow_torch():
