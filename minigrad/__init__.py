@@ -73,8 +73,8 @@ from .functions import (absolute, acos, acosh, addcdiv, addcmul, addmm, addmv, a
                         logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logit,
                         masked_select, median, mode, moveaxis, movedim, msort, multiply, mv,
                         nan_to_num, nanmean, nanmedian, nanquantile, nansum, narrow, negative,
-                        nonzero, positive, quantile,
-                        rad2deg, ravel, repeat_interleave, roll, rot90, scatter, scatter_add,
+                        nonzero, positive, quantile, rad2deg, ravel, repeat_interleave, roll,
+                        rot90, scatter, scatter_add, scatter_reduce,
                         select, sgn, signbit, sinc, sinh, sort, subtract, swapdims, take,
                         take_along_dim, tan, tensor_split, tile, topk, true_divide, unique, vdot,
                         vsplit, xlogy)
@@ -101,4 +101,5 @@ __all__ += ["absolute", "acos", "acosh", "addcdiv", "addcmul", "addmm", "addmv",
             "sinc", "sinh", "sort", "std_mean", "subtract", "swapdims", "take", "take_along_dim",
             "tan", "tensor_split", "tile", "topk", "tril_indices", "triu_indices", "true_divide",
             "unique", "var_mean", "vdot", "vsplit", "vstack", "xlogy", "e", "inf", "nan", "pi",
-            "digamma", "lgamma", "mvlgamma", "polygamma", "nanmedian", "nanquantile"]
+            "digamma", "lgamma", "mvlgamma", "polygamma", "nanmedian", "nanquantile",
+            "scatter_reduce"]

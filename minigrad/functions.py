@@ -297,6 +297,7 @@ roll = Tensor.roll
 rot90 = Tensor.rot90
 scatter = Tensor.scatter
 scatter_add = Tensor.scatter_add
+scatter_reduce = Tensor.scatter_reduce
 select = Tensor.select
 sgn = Tensor.sgn
 signbit = Tensor.signbit
