@@ -16,8 +16,12 @@ S = mg.special
 
 
 def _points() -> np.ndarray:
+    # with points just off the poles on both sides (x - floor(x) rounds there), the halves
+    # (where cot(pi x) = 0) and far to the left (where the recurrence alone would climb |x|)
+    near = np.array([1e-8, 1e-12, 1e-15, 1e-100])
     x = np.concatenate([np.linspace(-30.3, 50.0, 801), np.geomspace(1e-8, 1e8, 60),
-                        0.37 - np.geomspace(1e-6, 1e3, 60)])
+                        0.37 - np.geomspace(1e-6, 1e3, 60), -near, -1 - near, -1 + near,
+                        -3 + near, [-0.5, -2.5, -3.75, -1e7 - 0.3, -1e12 + 0.5]])
     return x[x != np.floor(x)]  # the poles are checked apart
 
 

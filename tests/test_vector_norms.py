@@ -1,6 +1,8 @@
 """linalg.vector_norm for every ord torch accepts, linalg.norm's dispatch, cross, multi_dot,
 matrix_power: values and gradients against torch and finite differences, torch's errors."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -172,3 +174,32 @@ def test_matrix_power_errors():
 def test_norm_gradgradcheck(ord, dim):
     x = rand(3, 4, seed=10)
     assert gradgradcheck(lambda t: L.norm(t, ord, dim), (x,), fast_mode=True)
+
+
+def test_p_below_one_refuses_only_the_slices_the_loss_uses():
+    torch = pytest.importorskip("torch")
+    a = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 2.0]])  # the zero is in the unused row
+    x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    L.vector_norm(x, 0.5, dim=1)[0].backward()
+    torch.linalg.vector_norm(xt, 0.5, dim=1)[0].backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="no derivative at a zero entry"):
+        L.vector_norm(mg.tensor(a, requires_grad=True), 0.5, dim=1)[1].backward()
+
+
+def test_second_derivative_at_a_zero_entry_for_p_between_one_and_two_is_inf():
+    # f = (|t|^1.5 + 1 + 2^1.5)^(2/3) along the zero entry t: f'' ~ |t|^-0.5 / n^0.5, so the
+    # central second differences grow without bound as h shrinks (torch says nan)
+    a = np.array([0.0, 1.0, -2.0])
+    f = lambda v: L.vector_norm(mg.tensor(v), 1.5).item()  # noqa: E731
+    e = np.array([1.0, 0.0, 0.0])
+    d2 = {h: (f(a + h * e) - 2 * f(a) + f(a - h * e)) / h ** 2 for h in (1e-2, 1e-4)}
+    assert d2[1e-4] > 5 * d2[1e-2] > 0
+    x = mg.tensor(a, requires_grad=True)
+    (g,) = mg.autograd.grad(L.vector_norm(x, 1.5), x, create_graph=True)
+    (h,) = mg.autograd.grad(g[0], x, create_graph=True)
+    assert h[0].item() == math.inf and h[1:].tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match="third derivative does not exist"):
+        mg.autograd.grad(h[0], x)
+    # away from the zero entry every order is finite and checks against finite differences
+    assert gradgradcheck(lambda t: L.vector_norm(t, 1.5), (rand(5, seed=9),))

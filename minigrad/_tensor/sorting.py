@@ -404,22 +404,25 @@ def _quantile(self: Tensor, q: Any, dim: int | None, keepdim: bool, interpolatio
     """quantile and nanquantile: the order statistics at q (k - 1) of each slice's sorted
     values, k its length (quantile; a slice with nan gives nan) or its count of numbers
     (nanquantile; nan sorts last, so those are the first k)."""
+    # (torch's messages say quantile() for nanquantile too)
     if not self.is_floating_point():
-        raise RuntimeError(f"{fn}() input tensor must be either float or double dtype")
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     qs = np.asarray(q._array if is_tensor(q) else q, np.float64)
     if qs.ndim > 1:
-        raise RuntimeError(f"{fn}() q must be a scalar or 1D tensor")
-    if np.any((qs < 0) | (qs > 1)):
-        raise RuntimeError(f"{fn}() q must be in the range [0, 1] but got {qs}")
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if not np.all((qs >= 0) & (qs <= 1)):  # nan fails too
+        if is_tensor(q):
+            raise RuntimeError("quantile() q values must be in the range [0, 1]")
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
     if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
-        raise RuntimeError(f"{fn}() interpolation must be one of linear, lower, higher, "
-                           f"midpoint or nearest. Got {interpolation}")
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
     x = self.reshape(-1) if dim is None else self
     d = 0 if dim is None else wrap_dim(dim, x.ndim)
     x = x.movedim(d, -1) if x.ndim else x.reshape(1)  # the reduced dim last
     n = x.shape[-1]
     if n == 0:
-        raise IndexError(f"{fn}() input tensor must be non-empty")
+        raise RuntimeError("quantile() input tensor must be non-empty")
     srt = x.sort(-1).values
     nan = np.isnan(x._array)
     k = (~nan).sum(-1) if fn == "nanquantile" else np.full(x.shape[:-1], n)
@@ -438,11 +441,14 @@ def _quantile(self: Tensor, q: Any, dim: int | None, keepdim: bool, interpolatio
         frac = frac * 0
     elif interpolation == "midpoint":
         frac = np.where(frac > 0, 0.5, 0.0)
-    grid = srt.unsqueeze(0).expand((pos.shape[0],) + srt.shape)
-    v_lo = grid.gather(-1, function.make_tensor(lo[..., None])).squeeze(-1)
+    # Pick from the flat sorted values: a gather from srt expanded to (q, slices, n) would
+    # make its backward as large as that
+    flat = srt.reshape(-1)
+    start = (np.arange(srt.numel() // n) * n).reshape(top.shape)  # each slice's offset
+    v_lo = flat[function.make_tensor(start + lo)]
     out = v_lo
     if np.any(frac):
-        v_hi = grid.gather(-1, function.make_tensor(hi[..., None])).squeeze(-1)
+        v_hi = flat[function.make_tensor(start + hi)]
         out = v_lo + (v_hi - v_lo) * constant(np.asarray(frac, x.dtype))
     empty = k == 0 if fn == "nanquantile" else nan.any(-1)
     if np.any(empty):

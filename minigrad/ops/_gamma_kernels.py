@@ -4,7 +4,7 @@ dependency).
 ndarrays in, ndarrays out, computed in float64; compiled lazily on first call and cached on
 disk. lgamma is libm's (``math.lgamma``). psi^(n) (n = 0 is digamma) climbs by its
 recurrence to an argument where the asymptotic (Euler-Maclaurin) series with seven Bernoulli
-terms is below rounding, and digamma reflects negative arguments first.
+terms is below rounding; negative arguments are reflected first, so the climb is bounded.
 """
 
 import math
@@ -29,6 +29,15 @@ def _lgamma(x: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
+def _cot_pi(x: float) -> float:
+    """cot(pi x) to rounding near its poles (the integers) and its zeros (the halves)."""
+    r = x - math.floor(x + 0.5)  # period 1: the distance to the nearest integer, exact
+    a = abs(r)  # in [0, 1/2]; past 1/4, cot(pi a) = tan(pi (1/2 - a)), 1/2 - a exact
+    c = math.tan(math.pi * (0.5 - a)) if a > 0.25 else 1.0 / math.tan(math.pi * a)
+    return math.copysign(c, r)
+
+
+@njit(cache=True)
 def _digamma_one(x: float) -> float:
     if math.isnan(x) or x == -math.inf:
         return math.nan
@@ -38,8 +47,8 @@ def _digamma_one(x: float) -> float:
     if x < 0.0:
         if x == math.floor(x):
             return math.nan
-        # psi(x) = psi(1 - x) - pi cot(pi x); cot has period 1, so reduce first
-        acc = -math.pi / math.tan(math.pi * (x - math.floor(x)))
+        # psi(x) = psi(1 - x) - pi cot(pi x)
+        acc = -math.pi * _cot_pi(x)
         x = 1.0 - x
     while x < 10.0:  # psi(x) = psi(x + 1) - 1/x
         acc -= 1.0 / x
@@ -62,6 +71,14 @@ def _polygamma_one(n: int, x: float) -> float:
         # a pole of order n + 1: +inf from both sides for odd n; for even n torch's -inf,
         # the limit from the right
         return math.inf if n % 2 == 1 else -math.inf
+    if x < 0.0:
+        return _reflected(n, x)
+    return _climbed(n, x)
+
+
+@njit(cache=True)
+def _climbed(n: int, x: float) -> float:
+    """psi^(n)(x) for x > 0: the recurrence up to 20 + 2n, then the asymptotic series."""
     s = n + 1.0
     acc = 0.0
     top = 20.0 + 2.0 * n  # where the series' terms fall fast for this order
@@ -78,6 +95,29 @@ def _polygamma_one(n: int, x: float) -> float:
         power /= x * x
     sign = 1.0 if n % 2 == 1 else -1.0
     return sign * math.gamma(n + 1.0) * (acc + tail)
+
+
+@njit(cache=True)
+def _reflected(n: int, x: float) -> float:
+    """psi^(n)(x) for x < 0 from psi^(n)(1 - x): the n-th derivative of the reflection
+    psi(1 - x) - psi(x) = pi cot(pi x) gives psi^(n)(x) = (-1)^n psi^(n)(1 - x) -
+    pi^(n+1) P_n(cot(pi x)), with P_0(c) = c and P_(k+1)(c) = -(1 + c^2) P_k'(c)."""
+    p = np.zeros(n + 2)
+    p[1] = 1.0
+    for _ in range(n):  # coefficients of P_k, low order first
+        d = np.zeros(n + 2)
+        for j in range(1, n + 2):
+            d[j - 1] = j * p[j]  # P_k'
+        p[:] = 0.0
+        for j in range(n):  # -(1 + c^2) P_k': P_k' has degree k <= n - 1
+            p[j] -= d[j]
+            p[j + 2] -= d[j]
+    c = _cot_pi(x)
+    poly = 0.0
+    for j in range(n + 1, -1, -1):
+        poly = poly * c + p[j]
+    sign = 1.0 if n % 2 == 0 else -1.0
+    return sign * _climbed(n, 1.0 - x) - math.pi ** (n + 1) * poly
 
 
 @njit(cache=True)
