@@ -1,8 +1,8 @@
 """torch.special's names: the gamma family, erf and kin, and the numerically careful
 logs and exponentials, so ``torch.special.x`` ports as ``mg.special.x``.
 
-Most are the Tensor methods under torch.special's spelling; entr, xlog1py and ndtr are
-composites of minigrad ops, so every name differentiates to every order.
+Most are the Tensor methods under torch.special's spelling; xlog1py and ndtr are composites
+of minigrad ops and entr an op of its own, so every name differentiates to every order.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import numpy as np
 
 from . import functions as _f
 from ._tensor.arith import tensor_like
-from .autograd.function import Context, Function, constant
+from .autograd.function import constant
 from .nn.functional import log_softmax, softmax
+from .ops import special as _special
 from .tensor import Tensor
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln",
@@ -33,32 +34,13 @@ multigammaln = Tensor.mvlgamma
 polygamma = _f.polygamma
 
 
-class _Entr(Function):
-    """-x log x; its slope -(log x + 1) is +inf at 0 (torch's too) and 0 below, where the
-    value is the constant -inf."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor) -> np.ndarray:
-        ctx.save_for_backward(a)
-        x = a._array
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = -x * np.log(x)
-        return np.where(x < 0, -np.inf, np.where(x == 0, 0.0, out)).astype(x.dtype)
-
-    @staticmethod
-    def backward(ctx: Context, g: Tensor) -> Tensor:
-        (a,) = ctx.saved_tensors
-        neg = constant(np.asarray(a._array < 0))
-        return g * _f.where(neg, 0.0, -(_f.where(neg, 1.0, a).log() + 1))
-
-
 def entr(input: Tensor) -> Tensor:
     """-x log x elementwise: 0 at x = 0, -inf for x < 0 (the entropy term).
 
     >>> mg.special.entr(mg.tensor([0.0, 0.5, -1.0])).round(decimals=4)
     tensor([0.    , 0.3466,   -inf])
     """
-    return _Entr.apply(input if input.is_floating_point() else input.float())
+    return _special.Entr.apply(input if input.is_floating_point() else input.float())
 
 
 def xlog1py(input: Any, other: Any) -> Tensor:

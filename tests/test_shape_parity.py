@@ -318,6 +318,30 @@ def test_scatter_reduce_prod_is_exact_at_zeros() -> None:
     assert ga.tolist() == [[6.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
     (h,) = mg.autograd.grad(ga[1, 1], s)  # d/ds of a[1,1]'s derivative s[0,1] s[1,1] ... = 7
     assert h.tolist() == [[0.0, 7.0, 0.0], [0.0, 0.0, 0.0]]
+    # three zeros and a 5 in one place: the first two orders are 0, the third (5 for
+    # d a d s0 d s1) would need the product of zeros as a function: an error, not 0
+    a = mg.tensor([0.0], dtype=mg.float64, requires_grad=True)
+    s = mg.tensor([0.0, 0.0, 5.0], dtype=mg.float64, requires_grad=True)
+    out = a.scatter_reduce(0, mg.tensor([0, 0, 0]), s, "prod")
+    (ga,) = mg.autograd.grad(out.sum(), a, create_graph=True)
+    (gas,) = mg.autograd.grad(ga.sum(), s, create_graph=True)
+    assert ga.tolist() == [0.0] and gas.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="several entries are 0, is not implemented"):
+        mg.autograd.grad(gas[0], s)
+
+
+def test_scatter_reduce_amax_without_self_ignores_self_in_ties() -> None:
+    # out = max(src[0], src[1]) = src[0]: it does not depend on x, so src[0] gets the whole
+    # gradient. torch 2.13 gives 0.5: it counts the excluded x (equal to it) in the tie.
+    x = mg.tensor([0.0], dtype=mg.float64, requires_grad=True)
+    src = mg.tensor([0.0, -1.0], dtype=mg.float64, requires_grad=True)
+    x.scatter_reduce(0, mg.tensor([0, 0]), src, "amax", include_self=False).sum().backward()
+    assert src.grad.tolist() == [1.0, 0.0] and x.grad.tolist() == [0.0]
+    h = 1e-6  # one-sided differences (a tie is a kink; away from x, src[0] rules alone)
+    f = lambda v: mg.tensor([0.0]).scatter_reduce(  # noqa: E731
+        0, mg.tensor([0, 0]), mg.tensor(v), "amax", include_self=False).item()
+    assert f([h, -1.0]) - f([0.0, -1.0]) == pytest.approx(h, rel=1e-9)
+    assert f([0.0, -1.0]) - f([-h, -1.0]) == pytest.approx(h, rel=1e-9)
 
 
 def test_scatter_reduce_integers_inplace_and_errors() -> None:
@@ -328,9 +352,21 @@ def test_scatter_reduce_integers_inplace_and_errors() -> None:
         ref = torch.tensor(x).scatter_reduce(0, torch.tensor(i), torch.tensor(s), "mean",
                                              include_self=inc)
         assert got.tolist() == ref.tolist() and got.dtype == np.int64
-    y = mg.tensor([1.0, 2.0])
-    y.scatter_reduce_(0, mg.tensor([1, 1]), mg.tensor([5.0, 3.0]), "amin")
-    assert y.tolist() == [1.0, 2.0] and mg.scatter_reduce is mg.Tensor.scatter_reduce
+    w = mg.tensor([1.0, 4.0], requires_grad=True)
+    y = w * 1.0
+    src = mg.tensor([5.0, 3.0], requires_grad=True)
+    version = y._version[0]  # (a shared counter: a list of one)
+    y.scatter_reduce_(0, mg.tensor([1, 1]), src, "amin")
+    assert y.tolist() == [1.0, 3.0] and y._version[0] > version
+    y.sum().backward()  # the 4 lost to src[1]: its gradient goes there
+    assert w.grad.tolist() == [1.0, 0.0] and src.grad.tolist() == [0.0, 1.0]
+    assert mg.scatter_reduce is mg.Tensor.scatter_reduce
+    zero_d = mg.tensor(2.0).scatter_reduce(0, mg.tensor(0), mg.tensor(3.0), "sum")
+    assert zero_d.shape == () and zero_d.item() == 5.0
+    flags = mg.tensor([True, False]).scatter_reduce(0, mg.tensor([0, 0]),
+                                                    mg.tensor([False, False]), "amax",
+                                                    include_self=False)
+    assert flags.tolist() == [False, False]
     with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod"):
         y.scatter_reduce(0, mg.tensor([0]), mg.tensor([1.0]), "max")
     with pytest.raises(TypeError, match="'src' .* must be Tensor, not float"):

@@ -187,6 +187,10 @@ class RearrangeMethods:
         if not is_tensor(src):
             raise TypeError(f"scatter_reduce(): argument 'src' (position 3) must be Tensor, "
                             f"not {type(src).__name__}")
+        if self.ndim == 0:  # torch reads a 0-d self, index and src as one entry each
+            return self.reshape(1).scatter_reduce(
+                0, index.reshape(1), src.reshape(1), reduce, include_self=include_self
+            ).reshape(())
         d, idx, tup = _scatter_index(self, dim, index, src, "scatter")
         part = _src_part(self, src, idx.shape)
         return scatter_reduce.ScatterReduce.apply(self, part, tup, reduce, bool(include_self))

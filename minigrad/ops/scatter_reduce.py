@@ -3,8 +3,8 @@ amax or amin (with or without a's own entry), and its gradient in minigrad ops.
 
 The gradients are torch's: mean divides by each place's count; amax and amin share the
 cotangent evenly among the entries equal to the result; prod is exact at zeros (the
-product of the others, from a second, zero-free product and the place's zeros: exact to
-second order there).
+product of the others, from a second, zero-free product and the place's zeros: exact at
+every order up to one past the number of zeros in a place, an error beyond).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ def _identity(reduce: str, dtype: np.dtype) -> Any:
         return 0
     if reduce == "prod":
         return 1
+    if dtype.kind == "b":
+        return reduce == "amin"
     big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
     return -big if reduce == "amax" else big
 
@@ -84,10 +86,10 @@ class ScatterReduce(Function):
 def _prod_factors(a: Any, src: Any, tup: tuple, inc: bool, hit: np.ndarray) -> tuple:
     """d out / d a and d out / d src: the product of the other entries of each place,
     as (zero-free product / the entry) x (the product of the place's zeros but this one).
-    The latter is written so that it differentiates once more exactly: 1; or the one other
-    zero, as (sum of the place's zeros) - this entry; with more zeros a product of two or
-    more of them, whose value and first derivatives are 0. So second derivatives are exact
-    at zeros; the third is not where three or more zeros share a place."""
+    The latter is written so that it differentiates again exactly: 1; or the one other
+    zero, as (sum of the place's zeros) - this entry; or, for two or more zeros, 0 whose
+    first derivatives are 0 and whose second raises (``_Vanishing``). So second derivatives
+    are exact at zeros, and a third that would need a product of zeros says so."""
     za, zs = a._array == 0, src._array == 0
     zeros = (za & (inc | ~hit)).astype(np.int64)
     np.add.at(zeros, tup, zs)
@@ -97,13 +99,38 @@ def _prod_factors(a: Any, src: Any, tup: tuple, inc: bool, hit: np.ndarray) -> t
     zsum = ScatterReduce.apply(Where.apply(constant(~za), 0.0, a),  # = 0, with a gradient
                                Where.apply(constant(~zs), 0.0, src), tup, "sum", inc)
 
+    def zero_product(m: np.ndarray, linear: Any) -> Any:
+        """The product of m zeros of a place, given their sum ``linear`` (m = 1)."""
+        out = Where.apply(constant(m == 0), 1.0, Where.apply(constant(m == 1), linear, 0.0))
+        for k in np.unique(m[m >= 2]):  # m zeros: derivatives below order m vanish
+            out = Where.apply(constant(m == k), _Vanishing.apply(linear, int(k) - 1), out)
+        return out
+
     def factor(x: Any, x1: Any, zero: np.ndarray, n: np.ndarray, r: Any, zs_: Any) -> Any:
-        if_zero = Where.apply(constant(n == 1), r, Where.apply(constant(n == 2), r * (zs_ - x),
-                                                               0.0))
-        if_not = r / x1 * Where.apply(constant(n == 0), 1.0,
-                                      Where.apply(constant(n == 1), zs_, 0.0))
+        if_zero = r * zero_product(n - 1, zs_ - x)  # the other zeros of the place
+        if_not = r / x1 * zero_product(n, zs_)
         return Where.apply(constant(zero), if_zero, if_not)
 
     fa = factor(a, a1, za, zeros, rest, zsum)
     fs = factor(src, s1, zs, zeros[tup], GetItem.apply(rest, tup), GetItem.apply(zsum, tup))
     return fa, fs
+
+
+class _Vanishing(Function):
+    """0 standing for a product of two or more zero variables, whose derivatives of order
+    below ``order + 1`` vanish too; the one past that raises rather than say 0."""
+
+    @staticmethod
+    def forward(ctx: Context, s: Any, order: int) -> np.ndarray:
+        ctx.save_for_backward(s)
+        ctx.order = order
+        return np.zeros_like(s._array)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        if ctx.order == 0:
+            raise RuntimeError("scatter_reduce(reduce='prod'): this derivative, at a place "
+                               "where several entries are 0, is not implemented (the orders "
+                               "below the number of zeros there are exact)")
+        (s,) = ctx.saved_tensors
+        return g * _Vanishing.apply(s, ctx.order - 1), None
