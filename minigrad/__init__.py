@@ -51,10 +51,10 @@ __all__ = [
 ]
 __all__ += ["einsum", "tensordot", "det", "logdet", "slogdet", "matrix_power", "cross",
             "inverse", "pinverse"]
-from . import accelerator, cuda  # noqa: E402
+from . import accelerator, cuda, special  # noqa: E402
 from ._device import device  # noqa: E402
 
-__all__ += ["device", "cuda", "accelerator"]
+__all__ += ["device", "cuda", "accelerator", "special"]
 from .linalg.legacy import cholesky, qr, svd  # noqa: E402
 from .linalg.matrix_exp import matrix_exp  # noqa: E402
 
@@ -65,14 +65,16 @@ from .functions import (absolute, acos, acosh, addcdiv, addcmul, addmm, addmv, a
                         arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argsort,
                         argwhere, asin, asinh, atan, atan2, atanh, baddbmm, bincount, clamp_max,
                         clamp_min, clip, copysign, corrcoef, cosh, count_nonzero, cov, cummax,
-                        cummin, cumprod, deg2rad, diff, dist, divide, dsplit, erf, erfc, erfinv,
+                        cummin, cumprod, deg2rad, diff, digamma, dist, divide, dsplit, erf, erfc,
+                        erfinv, lgamma, mvlgamma, polygamma,
                         exp2, fliplr, flipud, float_power, fmax, fmin, fmod, frac, ger, heaviside,
                         hsplit, hypot, index_add, index_copy, index_fill, inner, isclose, isneginf,
                         isposinf, isreal, kron, kthvalue, lerp, log10, log2, logaddexp, logaddexp2,
                         logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logit,
                         masked_select, median, mode, moveaxis, movedim, msort, multiply, mv,
-                        nan_to_num, nanmean, nansum, narrow, negative, nonzero, positive, quantile,
-                        rad2deg, ravel, repeat_interleave, roll, rot90, scatter, scatter_add,
+                        nan_to_num, nanmean, nanmedian, nanquantile, nansum, narrow, negative,
+                        nonzero, positive, quantile, rad2deg, ravel, repeat_interleave, roll,
+                        rot90, scatter, scatter_add, scatter_reduce,
                         select, sgn, signbit, sinc, sinh, sort, subtract, swapdims, take,
                         take_along_dim, tan, tensor_split, tile, topk, true_divide, unique, vdot,
                         vsplit, xlogy)
@@ -98,4 +100,6 @@ __all__ += ["absolute", "acos", "acosh", "addcdiv", "addcmul", "addmm", "addmv",
             "roll", "rot90", "row_stack", "scatter", "scatter_add", "select", "sgn", "signbit",
             "sinc", "sinh", "sort", "std_mean", "subtract", "swapdims", "take", "take_along_dim",
             "tan", "tensor_split", "tile", "topk", "tril_indices", "triu_indices", "true_divide",
-            "unique", "var_mean", "vdot", "vsplit", "vstack", "xlogy", "e", "inf", "nan", "pi"]
+            "unique", "var_mean", "vdot", "vsplit", "vstack", "xlogy", "e", "inf", "nan", "pi",
+            "digamma", "lgamma", "mvlgamma", "polygamma", "nanmedian", "nanquantile",
+            "scatter_reduce"]

@@ -93,6 +93,15 @@ def div(a: Any, b: Any) -> Tensor:
     return arith.Div.apply(a, b)
 
 
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """psi^(n)(input), number first as in torch.
+
+    >>> mg.polygamma(1, mg.tensor([1.0])).round(decimals=4)
+    tensor([1.6449])
+    """
+    return input.polygamma(n)
+
+
 def is_tensor(x: Any) -> bool:
     return isinstance(x, Tensor)
 
@@ -221,6 +230,7 @@ cummin = Tensor.cummin
 cumprod = Tensor.cumprod
 deg2rad = Tensor.deg2rad
 diff = Tensor.diff
+digamma = Tensor.digamma
 dist = Tensor.dist
 divide = Tensor.divide
 dsplit = Tensor.dsplit
@@ -249,6 +259,7 @@ isposinf = Tensor.isposinf
 isreal = Tensor.isreal
 kron = Tensor.kron
 kthvalue = Tensor.kthvalue
+lgamma = Tensor.lgamma
 lerp = Tensor.lerp
 log10 = Tensor.log10
 log2 = Tensor.log2
@@ -266,10 +277,13 @@ mode = Tensor.mode
 moveaxis = Tensor.moveaxis
 movedim = Tensor.movedim
 msort = Tensor.msort
+mvlgamma = Tensor.mvlgamma
 multiply = Tensor.multiply
 mv = Tensor.mv
 nan_to_num = Tensor.nan_to_num
 nanmean = Tensor.nanmean
+nanmedian = Tensor.nanmedian
+nanquantile = Tensor.nanquantile
 nansum = Tensor.nansum
 narrow = Tensor.narrow
 negative = Tensor.negative
@@ -283,6 +297,7 @@ roll = Tensor.roll
 rot90 = Tensor.rot90
 scatter = Tensor.scatter
 scatter_add = Tensor.scatter_add
+scatter_reduce = Tensor.scatter_reduce
 select = Tensor.select
 sgn = Tensor.sgn
 signbit = Tensor.signbit

@@ -37,6 +37,10 @@ CASES = [
     _unary("exp2"), _unary("sinc", -2.5, 2.5), _unary("deg2rad"), _unary("rad2deg"),
     _unary("logit", 0.05, 0.95), _unary("frac", 0.1, 0.9), _unary("sgn", 0.2, 2, False),
     _unary("arcsin", -0.9, 0.9), _unary("arctanh", -0.9, 0.9),
+    _unary("lgamma", 0.2, 5), _unary("digamma", 0.2, 5),
+    Case("lgamma_negative", lambda m, x: m.lgamma(x), ((-2.9, -2.1),)),
+    Case("polygamma", lambda m, x: m.polygamma(2, x), ((0.3, 4),)),
+    Case("mvlgamma", lambda m, x: m.mvlgamma(x, 3), ((1.2, 4),)),
     Case("logit_eps", lambda m, x: m.logit(x, eps=0.1), ((0.15, 0.85),)),
     Case("atan2", lambda m, y, x: m.atan2(y, x), ((-2, 2), (0.3, 2))),
     Case("arctan2", lambda m, y, x: m.arctan2(y, x), ((-2, 2), (-2, -0.3))),
@@ -83,7 +87,13 @@ def test_gradients_match_finite_differences(case: Case) -> None:
         assert gradgradcheck(lambda *a: case.fn(mg, *a), xs)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+# torch's digamma backward, its trigamma, is 5e-10 off (mpmath at 30 digits says ours is
+# 4e-16): test_special.py compares it with mpmath; finite differences check it above
+TORCH_GRAD_OFF = {"digamma"}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name not in TORCH_GRAD_OFF],
+                         ids=lambda c: c.name)
 def test_gradients_match_torch(case: Case) -> None:
     xs = _inputs(case, np.float64, 2)
     ours = [mg.tensor(x, requires_grad=True) for x in xs]

@@ -46,7 +46,9 @@ def _data(shape: tuple, zero: bool) -> np.ndarray:
 @pytest.mark.parametrize("ord", ORDS, ids=str)
 def test_linalg_norm_every_ord_and_dim_as_torch(shape: tuple, ord) -> None:
     torch = pytest.importorskip("torch")
-    a = _data(shape, zero=True)
+    # 0 < p < 1 has no derivative at a zero entry, which minigrad refuses (test below)
+    cusp = isinstance(ord, float) and 0 < ord < 1
+    a = _data(shape, zero=not cusp)
     for dim, keepdim in itertools.product(DIMS[:-1], (False, True)):
         args = (ord, dim, keepdim)
         ours = _run(mg.linalg.norm, mg.tensor(a, requires_grad=True), *args)

@@ -268,3 +268,108 @@ def test_tensor_split_and_numpy_splits(how) -> None:
         x.select(0, 2)
     with pytest.raises(RuntimeError, match="not expandable"):
         x.sum_to_size(2, 2)
+
+
+SCATTER_SELF = np.array([[1.0, 0.0, 3.0, -2.0], [2.0, 5.0, 0.0, 4.0], [0.5, -1.0, 2.0, 6.0]])
+SCATTER_SRC = np.array([[2.0, 0.0, 1.5, 3.0], [0.0, -4.0, 2.0, 1.0]])  # zeros, for prod
+SCATTER_IDX = np.array([[0, 2, 0, 1], [0, 2, 0, 0]])  # repeats; row 1 is never written
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_scatter_reduce_matches_torch(reduce: str, include_self: bool) -> None:
+    torch = pytest.importorskip("torch")
+    for dim, a, s, i in [(0, SCATTER_SELF, SCATTER_SRC, SCATTER_IDX),
+                         (1, SCATTER_SELF.T.copy(), SCATTER_SRC.T.copy(), SCATTER_IDX.T.copy())]:
+        x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        y, yt = mg.tensor(s, requires_grad=True), torch.tensor(s, requires_grad=True)
+        ours = x.scatter_reduce(dim, mg.tensor(i), y, reduce, include_self=include_self)
+        ref = xt.scatter_reduce(dim, torch.tensor(i), yt, reduce, include_self=include_self)
+        np.testing.assert_allclose(ours.detach().numpy(), ref.detach().numpy(), rtol=1e-15)
+        w = np.arange(1.0, a.size + 1).reshape(a.shape)
+        (ours * mg.tensor(w)).sum().backward()
+        (ref * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-15)
+        np.testing.assert_allclose(y.grad.numpy(), yt.grad.numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_scatter_reduce_gradients_by_finite_differences(reduce: str) -> None:
+    # distinct nonzero values: prod's and amax's derivatives exist there (a tie is a kink)
+    rng = np.random.default_rng(5)
+    a = mg.tensor(rng.uniform(0.5, 2.0, (3, 4)), requires_grad=True)
+    s = mg.tensor(rng.uniform(0.5, 2.0, (2, 4)), requires_grad=True)
+    idx = mg.tensor(SCATTER_IDX)
+    for inc in (True, False):
+        f = lambda x, y, inc=inc: x.scatter_reduce(0, idx, y, reduce, include_self=inc)  # noqa: E731
+        assert gradcheck(f, (a, s)) and gradgradcheck(f, (a, s))
+
+
+def test_scatter_reduce_prod_is_exact_at_zeros() -> None:
+    # places (0, 0) and (0, 2) with one zero, (1, 1) and (1, 2) with two: the
+    # derivative is the product of the others. Finite differences agree to second order
+    # (prod is a polynomial); the second derivative at two zeros is the third factor.
+    a = mg.tensor([[0.0, 2.0, 5.0], [3.0, 0.0, 0.0]], dtype=mg.float64, requires_grad=True)
+    s = mg.tensor([[4.0, 0.0, 0.0], [1.5, 7.0, 0.0]], dtype=mg.float64, requires_grad=True)
+    idx = mg.tensor([[0, 1, 0], [0, 1, 1]])
+    f = lambda x, y: x.scatter_reduce(0, idx, y, "prod")  # noqa: E731
+    assert gradcheck(f, (a, s)) and gradgradcheck(f, (a, s))
+    (ga,) = mg.autograd.grad(f(a, s).sum(), a, create_graph=True)
+    assert ga.tolist() == [[6.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    (h,) = mg.autograd.grad(ga[1, 1], s)  # d/ds of a[1,1]'s derivative s[0,1] s[1,1] ... = 7
+    assert h.tolist() == [[0.0, 7.0, 0.0], [0.0, 0.0, 0.0]]
+    # three zeros and a 5 in one place: the first two orders are 0, the third (5 for
+    # d a d s0 d s1) would need the product of zeros as a function: an error, not 0
+    a = mg.tensor([0.0], dtype=mg.float64, requires_grad=True)
+    s = mg.tensor([0.0, 0.0, 5.0], dtype=mg.float64, requires_grad=True)
+    out = a.scatter_reduce(0, mg.tensor([0, 0, 0]), s, "prod")
+    (ga,) = mg.autograd.grad(out.sum(), a, create_graph=True)
+    (gas,) = mg.autograd.grad(ga.sum(), s, create_graph=True)
+    assert ga.tolist() == [0.0] and gas.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="several entries are 0, is not implemented"):
+        mg.autograd.grad(gas[0], s)
+
+
+def test_scatter_reduce_amax_without_self_ignores_self_in_ties() -> None:
+    # out = max(src[0], src[1]) = src[0]: it does not depend on x, so src[0] gets the whole
+    # gradient. torch 2.13 gives 0.5: it counts the excluded x (equal to it) in the tie.
+    x = mg.tensor([0.0], dtype=mg.float64, requires_grad=True)
+    src = mg.tensor([0.0, -1.0], dtype=mg.float64, requires_grad=True)
+    x.scatter_reduce(0, mg.tensor([0, 0]), src, "amax", include_self=False).sum().backward()
+    assert src.grad.tolist() == [1.0, 0.0] and x.grad.tolist() == [0.0]
+    h = 1e-6  # one-sided differences (a tie is a kink; away from x, src[0] rules alone)
+    f = lambda v: mg.tensor([0.0]).scatter_reduce(  # noqa: E731
+        0, mg.tensor([0, 0]), mg.tensor(v), "amax", include_self=False).item()
+    assert f([h, -1.0]) - f([0.0, -1.0]) == pytest.approx(h, rel=1e-9)
+    assert f([0.0, -1.0]) - f([-h, -1.0]) == pytest.approx(h, rel=1e-9)
+
+
+def test_scatter_reduce_integers_inplace_and_errors() -> None:
+    torch = pytest.importorskip("torch")
+    x, i, s = np.array([1, 2, 3, 4]), np.array([0, 0, 1, 1]), np.array([5, 6, 7, 9])
+    for inc in (True, False):
+        got = mg.tensor(x).scatter_reduce(0, mg.tensor(i), mg.tensor(s), "mean", include_self=inc)
+        ref = torch.tensor(x).scatter_reduce(0, torch.tensor(i), torch.tensor(s), "mean",
+                                             include_self=inc)
+        assert got.tolist() == ref.tolist() and got.dtype == np.int64
+    w = mg.tensor([1.0, 4.0], requires_grad=True)
+    y = w * 1.0
+    src = mg.tensor([5.0, 3.0], requires_grad=True)
+    version = y._version[0]  # (a shared counter: a list of one)
+    y.scatter_reduce_(0, mg.tensor([1, 1]), src, "amin")
+    assert y.tolist() == [1.0, 3.0] and y._version[0] > version
+    y.sum().backward()  # the 4 lost to src[1]: its gradient goes there
+    assert w.grad.tolist() == [1.0, 0.0] and src.grad.tolist() == [0.0, 1.0]
+    assert mg.scatter_reduce is mg.Tensor.scatter_reduce
+    zero_d = mg.tensor(2.0).scatter_reduce(0, mg.tensor(0), mg.tensor(3.0), "sum")
+    assert zero_d.shape == () and zero_d.item() == 5.0
+    flags = mg.tensor([True, False]).scatter_reduce(0, mg.tensor([0, 0]),
+                                                    mg.tensor([False, False]), "amax",
+                                                    include_self=False)
+    assert flags.tolist() == [False, False]
+    with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod"):
+        y.scatter_reduce(0, mg.tensor([0]), mg.tensor([1.0]), "max")
+    with pytest.raises(TypeError, match="'src' .* must be Tensor, not float"):
+        y.scatter_reduce(0, mg.tensor([0]), 2.0, "sum")
+    with pytest.raises(RuntimeError, match="Expected self.dtype to be equal to src.dtype"):
+        y.scatter_reduce(0, mg.tensor([0]), mg.tensor([1]), "sum")

@@ -377,3 +377,65 @@ def test_unique_and_bincount() -> None:
     _check_grad(lambda a: b.bincount(a), w)
     with pytest.raises(RuntimeError, match="non-negative"):
         mg.tensor([-1, 2]).bincount()
+
+
+# distinct numbers (which of tied values gets the gradient is arbitrary), an all-nan slice
+NANS = np.array([[[math.nan, math.nan, math.nan, math.nan], [3.0, math.nan, 1.5, 1.0],
+                  [2.0, 5.0, 1.25, 0.5]],
+                 [[math.nan, 4.0, math.nan, 2.5], [7.0, 6.0, 5.5, 4.5],
+                  [0.75, math.nan, 0.25, math.nan]]])
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_nanmedian_matches_torch(dim: int) -> None:
+    for keep in (False, True):
+        x, t = mg.tensor(NANS, requires_grad=True), torch.tensor(NANS, requires_grad=True)
+        ours, ref = x.nanmedian(dim, keep), t.nanmedian(dim, keep)
+        np.testing.assert_array_equal(ours.values.detach().numpy(), ref.values.detach().numpy())
+        # an all-nan slice: torch's index is any of its nans (nth_element's), ours the first
+        some = ~np.isnan(ref.values.detach().numpy())
+        np.testing.assert_array_equal(ours.indices.numpy()[some], ref.indices.numpy()[some])
+        assert np.all(ours.indices.numpy()[~some] == 0)
+        w = np.arange(1.0, ref.values.numel() + 1).reshape(tuple(ref.values.shape))
+        (ours.values.nan_to_num() * mg.tensor(w)).sum().backward()
+        (ref.values.nan_to_num() * torch.tensor(w)).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+    _same(mg.nanmedian(mg.tensor(NANS)), torch.nanmedian(torch.tensor(NANS)))
+    assert math.isnan(mg.tensor([math.nan, math.nan]).nanmedian().item())
+    _same(mg.tensor([3, 1, 2, 5]).nanmedian(), torch.tensor([3, 1, 2, 5]).nanmedian())
+    _check_grad(lambda a: a.nanmedian(1).values + a.nanmedian(), DISTINCT)  # no nan: median's
+    with pytest.raises(IndexError, match="non-zero size"):
+        mg.ones(2, 0).nanmedian(1)
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_nanquantile_matches_torch(interpolation: str) -> None:
+    for q in (0.3, [0.0, 0.25, 0.5, 1.0]):
+        qm, qt = (q, q) if isinstance(q, float) else (mg.tensor(q, dtype=mg.float64),
+                                                      torch.tensor(q, dtype=torch.float64))
+        for dim, keep in ((None, False), (None, True), (1, False), (2, True), (-3, False)):
+            x, t = mg.tensor(NANS, requires_grad=True), torch.tensor(NANS, requires_grad=True)
+            ours = mg.nanquantile(x, qm, dim, keep, interpolation=interpolation)
+            ref = torch.nanquantile(t, qt, dim, keep, interpolation=interpolation)
+            assert ours.shape == tuple(ref.shape)
+            np.testing.assert_allclose(ours.detach().numpy(), ref.detach().numpy(), rtol=1e-15)
+            ours.nan_to_num().sum().backward()
+            ref.nan_to_num().sum().backward()
+            np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-15)
+    _check_grad(lambda a: a.nanquantile(mg.tensor([0.3, 0.5], dtype=mg.float64), 1,
+                                        interpolation=interpolation), DISTINCT)
+
+    # torch's errors, word for word (they say quantile() for nanquantile too)
+    def message(call, lib) -> str:
+        with pytest.raises(RuntimeError) as e:
+            call(lib)
+        return str(e.value)
+
+    for call in (lambda m: m.tensor([1.0]).nanquantile(1.5),
+                 lambda m: m.tensor([1.0]).nanquantile(math.nan),
+                 lambda m: m.tensor([1.0, 2.0]).nanquantile(m.tensor([0.5, -0.1])),
+                 lambda m: m.tensor([1.0]).nanquantile(0.5, interpolation="cubic"),
+                 lambda m: m.tensor([1]).nanquantile(0.5),
+                 lambda m: m.ones(0).nanquantile(0.5),
+                 lambda m: m.ones(0).quantile(0.5)):
+        assert message(call, mg) == message(call, torch)

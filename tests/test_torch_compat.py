@@ -396,6 +396,7 @@ NOT_COVERED: dict[str, dict[str, str]] = {
         "optim": "a module (tests/test_optim*.py, test_lr_scheduler.py)",
         "cuda": "a module reporting no GPU (tests/test_devices.py)",
         "accelerator": "a module reporting none (tests/test_devices.py)",
+        "special": "a module (tests/test_special.py compares it with torch.special)",
         "device": "a class (tests/test_devices.py compares it with torch.device)",
         "save": "file formats differ by design (tests/test_serialization.py)",
         "load": "file formats differ by design (tests/test_serialization.py)",

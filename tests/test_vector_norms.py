@@ -1,6 +1,8 @@
 """linalg.vector_norm for every ord torch accepts, linalg.norm's dispatch, cross, multi_dot,
 matrix_power: values and gradients against torch and finite differences, torch's errors."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -21,7 +23,8 @@ def rand(*shape, seed=0, grad=True):
 def test_vector_norm_values_and_gradients_match_torch(ord, dim, keepdim):
     torch = pytest.importorskip("torch")
     a = np.random.default_rng(1).standard_normal((2, 3, 4))
-    a[0, 1, 2] = 0.0  # an exact zero: torch's zero-gradient convention there
+    if not 0 < ord < 1:  # there a zero entry has no derivative: refused (test below)
+        a[0, 1, 2] = 0.0  # an exact zero: torch's zero-gradient convention there
     x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
     out = L.vector_norm(x, ord, dim, keepdim)
     ref = torch.linalg.vector_norm(xt, ord, dim, keepdim)
@@ -49,6 +52,23 @@ def test_vector_norm_at_zero_has_zero_gradient_like_torch():
         x = mg.zeros(3, dtype=mg.float64, requires_grad=True)
         L.vector_norm(x, ord).backward()
         np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+
+
+def test_vector_norm_refuses_the_cusp_of_p_below_one_at_a_zero_entry():
+    # torch returns 0 there; the one-sided difference quotients say there is no derivative:
+    # they have opposite signs and grow like h^(p - 1) as h shrinks
+    a = np.array([0.0, 1.0, -2.0])
+    f = lambda v: L.vector_norm(mg.tensor(v), 0.5).item()  # noqa: E731
+    e = np.array([1.0, 0.0, 0.0])
+    q = {h: ((f(a + h * e) - f(a)) / h, (f(a) - f(a - h * e)) / h) for h in (1e-4, 1e-8)}
+    assert q[1e-4][0] > 0 > q[1e-4][1]
+    assert q[1e-8][0] > 50 * q[1e-4][0]
+    x = mg.tensor(a, requires_grad=True)
+    with pytest.raises(RuntimeError, match="no derivative at a zero entry"):
+        L.vector_norm(x, 0.5).backward()
+    # the same for Tensor.norm, which is now the one implementation of the p-norm
+    with pytest.raises(RuntimeError, match="no derivative at a zero entry"):
+        mg.tensor(a, requires_grad=True).norm(0.5).backward()
 
 
 def test_vector_norm_empty_and_errors_follow_torch():
@@ -154,3 +174,32 @@ def test_matrix_power_errors():
 def test_norm_gradgradcheck(ord, dim):
     x = rand(3, 4, seed=10)
     assert gradgradcheck(lambda t: L.norm(t, ord, dim), (x,), fast_mode=True)
+
+
+def test_p_below_one_refuses_only_the_slices_the_loss_uses():
+    torch = pytest.importorskip("torch")
+    a = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 2.0]])  # the zero is in the unused row
+    x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    L.vector_norm(x, 0.5, dim=1)[0].backward()
+    torch.linalg.vector_norm(xt, 0.5, dim=1)[0].backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="no derivative at a zero entry"):
+        L.vector_norm(mg.tensor(a, requires_grad=True), 0.5, dim=1)[1].backward()
+
+
+def test_second_derivative_at_a_zero_entry_for_p_between_one_and_two_is_inf():
+    # f = (|t|^1.5 + 1 + 2^1.5)^(2/3) along the zero entry t: f'' ~ |t|^-0.5 / n^0.5, so the
+    # central second differences grow without bound as h shrinks (torch says nan)
+    a = np.array([0.0, 1.0, -2.0])
+    f = lambda v: L.vector_norm(mg.tensor(v), 1.5).item()  # noqa: E731
+    e = np.array([1.0, 0.0, 0.0])
+    d2 = {h: (f(a + h * e) - 2 * f(a) + f(a - h * e)) / h ** 2 for h in (1e-2, 1e-4)}
+    assert d2[1e-4] > 5 * d2[1e-2] > 0
+    x = mg.tensor(a, requires_grad=True)
+    (g,) = mg.autograd.grad(L.vector_norm(x, 1.5), x, create_graph=True)
+    (h,) = mg.autograd.grad(g[0], x, create_graph=True)
+    assert h[0].item() == math.inf and h[1:].tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match="third derivative does not exist"):
+        mg.autograd.grad(h[0], x)
+    # away from the zero entry every order is finite and checks against finite differences
+    assert gradgradcheck(lambda t: L.vector_norm(t, 1.5), (rand(5, seed=9),))

@@ -12,7 +12,7 @@ import numpy as np
 from ..autograd import function
 from ..autograd.function import constant, is_tensor
 from ..dtypes import Number
-from ..ops import arith, special, unary
+from ..ops import arith, gamma, special, unary
 from ..ops._base import float_operands
 from ._operand import arr
 
@@ -275,6 +275,48 @@ class MathMethods:
 
     def isreal(self) -> Tensor:
         return function.make_tensor(np.ones(self.shape, bool))
+
+    def lgamma(self) -> Tensor:
+        """log|Gamma(x)|; inf at 0 and the negative integers, its poles.
+
+        >>> mg.tensor([1.0, 4.0, 0.5]).lgamma().round(decimals=4)
+        tensor([0.    , 1.7918, 0.5724])
+        """
+        return gamma.Lgamma.apply(self)
+
+    def digamma(self) -> Tensor:
+        """psi(x) = d/dx log Gamma(x); -inf at 0, nan at the negative integers (torch's).
+
+        >>> mg.tensor([1.0, 2.0]).digamma().round(decimals=4)
+        tensor([-0.5772,  0.4228])
+        """
+        return gamma.Polygamma.apply(self, 0)
+
+    def polygamma(self, n: int) -> Tensor:
+        """psi^(n)(x), the n-th derivative of digamma (n = 0 is digamma itself).
+
+        >>> mg.tensor([1.0, 2.0]).polygamma(1).round(decimals=4)
+        tensor([1.6449, 0.6449])
+        """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+        if n < 0:
+            raise RuntimeError("polygamma(n, x) does not support negative n.")
+        return gamma.Polygamma.apply(self, int(n))
+
+    def mvlgamma(self, p: int) -> Tensor:
+        """The multivariate log-gamma of dimension p: sum_i lgamma(x - i/2) + p(p-1)/4 log pi.
+
+        >>> mg.tensor([2.0, 3.0]).mvlgamma(3).round(decimals=4)
+        tensor([1.5963, 2.6949])
+        """
+        if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+            raise TypeError(f"mvlgamma(): argument 'p' must be int, not {type(p).__name__}")
+        if p < 1:
+            raise RuntimeError("p has to be greater than or equal to 1")
+        x = self if self._array.dtype.kind == "f" else self.to(np.float32)
+        halves = function.make_tensor(-0.5 * np.arange(p, dtype=x._array.dtype))
+        return (x.unsqueeze(-1) + halves).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 
 def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from .._dims import shape_arg, wrap_dim
 from ..autograd import function, views
 from ..autograd.function import is_tensor
 from ..dtypes import Number
-from ..ops import shape
+from ..ops import scatter_reduce, shape
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -170,6 +170,35 @@ class RearrangeMethods:
         accumulate."""
         d, idx, tup = _scatter_index(self, dim, index, src, "scatter_add")
         return self + shape.IndexAdd.apply(_src_part(self, src, idx.shape), tup, self.shape)
+
+    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+        """A copy with ``src[i][j]`` folded in at ``[index[i][j]][j]`` (for dim 0) by
+        ``reduce``: "sum", "prod", "mean", "amax" or "amin"; with ``include_self=False`` the
+        places written to start from src alone.
+
+        >>> x = mg.tensor([1.0, 2.0, 3.0])
+        >>> x.scatter_reduce(0, mg.tensor([0, 0, 2]), mg.tensor([5.0, 6.0, 7.0]), "amax")
+        tensor([6., 2., 7.])
+        """
+        if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+            raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
+                               f"got {reduce}")
+        if not is_tensor(src):
+            raise TypeError(f"scatter_reduce(): argument 'src' (position 3) must be Tensor, "
+                            f"not {type(src).__name__}")
+        if self.ndim == 0:  # torch reads a 0-d self, index and src as one entry each
+            return self.reshape(1).scatter_reduce(
+                0, index.reshape(1), src.reshape(1), reduce, include_self=include_self
+            ).reshape(())
+        d, idx, tup = _scatter_index(self, dim, index, src, "scatter")
+        part = _src_part(self, src, idx.shape)
+        return scatter_reduce.ScatterReduce.apply(self, part, tup, reduce, bool(include_self))
+
+    def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                        include_self: bool = True) -> Tensor:
+        return views.inplace(self, lambda s: s.scatter_reduce(
+            dim, index, src, reduce, include_self=include_self), (src,))
 
     def index_add(self, dim: int, index: Tensor, source: Tensor, *,
                   alpha: Number = 1) -> Tensor:

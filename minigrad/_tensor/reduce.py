@@ -155,8 +155,7 @@ class ReduceMethods:
         dims = norm_dims(dim, x.ndim)
         if p == 2:
             return reduce.Norm2.apply(x, dims, keepdim)
-        # NormP refuses the infinite slope of 0 < p < 1 at a zero entry (vector_norm's
-        # convention there is torch's zero)
+        # NormP refuses the infinite slope of 0 < p < 1 at a zero entry (torch returns 0)
         return reduce.NormP.apply(x, dims, keepdim, float(p))
 
     @numpy_dims

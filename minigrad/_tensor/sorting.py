@@ -151,6 +151,30 @@ class SortMethods:
         return _picked(self, d, idx, keepdim)
 
     @numpy_dims
+    def nanmedian(self, dim: int | None = None,
+                  keepdim: bool = False) -> Tensor | ValuesIndices:
+        """median of the entries that are not nan (nan, at index 0, when a slice has none).
+
+        >>> mg.tensor([1.0, mg.nan, 4.0, 2.0]).nanmedian()
+        tensor(2.)
+        """
+        if dim is None:
+            if self.numel() == 0:
+                return function.make_tensor(np.asarray(np.nan, self._array.dtype))
+            return self.reshape(-1).nanmedian(0).values
+        d = wrap_dim(dim, self.ndim)
+        x = self._array
+        if x.ndim == 0:
+            return _picked(self, 0, np.zeros((), np.int64))
+        if x.shape[d] == 0:
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+        order = _argsort(x, d, False)  # nan sorts last: the first k are the numbers
+        k = (~np.isnan(x)).sum(d, keepdims=True) if x.dtype.kind == "f" else x.shape[d]
+        pos = np.maximum((np.asarray(k) - 1) // 2, 0)
+        idx = np.take_along_axis(order, np.broadcast_to(pos, order.shape)[_slice(d, 0, 1)], d)
+        return _picked(self, d, idx, keepdim)
+
+    @numpy_dims
     def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         """The most frequent value along ``dim`` (the smallest of equally frequent ones) and
         the index of its last occurrence, as torch."""
@@ -326,49 +350,17 @@ class SortMethods:
         >>> mg.tensor([1.0, 2.0, 4.0]).quantile(0.75)
         tensor(3.)
         """
-        if not self.is_floating_point():
-            raise RuntimeError("quantile() input tensor must be either float or double dtype")
-        qs = np.asarray(q._array if is_tensor(q) else q, np.float64)
-        if qs.ndim > 1:
-            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
-        if np.any((qs < 0) | (qs > 1)):
-            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {qs}")
-        if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
-            raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
-                               f"midpoint or nearest. Got {interpolation}")
-        x = self.reshape(-1) if dim is None else self
-        d = 0 if dim is None else wrap_dim(dim, x.ndim)
-        n = x.shape[d] if x.ndim else 1
-        if n == 0:
-            raise IndexError("quantile() input tensor must be non-empty")
-        srt = x.sort(d).values if x.ndim else x.reshape(1)
-        pos = qs.reshape(-1) * (n - 1)
-        lo = np.floor(pos).astype(np.int64)
-        hi = np.minimum(lo + 1, n - 1)
-        frac = pos - lo
-        if interpolation == "lower":
-            hi, frac = lo, frac * 0
-        elif interpolation == "higher":
-            lo, frac = np.ceil(pos).astype(np.int64), frac * 0
-            hi = lo
-        elif interpolation == "nearest":  # ties to even, as torch (numpy's around)
-            lo, frac = np.around(pos).astype(np.int64), frac * 0
-            hi = lo
-        elif interpolation == "midpoint":
-            frac = np.where(frac > 0, 0.5, 0.0)
-        dd = d if x.ndim else 0
-        v_lo = srt.index_select(dd, function.make_tensor(lo))
-        v_hi = srt.index_select(dd, function.make_tensor(hi))
-        w = np.asarray(frac, x.dtype).reshape((-1,) + (1,) * (srt.ndim - 1 - dd))
-        out = v_lo + (v_hi - v_lo) * constant(w) if np.any(frac) else v_lo
-        if x.dtype.kind == "f" and np.isnan(x._array).any():
-            nan = np.isnan(x._array).any(dd, keepdims=True)
-            out = arith.Where.apply(constant(nan), np.nan, out)
-        out = out.movedim(dd, 0)  # the q dim first, as torch; the reduced dim after it
-        if keepdim:
-            out = out.unsqueeze(dd + 1) if dim is not None else out.reshape(
-                (out.shape[0],) + (1,) * self.ndim)
-        return out.reshape(out.shape[1:]) if qs.ndim == 0 else out
+        return _quantile(self, q, dim, keepdim, interpolation, "quantile")
+
+    @numpy_dims
+    def nanquantile(self, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
+                    *, interpolation: str = "linear") -> Tensor:
+        """quantile of the entries that are not nan (nan where a slice has none).
+
+        >>> mg.tensor([1.0, mg.nan, 2.0, 4.0]).nanquantile(0.75)
+        tensor(3.)
+        """
+        return _quantile(self, q, dim, keepdim, interpolation, "nanquantile")
 
     def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
         """How often each value 0, 1, ... occurs in this 1-D non-negative integer tensor
@@ -405,3 +397,63 @@ def _index(index: Any, fn: str) -> np.ndarray:
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got {idx.dtype}")
     return idx
+
+
+def _quantile(self: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str,
+              fn: str) -> Tensor:
+    """quantile and nanquantile: the order statistics at q (k - 1) of each slice's sorted
+    values, k its length (quantile; a slice with nan gives nan) or its count of numbers
+    (nanquantile; nan sorts last, so those are the first k)."""
+    # (torch's messages say quantile() for nanquantile too)
+    if not self.is_floating_point():
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    qs = np.asarray(q._array if is_tensor(q) else q, np.float64)
+    if qs.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if not np.all((qs >= 0) & (qs <= 1)):  # nan fails too
+        if is_tensor(q):
+            raise RuntimeError("quantile() q values must be in the range [0, 1]")
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    x = self.reshape(-1) if dim is None else self
+    d = 0 if dim is None else wrap_dim(dim, x.ndim)
+    x = x.movedim(d, -1) if x.ndim else x.reshape(1)  # the reduced dim last
+    n = x.shape[-1]
+    if n == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    srt = x.sort(-1).values
+    nan = np.isnan(x._array)
+    k = (~nan).sum(-1) if fn == "nanquantile" else np.full(x.shape[:-1], n)
+    top = np.maximum(k - 1, 0)
+    pos = qs.reshape((-1,) + (1,) * top.ndim) * top  # (q, slices)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, top)
+    frac = pos - lo
+    if interpolation == "lower":
+        hi, frac = lo, frac * 0
+    elif interpolation == "higher":
+        lo = hi = np.ceil(pos).astype(np.int64)
+        frac = frac * 0
+    elif interpolation == "nearest":  # ties to even, as torch (numpy's around)
+        lo = hi = np.around(pos).astype(np.int64)
+        frac = frac * 0
+    elif interpolation == "midpoint":
+        frac = np.where(frac > 0, 0.5, 0.0)
+    # Pick from the flat sorted values: a gather from srt expanded to (q, slices, n) would
+    # make its backward as large as that
+    flat = srt.reshape(-1)
+    start = (np.arange(srt.numel() // n) * n).reshape(top.shape)  # each slice's offset
+    v_lo = flat[function.make_tensor(start + lo)]
+    out = v_lo
+    if np.any(frac):
+        v_hi = flat[function.make_tensor(start + hi)]
+        out = v_lo + (v_hi - v_lo) * constant(np.asarray(frac, x.dtype))
+    empty = k == 0 if fn == "nanquantile" else nan.any(-1)
+    if np.any(empty):
+        out = arith.Where.apply(constant(np.broadcast_to(empty, out.shape)), np.nan, out)
+    if keepdim:  # the q dim first, as torch; the reduced dim (size 1) back in its place
+        out = out.unsqueeze(d + 1) if dim is not None else out.reshape(
+            (out.shape[0],) + (1,) * self.ndim)
+    return out.reshape(out.shape[1:]) if qs.ndim == 0 else out

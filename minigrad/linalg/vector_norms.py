@@ -8,46 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function
 from ..dtypes import to_dtype
-from ..functions import where
 from ..ops.reduce import norm_dims
 from ..tensor import Tensor
 from ._checks import check_float, check_tensor
 from .norms import matrix_norm
 
 _INF = float("inf")
-
-
-class _PNorm(Function):
-    """(sum |x|^p)^(1/p) over dims for a real p other than 0, 1, 2, +-inf. The gradient is
-    sign(x) |x|^(p-1) / n^(p-1), taken as 0 where x = 0 or n = 0 (torch's convention; the
-    symmetric differences agree)."""
-
-    @staticmethod
-    def forward(ctx: Context, x: Tensor, p: float, dims: tuple, keepdim: bool) -> np.ndarray:
-        a = np.abs(x._array)
-        with np.errstate(divide="ignore"):
-            out = np.sum(a ** p, axis=dims, keepdims=True) ** (1.0 / p)
-        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
-        ctx.save_for_backward(x)
-        return out if keepdim else out.reshape([s for i, s in enumerate(a.shape)
-                                                if i not in dims])
-
-    @staticmethod
-    def backward(ctx: Context, g: Tensor) -> tuple:
-        (x,) = ctx.saved_tensors
-        p, dims = ctx.p, ctx.dims
-        n = _PNorm.apply(x, p, dims, True)
-        zero_x = Tensor._make(np.asarray(x._array == 0))
-        zero_n = Tensor._make(np.asarray(n._array == 0))
-        ax = where(zero_x, 1.0, x.abs())
-        d = x.sign() * ax ** (p - 1) / where(zero_n, 1.0, n) ** (p - 1)
-        d = where(zero_n, 0.0, d)
-        if not ctx.keepdim:
-            for i in dims:
-                g = g.unsqueeze(i)
-        return g * d, None, None, None
 
 
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
@@ -86,7 +53,9 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     if ord == 0:  # piecewise constant: zero gradient everywhere
         count = Tensor._make(np.asarray((x._array != 0).sum(axis=dims, keepdims=keepdim), x.dtype))
         return count + (x * 0.0).sum(dims, keepdim)
-    return _PNorm.apply(x, ord, dims, bool(keepdim))
+    # Tensor.norm's p-norm: one implementation, which refuses the infinite slope of
+    # 0 < p < 1 at a zero entry rather than returning torch's 0 there
+    return x.norm(ord, dims, keepdim)
 
 
 def _fmt(ord: float) -> str:

@@ -215,7 +215,8 @@ class NormP(Function):
     """(sum |a|^p)^(1/p) over dims, for a number p other than 0, 1, 2 and +-inf.
 
     d/da = sign(a) |a|^(p-1) / n^(p-1); 0 where n = 0 (a subgradient, as for the 2-norm).
-    For 0 < p < 1 it is infinite at a zero entry of a non-zero slice: backward raises there.
+    For 0 < p < 1 it is infinite at a zero entry of a non-zero slice: backward raises there
+    (for slices the loss uses). For 1 < p < 2 the second derivative there is +inf.
     """
 
     @staticmethod
@@ -231,16 +232,56 @@ class NormP(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         (a,) = ctx.saved_tensors
         p = ctx.p
+        g = g.reshape(ctx.kept)
         n = NormP.apply(a, ctx.dims, True, p)
         zero = a._array == 0
-        if 0 < p < 1 and np.any(zero & (n._array != 0)):
-            raise RuntimeError(f"the {p}-norm has no derivative at a zero entry (its slope "
-                               "there is infinite for p < 1)")
+        if 0 < p < 1:
+            used = np.broadcast_to((n._array != 0) & (g._array != 0), zero.shape)
+            if np.any(zero & used):
+                raise RuntimeError(f"the {p}-norm has no derivative at a zero entry (its slope "
+                                   "there is infinite for p < 1): use p >= 1, or keep the "
+                                   "entries away from 0")
         flat = n == 0  # (for p < 0, any zero entry makes n = 0)
         safe = Where.apply(flat, 1, n)
-        mag = Where.apply(constant(zero), 1, a.abs()) if p < 1 else a.abs()  # 0 ** (p - 1)
-        slope = Where.apply(flat, 0, a.sign() * mag ** (p - 1) / safe ** (p - 1))
-        return g.reshape(ctx.kept) * slope, None, None, None
+        if p < 1:  # 0 ** (p - 1) is inf: those entries are masked (their slices unused or flat)
+            power = Where.apply(constant(zero), 0, _Pow.apply(Where.apply(constant(zero), 1, a),
+                                                              p - 1, True))
+        else:
+            power = _Pow.apply(a, p - 1, True)
+        slope = Where.apply(flat, 0, power / safe ** (p - 1))
+        return g * slope, None, None, None
+
+
+class _Pow(Function):
+    """sign(a) |a|^q (signed) or |a|^q, whose derivative q |a|^(q-1) (q sign(a) |a|^(q-1))
+    is the other kind: +inf at 0 for q < 1, the limit. A zero cotangent passes 0 (not 0 inf);
+    where sign(a) |a|^(q-1) is needed at 0 with q < 1, which has no value, backward raises."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, q: float, signed: bool) -> np.ndarray:
+        ctx.save_for_backward(a)
+        ctx.q, ctx.signed = q, signed
+        x = a._array
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = np.abs(x) ** q
+            if signed:  # sign(0) |0|^q: 0 for q > 0; no value for q < 0 (never read: backward)
+                y = np.where(x == 0, 0, np.sign(x) * y)
+        return y.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        (a,) = ctx.saved_tensors
+        q, signed = ctx.q, not ctx.signed
+        x, gx = a._array, np.broadcast_to(g._array, a._array.shape)
+        if signed and q < 1 and np.any((x == 0) & (gx != 0)):
+            raise RuntimeError(f"sign(a) |a|^{q - 1:g} has no value at a = 0: the p-norm's "
+                               "third derivative does not exist at a zero entry for 1 < p < 2")
+        quiet = np.asarray(gx == 0)
+        # where the cotangent is 0 the power is not needed: 1 there keeps inf (and 0 inf =
+        # nan, in this product and in its derivatives) out
+        base = Where.apply(constant(quiet & (x == 0)), 1, a) if q < 2 else a
+        return Where.apply(constant(quiet), 0, g * q * _Pow.apply(base, q - 1, signed)), None, \
+            None
 
 
 class Cumsum(Function):

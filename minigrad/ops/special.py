@@ -247,3 +247,22 @@ class NotDifferentiable(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         raise RuntimeError(f"the derivative for '{ctx.name}' is not implemented")
+
+
+class Entr(Function):
+    """-x log x; its slope -(log x + 1) is +inf at 0 (torch's too) and 0 below, where the
+    value is the constant -inf."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        x = a._array
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = -x * np.log(x)
+        return np.where(x < 0, -np.inf, np.where(x == 0, 0.0, out)).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        neg = constant(np.asarray(a._array < 0))
+        return g * Where.apply(neg, 0.0, -(Where.apply(neg, 1.0, a).log() + 1))

@@ -1,0 +1,67 @@
+"""torch.special's names: the gamma family, erf and kin, and the numerically careful
+logs and exponentials, so ``torch.special.x`` ports as ``mg.special.x``.
+
+Most are the Tensor methods under torch.special's spelling; xlog1py and ndtr are composites
+of minigrad ops and entr an op of its own, so every name differentiates to every order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import functions as _f
+from ._tensor.arith import tensor_like
+from .autograd.function import constant
+from .nn.functional import log_softmax, softmax
+from .ops import special as _special
+from .tensor import Tensor
+
+__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln",
+           "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma",
+           "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
+
+digamma = psi = Tensor.digamma
+erf, erfc, erfinv = Tensor.erf, Tensor.erfc, Tensor.erfinv
+exp2, expm1, log1p = Tensor.exp2, Tensor.expm1, Tensor.log1p
+expit = Tensor.sigmoid
+gammaln = Tensor.lgamma
+logit, logsumexp, round, sinc, xlogy = (Tensor.logit, Tensor.logsumexp, Tensor.round,
+                                        Tensor.sinc, Tensor.xlogy)
+multigammaln = Tensor.mvlgamma
+polygamma = _f.polygamma
+
+
+def entr(input: Tensor) -> Tensor:
+    """-x log x elementwise: 0 at x = 0, -inf for x < 0 (the entropy term).
+
+    >>> mg.special.entr(mg.tensor([0.0, 0.5, -1.0])).round(decimals=4)
+    tensor([0.    , 0.3466,   -inf])
+    """
+    return _special.Entr.apply(input if input.is_floating_point() else input.float())
+
+
+def xlog1py(input: Any, other: Any) -> Tensor:
+    """x log1p(y), 0 where x == 0 unless y is nan (even at y = -1 or inf).
+
+    >>> mg.special.xlog1py(mg.tensor([0.0, 2.0]), mg.tensor([-1.0, 1e-10]))
+    tensor([0.e+00, 2.e-10])
+    """
+    x = tensor_like(input, other) if isinstance(other, Tensor) else tensor_like(input, input)
+    y = tensor_like(other, x)
+    with np.errstate(invalid="ignore"):
+        zero = np.asarray((x._array == 0) & ((y._array <= -1) | np.isinf(y._array)))
+    if np.any(zero):  # log1p would give -inf there (and nan in the gradient): log1p 0 = 0
+        y = _f.where(constant(zero), 0.0, y)
+    return x * y.log1p()
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal CDF, erfc(-x / sqrt 2) / 2 (no cancellation in the lower tail).
+
+    >>> mg.special.ndtr(mg.tensor([0.0, -10.0], dtype=mg.float64))
+    tensor([5.00000000e-01, 7.61985302e-24], dtype=minigrad.float64)
+    """
+    return (-input * (1 / math.sqrt(2.0))).erfc() * 0.5
