@@ -133,22 +133,7 @@ class SortMethods:
         >>> mg.tensor([1.0, 4.0, 2.0, 3.0]).median()
         tensor(2.)
         """
-        if dim is None:
-            if self.numel() == 0:
-                return function.make_tensor(np.asarray(np.nan, self._array.dtype))
-            return self.reshape(-1).median(0).values
-        d = wrap_dim(dim, self.ndim)
-        x = self._array
-        if x.ndim == 0:
-            return _picked(self, 0, np.zeros((), np.int64))
-        n = x.shape[d]
-        if n == 0:
-            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
-        idx = _argsort(x, d, False)[_slice(d, (n - 1) // 2, (n - 1) // 2 + 1)]
-        if x.dtype.kind == "f":
-            nan = np.isnan(x)
-            idx = np.where(nan.any(d, keepdims=True), nan.argmax(d, keepdims=True), idx)
-        return _picked(self, d, idx, keepdim)
+        return _median(self, dim, keepdim, skip_nan=False)
 
     @numpy_dims
     def nanmedian(self, dim: int | None = None,
@@ -158,21 +143,7 @@ class SortMethods:
         >>> mg.tensor([1.0, mg.nan, 4.0, 2.0]).nanmedian()
         tensor(2.)
         """
-        if dim is None:
-            if self.numel() == 0:
-                return function.make_tensor(np.asarray(np.nan, self._array.dtype))
-            return self.reshape(-1).nanmedian(0).values
-        d = wrap_dim(dim, self.ndim)
-        x = self._array
-        if x.ndim == 0:
-            return _picked(self, 0, np.zeros((), np.int64))
-        if x.shape[d] == 0:
-            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
-        order = _argsort(x, d, False)  # nan sorts last: the first k are the numbers
-        k = (~np.isnan(x)).sum(d, keepdims=True) if x.dtype.kind == "f" else x.shape[d]
-        pos = np.maximum((np.asarray(k) - 1) // 2, 0)
-        idx = np.take_along_axis(order, np.broadcast_to(pos, order.shape)[_slice(d, 0, 1)], d)
-        return _picked(self, d, idx, keepdim)
+        return _median(self, dim, keepdim, skip_nan=True)
 
     @numpy_dims
     def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
@@ -457,3 +428,28 @@ def _quantile(self: Tensor, q: Any, dim: int | None, keepdim: bool, interpolatio
         out = out.unsqueeze(d + 1) if dim is not None else out.reshape(
             (out.shape[0],) + (1,) * self.ndim)
     return out.reshape(out.shape[1:]) if qs.ndim == 0 else out
+
+
+def _median(x: Tensor, dim: int | None, keepdim: bool, skip_nan: bool) -> Any:
+    """median and nanmedian: the lower middle of each slice's sorted values (nan sorts
+    last); median answers nan at a slice's first nan, nanmedian counts the numbers only."""
+    if dim is None:
+        if x.numel() == 0:
+            return function.make_tensor(np.asarray(np.nan, x._array.dtype))
+        return _median(x.reshape(-1), 0, False, skip_nan).values
+    d = wrap_dim(dim, x.ndim)
+    a = x._array
+    if a.ndim == 0:
+        return _picked(x, 0, np.zeros((), np.int64))
+    n = a.shape[d]
+    if n == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    order = _argsort(a, d, False)
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    if skip_nan:
+        pos = np.maximum(((~nan).sum(d, keepdims=True) - 1) // 2, 0)
+        idx = np.take_along_axis(order, np.broadcast_to(pos, order.shape)[_slice(d, 0, 1)], d)
+    else:
+        idx = order[_slice(d, (n - 1) // 2, (n - 1) // 2 + 1)]
+        idx = np.where(nan.any(d, keepdims=True), nan.argmax(d, keepdims=True), idx)
+    return _picked(x, d, idx, keepdim)
