@@ -83,3 +83,27 @@ def test_gradients_match_torch():
     ((ta @ tb) ** 2).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seconds, enabled, said", [(0.3, True, True), (0.0, True, False),
+                                                     (0.3, False, False)])
+def test_a_kernel_that_compiles_says_so_once_on_stderr(monkeypatch, capsys, seconds, enabled,
+                                                       said):
+    # numba stood in for by a decorator that takes ``seconds`` (a compile) or none (a load
+    # from the cache); the warm-up turns the notice off, as it prints its own progress
+    import time
+
+    from minigrad.ops import _matmul_kernels as mk
+
+    def slow_njit(*args, **kwargs):
+        time.sleep(seconds)
+        return lambda f: f
+
+    monkeypatch.setattr(mk, "njit", slow_njit)
+    monkeypatch.setattr(mk, "NOTICE_AFTER_S", 0.1)
+    monkeypatch.setattr(mk, "notice_compiles", enabled)
+    kernel = mk.compile_for(abs, None, "a test kernel")
+    time.sleep(0.15)  # past the notice's time, were it still waiting
+    assert kernel is abs
+    err = capsys.readouterr().err
+    assert ("compiling a test kernel, once" in err) is said

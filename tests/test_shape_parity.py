@@ -361,8 +361,18 @@ def test_scatter_reduce_integers_inplace_and_errors() -> None:
     y.sum().backward()  # the 4 lost to src[1]: its gradient goes there
     assert w.grad.tolist() == [1.0, 0.0] and src.grad.tolist() == [0.0, 1.0]
     assert mg.scatter_reduce is mg.Tensor.scatter_reduce
-    zero_d = mg.tensor(2.0).scatter_reduce(0, mg.tensor(0), mg.tensor(3.0), "sum")
-    assert zero_d.shape == () and zero_d.item() == 5.0
+    # a 0-d self, index and src are one entry each, in every scatter (torch's reading)
+    for lib in (mg, torch):
+        one = lib.tensor(2.0), lib.tensor(0), lib.tensor(3.0)
+        got = [one[0].scatter_reduce(0, *one[1:], r, include_self=inc)
+               for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)]
+        got += [one[0].scatter_add(0, *one[1:]), one[0].scatter(-1, *one[1:])]
+        assert all(t.shape == () for t in got)
+        if lib is mg:
+            ours = [t.item() for t in got]
+    assert ours == [t.item() for t in got]
+    with pytest.raises(RuntimeError, match="index 1 is out of bounds for dimension 0 with size 1"):
+        mg.tensor(2.0).scatter_add(0, mg.tensor(1), mg.tensor(3.0))
     flags = mg.tensor([True, False]).scatter_reduce(0, mg.tensor([0, 0]),
                                                     mg.tensor([False, False]), "amax",
                                                     include_self=False)

@@ -187,10 +187,6 @@ class RearrangeMethods:
         if not is_tensor(src):
             raise TypeError(f"scatter_reduce(): argument 'src' (position 3) must be Tensor, "
                             f"not {type(src).__name__}")
-        if self.ndim == 0:  # torch reads a 0-d self, index and src as one entry each
-            return self.reshape(1).scatter_reduce(
-                0, index.reshape(1), src.reshape(1), reduce, include_self=include_self
-            ).reshape(())
         d, idx, tup = _scatter_index(self, dim, index, src, "scatter")
         part = _src_part(self, src, idx.shape)
         return scatter_reduce.ScatterReduce.apply(self, part, tup, reduce, bool(include_self))
@@ -333,10 +329,11 @@ def _scatter_index(x: Tensor, dim: int, index: Tensor, src: Any, fn: str) -> tup
             raise RuntimeError(f"Size does not match at dimension {i} expected index "
                                f"{list(idx.shape)} to be smaller than self {list(x.shape)} "
                                f"apart from dimension {d}")
-    bad = idx[(idx < 0) | (idx >= x.shape[d])]
+    size = x.shape[d] if x.ndim else 1  # torch reads a 0-d self as one entry
+    bad = idx[(idx < 0) | (idx >= size)]
     if bad.size:
         raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension {d} with size "
-                           f"{x.shape[d]}")
+                           f"{size}")
     grid = np.ix_(*[np.arange(n) for n in idx.shape])
     return d, idx, tuple(idx if i == d else g for i, g in enumerate(grid))
 

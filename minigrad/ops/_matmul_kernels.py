@@ -42,6 +42,7 @@ def _bmm(x, y, out):
 
 
 notice_compiles = True  # python -m minigrad.warmup shows its own progress instead
+NOTICE_AFTER_S = 0.5  # a load from numba's cache takes milliseconds, a compile seconds
 
 
 def compile_for(py_func, signature, what: str):
@@ -49,7 +50,7 @@ def compile_for(py_func, signature, what: str):
     is writable (a read-only install), as the SVD kernels do. x / 0 is inf or nan, as in
     numpy (numba's default raises). A load from the cache takes milliseconds; when it is
     still busy half a second in, it is compiling, and stderr says so (``what`` names it)."""
-    notice = threading.Timer(0.5, lambda: print(
+    notice = threading.Timer(NOTICE_AFTER_S, lambda: print(
         f"minigrad: compiling {what}, once (numba caches it; `python -m minigrad.warmup` "
         "does it ahead of time) ...", file=sys.stderr, flush=True))
     notice.daemon = True

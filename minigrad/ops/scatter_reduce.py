@@ -75,7 +75,7 @@ class ScatterReduce(Function):
         x, s, out = a._array, src._array, ctx.out
         eq_a = (x == out) & ~(ctx.hit & (not inc))
         eq_s = s == out[tup]
-        n_eq = eq_a.astype(np.int64)
+        n_eq = np.array(eq_a, np.int64)
         np.add.at(n_eq, tup, eq_s)
         share = g / constant(np.maximum(n_eq, 1).astype(g._array.dtype))
         ga = share * constant(eq_a.astype(g._array.dtype))
@@ -91,7 +91,10 @@ def _prod_factors(a: Any, src: Any, tup: tuple, inc: bool, hit: np.ndarray) -> t
     first derivatives are 0 and whose second raises (``_Vanishing``). So second derivatives
     are exact at zeros, and a third that would need a product of zeros says so."""
     za, zs = a._array == 0, src._array == 0
-    zeros = (za & (inc | ~hit)).astype(np.int64)
+    if not (za.any() or zs.any()):  # the common case: out / entry (out recomputed, an op)
+        rest = ScatterReduce.apply(a, src, tup, "prod", inc)
+        return rest / a, GetItem.apply(rest, tup) / src
+    zeros = np.array(za & (inc | ~hit), np.int64)  # (an array even when 0-d)
     np.add.at(zeros, tup, zs)
     a1 = Where.apply(constant(za), 1.0, a)
     s1 = Where.apply(constant(zs), 1.0, src)
