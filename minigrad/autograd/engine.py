@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import function
-from .function import is_tensor
+from .function import _FREED, is_tensor
 from .grad_mode import _state
 from .graph import AccumulateGrad, Node, edge_of
 
@@ -73,9 +73,15 @@ def run_backward(
 
     ``look_downstream=False``: record only as ``create_graph`` says, whatever the nodes
     want (a walk made by a node's backward, which has what it needs)."""
-    buffers, starts = _seed(roots, grad_roots, create_graph)
+    if len(roots) == 1 and not create_graph:  # a loss's backward(): _seed, inlined
+        node, nr = edge_of(roots[0])[:2]
+        buf = [None] * len(node.out_meta)
+        buf[nr] = grad_roots[0]
+        buffers, starts = {node: buf}, [node]
+    else:
+        buffers, starts = _seed(roots, grad_roots, create_graph)
     walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
-    running = _walks.__dict__.setdefault("stack", [])
+    running = _walks.stack
     running.append(walk)
     prev = _state.enabled
     _state.enabled = walk.records
@@ -93,7 +99,12 @@ def run_backward(
     return walk.results
 
 
-_walks = threading.local()  # .stack: the walks running in this thread, innermost last
+class _Walks(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[_Walk] = []  # the walks running in this thread, innermost last
+
+
+_walks = _Walks()
 
 
 def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
@@ -116,13 +127,17 @@ class _Walk:
     """One backward pass: which nodes run, where it stops, what it hands back, whether it
     records itself. ``current_walk()`` is the innermost one running."""
 
+    # Class-level defaults: a loss's backward() (no inputs, nothing kept) sets none of them.
+    captured: dict[tuple[Node, int], int] = {}  # (node, output_nr) -> result slot; never
+    results: list[Tensor | None] = []  # written through: __init__ makes fresh ones
+    only: set[Node] | None = None  # the nodes whose backward runs; None: all
+    targets: set[Node] = frozenset()  # the nodes of the inputs, where the walk stops
+    kept: list[Node] = []
+
     def __init__(self, starts: list[Node], inputs: Sequence | None, retain_graph: bool | None,
                  create_graph: bool, look_downstream: bool) -> None:
-        self.captured: dict[tuple[Node, int], int] = {}  # (node, output_nr) -> result slot
-        self.results: list[Tensor | None] = []
-        self.only: set[Node] | None = None  # the nodes whose backward runs; None: all
-        self.targets: set[Node] = _NO_NODES  # the nodes of the inputs, where the walk stops
         if inputs is not None:
+            self.captured = {}
             for i, t in enumerate(inputs):
                 if type(t) is tuple:
                     self.captured[t] = i
@@ -144,7 +159,8 @@ class _Walk:
         # back into nodes already run: then they are freed (kept) only when the walk ends.
         self.frees = not retain_graph and not (self.records and not create_graph)
         self.keeps = not retain_graph and not self.frees
-        self.kept: list[Node] = []
+        if self.keeps:
+            self.kept = []
 
     def run(self, buffers: dict[Node, list], starts: list[Node]) -> None:
         """Newest node first (edges lead only to older nodes): when a node comes off the
@@ -170,7 +186,7 @@ class _Walk:
                 self._arrive(node, grads)
             if type(node) is AccumulateGrad:
                 if to_leaves and grads[0] is not None:
-                    accumulate(node.leaf, grads[0], create_graph)  # copies unless asked
+                    accumulate(node._leaf(), grads[0], create_graph)  # copies unless asked
                 continue
             # The backward call, inlined (one node's backward per gradient it runs).
             ctx = node.ctx
@@ -185,7 +201,7 @@ class _Walk:
                 raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
                                    f"expected {len(edges)}")
             if frees:
-                ctx.free()
+                ctx._saved = _FREED  # ctx.free(), inlined
             elif keeps:
                 self.kept.append(node)
             for edge, g in zip(edges, in_grads):
@@ -217,9 +233,6 @@ class _Walk:
             slot = self.captured.get((node, nr))
             if slot is not None and g is not None:
                 self.results[slot] = g
-
-
-_NO_NODES: frozenset = frozenset()
 
 
 def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
