@@ -80,7 +80,10 @@ def run_backward(
         buffers, starts = {node: buf}, [node]
     else:
         buffers, starts = _seed(roots, grad_roots, create_graph)
-    walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
+    if inputs is None and not (retain_graph or create_graph or function.WANTING_DOWNSTREAM):
+        walk = _new(_Walk)  # a loss's backward(): the class defaults are its settings
+    else:
+        walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
     running = _walks.stack
     running.append(walk)
     prev = _state.enabled
@@ -105,6 +108,7 @@ class _Walks(threading.local):
 
 
 _walks = _Walks()
+_new = object.__new__
 
 
 def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
@@ -127,12 +131,15 @@ class _Walk:
     """One backward pass: which nodes run, where it stops, what it hands back, whether it
     records itself. ``current_walk()`` is the innermost one running."""
 
-    # Class-level defaults: a loss's backward() (no inputs, nothing kept) sets none of them.
+    # Class-level defaults, the settings of a loss's backward() (to the leaves, recording
+    # nothing, freeing as it goes), which run_backward makes without calling __init__.
     captured: dict[tuple[Node, int], int] = {}  # (node, output_nr) -> result slot; never
     results: list[Tensor | None] = []  # written through: __init__ makes fresh ones
     only: set[Node] | None = None  # the nodes whose backward runs; None: all
     targets: set[Node] = frozenset()  # the nodes of the inputs, where the walk stops
     kept: list[Node] = []
+    records = create_graph = keeps = False
+    to_leaves = frees = True
 
     def __init__(self, starts: list[Node], inputs: Sequence | None, retain_graph: bool | None,
                  create_graph: bool, look_downstream: bool) -> None:
@@ -197,32 +204,36 @@ class _Walk:
             edges = node.next_edges
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
-            if len(in_grads) != len(edges):
-                raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
-                                   f"expected {len(edges)}")
             if frees:
                 ctx._saved = _FREED  # ctx.free(), inlined
             elif keeps:
                 self.kept.append(node)
-            for edge, g in zip(edges, in_grads):
-                if edge is None or g is None:
-                    continue
-                # add g into the child's buffer, fitted to the input (inlined)
-                child, nr, shape, dtype = edge
-                if type(g) is not tensor:
-                    g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
-                arr = g._array
-                # dtype identity first: comparing dtypes by value is slow
-                if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
-                    g = _fit(g, shape, dtype, node)
-                buf = buffers.get(child)
-                if buf is None:
-                    n_out = len(child.out_meta)
-                    buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
-                    heappush(heap, (child.order, child))
-                else:
-                    old = buf[nr]
-                    buf[nr] = g if old is None else _add(old, g, records)
+            try:
+                # strict: a backward that returned too few or too many gradients raises
+                for edge, g in zip(edges, in_grads, strict=True):
+                    if edge is None or g is None:
+                        continue
+                    # add g into the child's buffer, fitted to the input (inlined)
+                    child, nr, shape, dtype = edge
+                    if type(g) is not tensor:
+                        g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
+                    arr = g._array
+                    # dtype identity first: comparing dtypes by value is slow
+                    if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
+                        g = _fit(g, shape, dtype, node)
+                    buf = buffers.get(child)
+                    if buf is None:
+                        n_out = len(child.out_meta)
+                        buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
+                        heappush(heap, (child.order, child))
+                    else:
+                        old = buf[nr]
+                        buf[nr] = g if old is None else _add(old, g, records)
+            except ValueError:
+                if len(in_grads) != len(edges):
+                    raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
+                                       f"expected {len(edges)}") from None
+                raise
 
     def _arrive(self, node: Node, grads: list) -> None:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .grad_mode import _state
-from .graph import Node, edge_of
+from .graph import Node, edge_of, sink
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -212,70 +212,85 @@ class Function:
         """Run ``forward`` on ``args``; when grad mode is on and an input requires grad,
         record a Node so that backward can reach the inputs. Returns forward's output, or
         its tuple of outputs, as Tensors."""
-        # The hot path of every op: an op that records nothing calls no helper here. No
-        # comprehensions either: each builds and calls a function object (Python < 3.12).
-        edges = None
+        # The hot path of every op. No comprehensions here: each builds and calls a function
+        # object (Python < 3.12).
         if _state.enabled:
-            for a in args:
-                if isinstance(a, tensor_class) and a.requires_grad:
-                    needs, edges = _inputs(args)
-                    break
+            needs, edges = _inputs(args)  # edges is None when nothing requires grad
+        else:
+            needs, edges = _NO_GRADS[len(args)], None
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
         ctx._fn = cls
+        ctx.needs_input_grad = needs
         try:
             if edges is not None:
-                ctx.needs_input_grad = needs
                 _state.enabled = False
                 try:
                     raw = cls.forward(ctx, *args)
                 finally:
                     _state.enabled = True
             else:
-                ctx.needs_input_grad = _NO_GRADS[len(args)]
                 raw = cls.forward(ctx, *args)
         except ValueError as e:
             if "broadcast" not in str(e):
                 raise
             shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
-        if type(raw) is tuple:
-            return _outputs(cls, ctx, edges, raw)
-        if type(raw) is np.ndarray:  # Tensor._make, inlined
+        kind = type(raw)
+        if kind is np.ndarray:  # Tensor._make, inlined
             out = _new(tensor_class)
             out._array, out._version = raw, [0]
+        elif kind is tuple:
+            return _outputs(cls, ctx, edges, raw)
         else:
             out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
         if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
             arr = out._array
             out.grad_fn = node = Node(cls, ctx, edges, ((arr.shape, arr.dtype),))
             out.requires_grad = True
-            if ctx._saved and type(raw) is not np.ndarray:  # forward may have saved raw
+            if ctx._saved and kind is not np.ndarray:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,), node)
         return out
 
 
-def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple]:
-    """needs_input_grad and the edges of a recorded call, in one pass: per argument, whether
-    it is a Tensor that requires grad, and the edge to where its gradient goes (or None)."""
+def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
+    """needs_input_grad and the edges of a call, in one pass: per argument, whether it is a
+    Tensor that requires grad, and the edge to where its gradient goes (or None). The edges
+    are None as a whole when no argument requires grad: nothing records. The usual one and
+    two arguments have ``edge_of`` inlined."""
     tensor = tensor_class
     n = len(args)
-    if n == 2:  # most ops: unrolled
+    if n == 2:
         a, b = args
-        ea = edge_of(a) if isinstance(a, tensor) else None
-        eb = edge_of(b) if isinstance(b, tensor) else None
+        ea = eb = None
+        if isinstance(a, tensor) and a.requires_grad:
+            arr = a._array
+            ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
+        if isinstance(b, tensor) and b.requires_grad:
+            arr = b._array
+            eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
+        elif ea is None:
+            return _NO_GRADS[2], None
         return (ea is not None, eb is not None), (ea, eb)
-    if n == 1:  # apply calls this only when some argument requires grad
-        return (True,), (edge_of(args[0]),)
+    if n == 1:
+        (a,) = args
+        if not (isinstance(a, tensor) and a.requires_grad):
+            return _NO_GRADS[1], None
+        arr = a._array
+        return (True,), ((a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape,
+                          arr.dtype),)
     if n == 3:  # a tensor and two options (sum's dims and keepdim), or where's three
         a, b, c = args
         ea = edge_of(a) if isinstance(a, tensor) else None
         eb = edge_of(b) if isinstance(b, tensor) else None
         ec = edge_of(c) if isinstance(c, tensor) else None
+        if ea is None and eb is None and ec is None:
+            return _NO_GRADS[3], None
         return (ea is not None, eb is not None, ec is not None), (ea, eb, ec)
     edges = []
     for a in args:
         edges.append(edge_of(a) if isinstance(a, tensor) else None)
-    return tuple([e is not None for e in edges]), tuple(edges)
+    needs = tuple([e is not None for e in edges])
+    return (needs, tuple(edges)) if True in needs else (needs, None)
 
 
 def _outputs(cls: type[Function], ctx: Context, edges: tuple | None, raw: tuple) -> tuple:

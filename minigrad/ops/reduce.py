@@ -27,7 +27,8 @@ class Sum(Function):
         x = a._array
         ctx.shape, ctx.dims = x.shape, dims
         if x.dtype.kind == "f":  # the ufunc itself: ndarray.sum adds a Python layer (hot path)
-            return np.add.reduce(x, axis=dims, keepdims=keepdim)
+            # asarray: a 0-d array, not the scalar numpy returns for a sum of everything
+            return np.asarray(np.add.reduce(x, axis=dims, keepdims=keepdim))
         return x.sum(axis=dims, keepdims=keepdim, dtype=np.int64)
 
     @staticmethod
