@@ -167,3 +167,21 @@ def test_an_in_place_change_of_a_saved_operand_still_raises() -> None:
     b.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         loss.backward()
+
+
+# ---- the walk: a lone waiting node skips the heap ------------------------------------------
+def test_chains_forks_and_joins_in_one_walk_give_every_gradient_once() -> None:
+    # chain (exp, *2), fork (sin, cos of one node), join (their product), chain again: the
+    # walk goes from the lone waiting node to the heap and back; each node must run once,
+    # after all its consumers
+    x0 = np.array([0.3, -0.8, 1.7])
+    x = f64(x0)
+    u = (x.exp() * 2.0) + 1.0
+    v = u.sin() * u.cos()
+    loss = ((v * 3.0) * u).sum()
+    loss.backward()
+    u0 = 2 * np.exp(x0) + 1
+    du = 3 * (np.cos(2 * u0) * u0 + np.sin(u0) * np.cos(u0))
+    np.testing.assert_allclose(x.grad.numpy(), du * 2 * np.exp(x0), rtol=1e-13)
+    assert mg.autograd.gradgradcheck(
+        lambda t: (((t.exp() * 2.0) + 1.0).sin() * ((t.exp() * 2.0) + 1.0)).sum(), (f64(x0),))

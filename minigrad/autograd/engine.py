@@ -178,10 +178,19 @@ class _Walk:
         to_leaves = self.to_leaves
         tensor = function.tensor_class
         heap = []  # (node.order, node): order is unique, so nodes are never compared
-        for n in starts:
-            heappush(heap, (n.order, n))
-        while heap:
-            node = heappop(heap)[1]
+        # While a single node waits (along a chain, the usual case) it waits here, not in
+        # the heap: it is the newest of one.
+        lone = starts[0] if len(starts) == 1 else None
+        if lone is None:
+            for n in starts:
+                heappush(heap, (n.order, n))
+        while True:
+            if lone is not None:
+                node, lone = lone, None
+            elif heap:
+                node = heappop(heap)[1]
+            else:
+                break
             grads = buffers.pop(node)
             if only is not None and node not in only:
                 # An input (the walk stops there; its hooks see its gradient first), or
@@ -225,7 +234,13 @@ class _Walk:
                     if buf is None:
                         n_out = len(child.out_meta)
                         buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
-                        heappush(heap, (child.order, child))
+                        if lone is None and not heap:
+                            lone = child
+                        else:
+                            if lone is not None:
+                                heappush(heap, (lone.order, lone))
+                                lone = None
+                            heappush(heap, (child.order, child))
                     else:
                         old = buf[nr]
                         buf[nr] = g if old is None else _add(old, g, records)
