@@ -185,3 +185,28 @@ def test_chains_forks_and_joins_in_one_walk_give_every_gradient_once() -> None:
     np.testing.assert_allclose(x.grad.numpy(), du * 2 * np.exp(x0), rtol=1e-13)
     assert mg.autograd.gradgradcheck(
         lambda t: (((t.exp() * 2.0) + 1.0).sin() * ((t.exp() * 2.0) + 1.0)).sum(), (f64(x0),))
+
+
+def test_views_as_operands_get_their_gradients_and_keep_the_version_check() -> None:
+    x0 = np.arange(6.0).reshape(2, 3)
+    x, w = f64(x0), f64(np.array([[1.0, -1.0], [2.0, 0.5], [3.0, -2.0]]), grad=False)
+    (x.T * w).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), w.numpy().T)
+    fast, slow = _first_and_recorded(lambda t: t[:, 1:] * t[:, :2], x0)
+    np.testing.assert_array_equal(fast, slow)
+    base = f64(x0, grad=False)
+    view = base[0]
+    y = f64([1.0, 2.0, 3.0])
+    loss = (y * view).sum()  # saves the view for y's gradient
+    base.mul_(2.0)  # writes through the view's memory
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        loss.backward()
+
+
+def test_a_hook_on_the_leaf_sees_and_replaces_its_gradient_in_a_plain_backward() -> None:
+    a, b = f64([1.0, 2.0]), f64([3.0, 5.0], grad=False)
+    seen = []
+    a.register_hook(lambda g: seen.append(g.numpy().copy()) or g + 1.0)
+    ((a + b) * b).sum().backward()
+    np.testing.assert_array_equal(seen[0], [3.0, 5.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [4.0, 6.0])

@@ -280,7 +280,10 @@ def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
                           arr.dtype),)
     if n == 3:  # a tensor and two options (sum's dims and keepdim), or where's three
         a, b, c = args
-        ea = edge_of(a) if isinstance(a, tensor) else None
+        ea = None
+        if isinstance(a, tensor) and a.requires_grad:
+            arr = a._array
+            ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
         eb = edge_of(b) if isinstance(b, tensor) else None
         ec = edge_of(c) if isinstance(c, tensor) else None
         if ea is None and eb is None and ec is None:
