@@ -210,3 +210,49 @@ def test_a_hook_on_the_leaf_sees_and_replaces_its_gradient_in_a_plain_backward()
     ((a + b) * b).sum().backward()
     np.testing.assert_array_equal(seen[0], [3.0, 5.0])
     np.testing.assert_array_equal(a.grad.numpy(), [4.0, 6.0])
+
+
+# ---- ops whose forward is numpy alone run without the grad-mode switch -----------------------
+def _all_functions(cls=Function):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _all_functions(sub)
+
+
+def _numpy_forward_args(cls):
+    from minigrad.ops import _base, arith, reduce
+
+    x = f64(np.array([[0.5, 0.25], [0.75, 0.125]]))
+    if issubclass(cls, _base._Unary):
+        return (x,)
+    if cls in (arith.Add, arith.Sub, arith.Mul, arith.Div):
+        return (x, f64(np.array([[1.5, 2.0], [0.5, 3.0]])))
+    if cls is reduce.Sum:
+        return (x, (0,), False)
+    if cls is reduce.SumBackward:
+        return (f64(np.array([1.0, 2.0])), (2, 2), (0,))
+    raise AssertionError(f"{cls.__name__} claims a numpy-only forward: add a case here")
+
+
+def test_a_numpy_only_forward_records_nothing_but_its_own_node() -> None:
+    from minigrad.autograd.graph import _next_order, edge_of
+
+    # subclasses inherit the flag with the forward: each is checked (those of _Unary too)
+    from minigrad.ops._base import _Unary
+
+    flagged = [c for c in set(_all_functions())  # less _Unary itself and bases with no fn
+               if c._numpy_forward and getattr(c, "fn", None) is not _Unary.fn]
+    assert len(flagged) > 20  # the arithmetic, sum and the elementwise family
+    for cls in flagged:
+        args = _numpy_forward_args(cls)
+        for a in args:
+            if mg.is_tensor(a):
+                edge_of(a)  # the leaves' sinks (nodes too) made before counting
+        before = _next_order()
+        with np.errstate(all="ignore"):
+            out = cls.apply(*args)
+        after = _next_order()
+        assert out.grad_fn is not None and out.grad_fn.fn is cls
+        # orders fall by one per node made: the op's own node and nothing from its forward
+        assert before - after == 2, f"{cls.__name__}'s forward recorded an op"
+        assert mg.is_grad_enabled()

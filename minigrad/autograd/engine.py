@@ -28,6 +28,8 @@ from .graph import AccumulateGrad, Node, edge_of
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
+_new = object.__new__
+
 
 def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``g`` over the axes that broadcasting added or stretched, giving ``shape``."""
@@ -108,7 +110,6 @@ class _Walks(threading.local):
 
 
 _walks = _Walks()
-_new = object.__new__
 
 
 def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],

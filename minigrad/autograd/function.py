@@ -199,6 +199,11 @@ class Function:
                 return 2 * x * g
     """
 
+    # True on a built-in op whose forward computes with numpy alone (it calls no minigrad
+    # op, so it cannot record): apply then skips switching recording off around it, which
+    # costs as much as the rest of a small op's bookkeeping (the switch is thread-local).
+    _numpy_forward: bool = False
+
     @staticmethod
     def forward(ctx: Context, *args: Any) -> Any:
         raise NotImplementedError
@@ -222,14 +227,14 @@ class Function:
         ctx._fn = cls
         ctx.needs_input_grad = needs
         try:
-            if edges is not None:
+            if edges is None or cls._numpy_forward:
+                raw = cls.forward(ctx, *args)
+            else:
                 _state.enabled = False
                 try:
                     raw = cls.forward(ctx, *args)
                 finally:
                     _state.enabled = True
-            else:
-                raw = cls.forward(ctx, *args)
         except ValueError as e:
             if "broadcast" not in str(e):
                 raise

@@ -74,6 +74,7 @@ class _Unary(Function):
     """f(a) elementwise, with a saved for backward; backward is ``grad(a, g)`` = g f'(a)."""
 
     quiet: ClassVar[dict | None] = None  # np.errstate for what torch computes silently
+    _numpy_forward = True  # fn takes and returns ndarrays
 
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:

@@ -21,6 +21,8 @@ def _arr(x: Any) -> Any:
 
 
 class Add(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
@@ -32,6 +34,8 @@ class Add(Function):
 
 
 class Sub(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         if _is_bool(a) or _is_bool(b):  # torch refuses a bool operand even beside a float
@@ -50,6 +54,8 @@ def _is_bool(x: Any) -> bool:
 
 
 class Mul(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         na, nb = ctx.needs_input_grad
@@ -74,6 +80,8 @@ def _times(g: Any, x: Any) -> Any:
 
 
 class Div(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         na, nb = ctx.needs_input_grad

@@ -22,6 +22,8 @@ def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
 
 
 class Sum(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         x = a._array
@@ -56,6 +58,8 @@ def _spread(g: np.ndarray, shape: tuple, dims: tuple) -> np.ndarray:
 
 class SumBackward(Function):
     """g (reduced) broadcast back to the input shape: one op instead of reshape + expand."""
+
+    _numpy_forward = True
 
     @staticmethod
     def forward(ctx: Context, g: Any, shape: tuple, dims: tuple) -> np.ndarray:
