@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .grad_mode import _state
-from .graph import Node, edge_of, sink
+from .graph import Node, _next_order, edge_of, sink
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -228,7 +228,11 @@ class Function:
         ctx.needs_input_grad = needs
         try:
             if edges is None or cls._numpy_forward:
-                raw = cls.forward(ctx, *args)
+                if len(args) == 2:  # a plain call: Python runs it faster than f(*args)
+                    a, b = args
+                    raw = cls.forward(ctx, a, b)
+                else:
+                    raw = cls.forward(ctx, *args)
             else:
                 _state.enabled = False
                 try:
@@ -250,7 +254,12 @@ class Function:
             out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
         if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
             arr = out._array
-            out.grad_fn = node = Node(cls, ctx, edges, ((arr.shape, arr.dtype),))
+            node = _new(Node)  # Node(cls, ctx, edges, ((arr.shape, arr.dtype),)), inlined
+            node.order = _next_order()
+            node.fn, node.ctx, node.next_edges = cls, ctx, edges
+            node.out_meta = ((arr.shape, arr.dtype),)
+            node.hooks = node.retained = None
+            out.grad_fn = node
             out.requires_grad = True
             if ctx._saved and kind is not np.ndarray:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,), node)

@@ -28,6 +28,7 @@ class Node:
 
     def __init__(self, fn: type[Function] | None, ctx: Context | None, next_edges: tuple,
                  out_meta: tuple) -> None:
+        # Function.apply inlines this for the one-output op: keep the two in step.
         self.order = _next_order()
         self.fn = fn
         self.ctx = ctx
