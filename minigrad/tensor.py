@@ -36,6 +36,8 @@ from .autograd.graph import edge_of
 from .dtypes import Number
 from .ops import unary
 
+_new = object.__new__
+
 
 def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     """torch.tensor's conversion: Python floats become float32, ints int64; arrays keep dtype."""
@@ -101,7 +103,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         numpy hands back a scalar, not a 0-d array, for arithmetic on 0-d arrays
         (``a0 + b0``, ``-a0``, ``np.sqrt(a0)``); such a scalar is turned back into a 0-d array
         here, so ``._array`` is always an ndarray whoever built the tensor."""
-        t = object.__new__(cls)
+        t = _new(cls)
         t._array = data if type(data) is np.ndarray else np.asarray(data)
         t._version = [0]
         return t

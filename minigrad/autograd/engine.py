@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import function
-from .function import is_tensor
+from .function import _FREED, is_tensor
 from .grad_mode import _state
 from .graph import AccumulateGrad, Node, edge_of
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
+
+_new = object.__new__
 
 
 def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -73,9 +75,18 @@ def run_backward(
 
     ``look_downstream=False``: record only as ``create_graph`` says, whatever the nodes
     want (a walk made by a node's backward, which has what it needs)."""
-    buffers, starts = _seed(roots, grad_roots, create_graph)
-    walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
-    running = _walks.__dict__.setdefault("stack", [])
+    if len(roots) == 1 and not create_graph:  # a loss's backward(): _seed, inlined
+        node, nr = edge_of(roots[0])[:2]
+        buf = [None] * len(node.out_meta)
+        buf[nr] = grad_roots[0]
+        buffers, starts = {node: buf}, [node]
+    else:
+        buffers, starts = _seed(roots, grad_roots, create_graph)
+    if inputs is None and not (retain_graph or create_graph or function.WANTING_DOWNSTREAM):
+        walk = _new(_Walk)  # a loss's backward(): the class defaults are its settings
+    else:
+        walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
+    running = _walks.stack
     running.append(walk)
     prev = _state.enabled
     _state.enabled = walk.records
@@ -93,7 +104,12 @@ def run_backward(
     return walk.results
 
 
-_walks = threading.local()  # .stack: the walks running in this thread, innermost last
+class _Walks(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[_Walk] = []  # the walks running in this thread, innermost last
+
+
+_walks = _Walks()
 
 
 def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
@@ -116,13 +132,20 @@ class _Walk:
     """One backward pass: which nodes run, where it stops, what it hands back, whether it
     records itself. ``current_walk()`` is the innermost one running."""
 
+    # Class-level defaults, the settings of a loss's backward() (to the leaves, recording
+    # nothing, freeing as it goes), which run_backward makes without calling __init__.
+    captured: dict[tuple[Node, int], int] = {}  # (node, output_nr) -> result slot; never
+    results: list[Tensor | None] = []  # written through: __init__ makes fresh ones
+    only: set[Node] | None = None  # the nodes whose backward runs; None: all
+    targets: set[Node] = frozenset()  # the nodes of the inputs, where the walk stops
+    kept: list[Node] = []
+    records = create_graph = keeps = False
+    to_leaves = frees = True
+
     def __init__(self, starts: list[Node], inputs: Sequence | None, retain_graph: bool | None,
                  create_graph: bool, look_downstream: bool) -> None:
-        self.captured: dict[tuple[Node, int], int] = {}  # (node, output_nr) -> result slot
-        self.results: list[Tensor | None] = []
-        self.only: set[Node] | None = None  # the nodes whose backward runs; None: all
-        self.targets: set[Node] = _NO_NODES  # the nodes of the inputs, where the walk stops
         if inputs is not None:
+            self.captured = {}
             for i, t in enumerate(inputs):
                 if type(t) is tuple:
                     self.captured[t] = i
@@ -144,7 +167,8 @@ class _Walk:
         # back into nodes already run: then they are freed (kept) only when the walk ends.
         self.frees = not retain_graph and not (self.records and not create_graph)
         self.keeps = not retain_graph and not self.frees
-        self.kept: list[Node] = []
+        if self.keeps:
+            self.kept = []
 
     def run(self, buffers: dict[Node, list], starts: list[Node]) -> None:
         """Newest node first (edges lead only to older nodes): when a node comes off the
@@ -155,10 +179,19 @@ class _Walk:
         to_leaves = self.to_leaves
         tensor = function.tensor_class
         heap = []  # (node.order, node): order is unique, so nodes are never compared
-        for n in starts:
-            heappush(heap, (n.order, n))
-        while heap:
-            node = heappop(heap)[1]
+        # While a single node waits (along a chain, the usual case) it waits here, not in
+        # the heap: it is the newest of one.
+        lone = starts[0] if len(starts) == 1 else None
+        if lone is None:
+            for n in starts:
+                heappush(heap, (n.order, n))
+        while True:
+            if lone is not None:
+                node, lone = lone, None
+            elif heap:
+                node = heappop(heap)[1]
+            else:
+                break
             grads = buffers.pop(node)
             if only is not None and node not in only:
                 # An input (the walk stops there; its hooks see its gradient first), or
@@ -170,7 +203,7 @@ class _Walk:
                 self._arrive(node, grads)
             if type(node) is AccumulateGrad:
                 if to_leaves and grads[0] is not None:
-                    accumulate(node.leaf, grads[0], create_graph)  # copies unless asked
+                    accumulate(node._leaf(), grads[0], create_graph)  # copies unless asked
                 continue
             # The backward call, inlined (one node's backward per gradient it runs).
             ctx = node.ctx
@@ -181,32 +214,42 @@ class _Walk:
             edges = node.next_edges
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
-            if len(in_grads) != len(edges):
-                raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
-                                   f"expected {len(edges)}")
             if frees:
-                ctx.free()
+                ctx._saved = _FREED  # ctx.free(), inlined
             elif keeps:
                 self.kept.append(node)
-            for edge, g in zip(edges, in_grads):
-                if edge is None or g is None:
-                    continue
-                # add g into the child's buffer, fitted to the input (inlined)
-                child, nr, shape, dtype = edge
-                if type(g) is not tensor:
-                    g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
-                arr = g._array
-                # dtype identity first: comparing dtypes by value is slow
-                if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
-                    g = _fit(g, shape, dtype, node)
-                buf = buffers.get(child)
-                if buf is None:
-                    n_out = len(child.out_meta)
-                    buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
-                    heappush(heap, (child.order, child))
-                else:
-                    old = buf[nr]
-                    buf[nr] = g if old is None else _add(old, g, records)
+            try:
+                # strict: a backward that returned too few or too many gradients raises
+                for edge, g in zip(edges, in_grads, strict=True):
+                    if edge is None or g is None:
+                        continue
+                    # add g into the child's buffer, fitted to the input (inlined)
+                    child, nr, shape, dtype = edge
+                    if type(g) is not tensor:
+                        g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
+                    arr = g._array
+                    # dtype identity first: comparing dtypes by value is slow
+                    if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
+                        g = _fit(g, shape, dtype, node)
+                    buf = buffers.get(child)
+                    if buf is None:
+                        n_out = len(child.out_meta)
+                        buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
+                        if lone is None and not heap:
+                            lone = child
+                        else:
+                            if lone is not None:
+                                heappush(heap, (lone.order, lone))
+                                lone = None
+                            heappush(heap, (child.order, child))
+                    else:
+                        old = buf[nr]
+                        buf[nr] = g if old is None else _add(old, g, records)
+            except ValueError:
+                if len(in_grads) != len(edges):
+                    raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
+                                       f"expected {len(edges)}") from None
+                raise
 
     def _arrive(self, node: Node, grads: list) -> None:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
@@ -217,9 +260,6 @@ class _Walk:
             slot = self.captured.get((node, nr))
             if slot is not None and g is not None:
                 self.results[slot] = g
-
-
-_NO_NODES: frozenset = frozenset()
 
 
 def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:

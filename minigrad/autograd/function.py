@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .grad_mode import _state
-from .graph import Node, edge_of
+from .graph import Node, _next_order, edge_of, sink
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -199,6 +199,11 @@ class Function:
                 return 2 * x * g
     """
 
+    # True on a built-in op whose forward computes with numpy alone (it calls no minigrad
+    # op, so it cannot record): apply then skips switching recording off around it, which
+    # costs as much as the rest of a small op's bookkeeping (the switch is thread-local).
+    _numpy_forward: bool = False
+
     @staticmethod
     def forward(ctx: Context, *args: Any) -> Any:
         raise NotImplementedError
@@ -212,104 +217,108 @@ class Function:
         """Run ``forward`` on ``args``; when grad mode is on and an input requires grad,
         record a Node so that backward can reach the inputs. Returns forward's output, or
         its tuple of outputs, as Tensors."""
-        # The hot path of every op: an op that records nothing calls no helper here. No
-        # comprehensions either: each builds and calls a function object (Python < 3.12).
-        needs = None
+        # The hot path of every op. No comprehensions here: each builds and calls a function
+        # object (Python < 3.12).
         if _state.enabled:
-            for a in args:
-                if isinstance(a, tensor_class) and a.requires_grad:
-                    needs = _needs(args)
-                    break
+            needs, edges = _inputs(args)  # edges is None when nothing requires grad
+        else:
+            needs, edges = _NO_GRADS[len(args)], None
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
         ctx._fn = cls
+        ctx.needs_input_grad = needs
         try:
-            if needs is not None:
-                ctx.needs_input_grad = needs
+            if edges is None or cls._numpy_forward:
+                if len(args) == 2:  # a plain call: Python runs it faster than f(*args)
+                    a, b = args
+                    raw = cls.forward(ctx, a, b)
+                else:
+                    raw = cls.forward(ctx, *args)
+            else:
                 _state.enabled = False
                 try:
                     raw = cls.forward(ctx, *args)
                 finally:
                     _state.enabled = True
-            else:
-                ctx.needs_input_grad = _NO_GRADS[len(args)]
-                raw = cls.forward(ctx, *args)
         except ValueError as e:
             if "broadcast" not in str(e):
                 raise
             shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
-        if type(raw) is tuple:
-            return _outputs(cls, ctx, args, raw, needs is not None)
-        if type(raw) is np.ndarray:  # Tensor._make, inlined
+        kind = type(raw)
+        if kind is np.ndarray:  # Tensor._make, inlined
             out = _new(tensor_class)
             out._array, out._version = raw, [0]
+        elif kind is tuple:
+            return _outputs(cls, ctx, edges, raw)
         else:
             out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
-        if needs is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
+        if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
             arr = out._array
-            out.grad_fn = node = Node(cls, ctx, _edges(args, needs), ((arr.shape, arr.dtype),))
+            node = _new(Node)  # Node(cls, ctx, edges, ((arr.shape, arr.dtype),)), inlined
+            node.order = _next_order()
+            node.fn, node.ctx, node.next_edges = cls, ctx, edges
+            node.out_meta = ((arr.shape, arr.dtype),)
+            node.hooks = node.retained = None
+            out.grad_fn = node
             out.requires_grad = True
-            if ctx._saved and type(raw) is not np.ndarray:  # forward may have saved raw
+            if ctx._saved and kind is not np.ndarray:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,), node)
         return out
 
 
-def _needs(args: tuple) -> tuple[bool, ...]:
-    """needs_input_grad: which of ``args`` are Tensors that require grad."""
+def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
+    """needs_input_grad and the edges of a call, in one pass: per argument, whether it is a
+    Tensor that requires grad, and the edge to where its gradient goes (or None). The edges
+    are None as a whole when no argument requires grad: nothing records. The usual one and
+    two arguments have ``edge_of`` inlined."""
     tensor = tensor_class
-    n = len(args)
-    if n == 2:  # most ops: unrolled
-        a, b = args
-        return (isinstance(a, tensor) and a.requires_grad,
-                isinstance(b, tensor) and b.requires_grad)
-    if n == 1:
-        return (True,)  # apply calls this only when some argument requires grad
-    if n == 3:  # a tensor and two options (sum's dims and keepdim), or where's three
-        a, b, c = args
-        return (isinstance(a, tensor) and a.requires_grad,
-                isinstance(b, tensor) and b.requires_grad,
-                isinstance(c, tensor) and c.requires_grad)
-    flags = []
-    for a in args:
-        flags.append(isinstance(a, tensor) and a.requires_grad)
-    return tuple(flags)
-
-
-def _edges(args: tuple, needs: tuple[bool, ...]) -> tuple:
-    """An edge per argument: to where its gradient goes, or None where it needs none."""
     n = len(args)
     if n == 2:
         a, b = args
-        na, nb = needs
-        return (edge_of(a) if na else None, edge_of(b) if nb else None)
+        ea = eb = None
+        if isinstance(a, tensor) and a.requires_grad:
+            arr = a._array
+            ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
+        if isinstance(b, tensor) and b.requires_grad:
+            arr = b._array
+            eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
+        elif ea is None:
+            return _NO_GRADS[2], None
+        return (ea is not None, eb is not None), (ea, eb)
     if n == 1:
-        return (edge_of(args[0]),)
-    if n == 3:
+        (a,) = args
+        if not (isinstance(a, tensor) and a.requires_grad):
+            return _NO_GRADS[1], None
+        arr = a._array
+        return (True,), ((a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape,
+                          arr.dtype),)
+    if n == 3:  # a tensor and two options (sum's dims and keepdim), or where's three
         a, b, c = args
-        na, nb, nc = needs
-        return (edge_of(a) if na else None, edge_of(b) if nb else None,
-                edge_of(c) if nc else None)
+        ea = None
+        if isinstance(a, tensor) and a.requires_grad:
+            arr = a._array
+            ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
+        eb = edge_of(b) if isinstance(b, tensor) else None
+        ec = edge_of(c) if isinstance(c, tensor) else None
+        if ea is None and eb is None and ec is None:
+            return _NO_GRADS[3], None
+        return (ea is not None, eb is not None, ec is not None), (ea, eb, ec)
     edges = []
-    for a, n in zip(args, needs):
-        edges.append(edge_of(a) if n else None)
-    return tuple(edges)
+    for a in args:
+        edges.append(edge_of(a) if isinstance(a, tensor) else None)
+    needs = tuple([e is not None for e in edges])
+    return (needs, tuple(edges)) if True in needs else (needs, None)
 
 
-def _node(cls: type[Function], ctx: Context, args: tuple, out_meta: tuple) -> Node:
-    """The Node recording one call: ``cls``'s backward, its ctx, and an edge per input that
-    needs a gradient."""
-    return Node(cls, ctx, _edges(args, ctx.needs_input_grad), out_meta)
-
-
-def _outputs(cls: type[Function], ctx: Context, args: tuple, raw: tuple,
-             record: bool) -> tuple:
+def _outputs(cls: type[Function], ctx: Context, edges: tuple | None, raw: tuple) -> tuple:
     """apply for a forward that returned a tuple: one output Tensor per item, all recorded
-    on one Node except those marked non-differentiable (matched by identity of the array:
-    forward may mark the Tensors or the ndarrays it returns) and non-float ones."""
+    on one Node (when ``edges``, the inputs' edges, says it records) except those marked
+    non-differentiable (matched by identity of the array: forward may mark the Tensors or
+    the ndarrays it returns) and non-float ones."""
     outs = tuple([_wrap(r) for r in raw])
-    if not record:
+    if edges is None:
         return outs
-    node = _node(cls, ctx, args, tuple([(o._array.shape, o._array.dtype) for o in outs]))
+    node = Node(cls, ctx, edges, tuple([(o._array.shape, o._array.dtype) for o in outs]))
     non_diff = [id(t._array if isinstance(t, tensor_class) else t) for t in ctx._non_diff]
     for i, o in enumerate(outs):
         if o._array.dtype.kind == "f" and id(o._array) not in non_diff:

@@ -28,6 +28,7 @@ class Node:
 
     def __init__(self, fn: type[Function] | None, ctx: Context | None, next_edges: tuple,
                  out_meta: tuple) -> None:
+        # Function.apply inlines this for the one-output op: keep the two in step.
         self.order = _next_order()
         self.fn = fn
         self.ctx = ctx
@@ -77,9 +78,11 @@ def edge_of(t: Tensor) -> Edge | None:
     """The edge to where ``t``'s gradient goes, or None when it needs none."""
     if not t.requires_grad:
         return None
-    node = t.grad_fn
-    if node is None:
-        node = t._accumulator
-        if node is None:
-            node = t._accumulator = AccumulateGrad(t)
-    return (node, t._output_nr, t._array.shape, t._array.dtype)
+    arr = t._array
+    return (t.grad_fn or t._accumulator or sink(t), t._output_nr, arr.shape, arr.dtype)
+
+
+def sink(leaf: Tensor) -> AccumulateGrad:
+    """The AccumulateGrad of a leaf that requires grad, made on first use."""
+    leaf._accumulator = node = AccumulateGrad(leaf)
+    return node

@@ -26,16 +26,15 @@ def operands(a: Any, b: Any) -> tuple[Any, Any]:
     tensor = function.tensor_class  # is_tensor, inlined: every binary op passes here
     x = a._array if isinstance(a, tensor) else a
     y = b._array if isinstance(b, tensor) else b
-    tx, ty = type(x), type(y)
     # Fast paths: same dtypes, or a Python number beside a float array, which never changes
     # the array's dtype (torch's rule, and numpy's for these weak scalars).
-    if tx is np.ndarray:
-        if ty is np.ndarray:
-            if x.dtype == y.dtype:
+    if type(x) is np.ndarray:
+        if type(y) is np.ndarray:
+            if x.dtype is y.dtype or x.dtype == y.dtype:  # identity first: == is slow
                 return x, y
-        elif (ty is float or ty is int) and x.dtype.kind == "f":
+        elif (type(y) is float or type(y) is int) and x.dtype.kind == "f":
             return x, y
-    elif ty is np.ndarray and (tx is float or tx is int) and y.dtype.kind == "f":
+    elif type(y) is np.ndarray and (type(x) is float or type(x) is int) and y.dtype.kind == "f":
         return np.asarray(x, y.dtype), y  # callers read the dtype off the left operand
     dt = result_dtype(x, y)
     return np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
@@ -75,6 +74,7 @@ class _Unary(Function):
     """f(a) elementwise, with a saved for backward; backward is ``grad(a, g)`` = g f'(a)."""
 
     quiet: ClassVar[dict | None] = None  # np.errstate for what torch computes silently
+    _numpy_forward = True  # fn takes and returns ndarrays
 
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:

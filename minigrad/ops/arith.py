@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import function
 from ..autograd.function import Context, Function, constant, is_tensor
+from ..autograd.grad_mode import _state
 from ._base import float_operands, operands, save_operands, saved_operands
 
 
@@ -19,6 +21,8 @@ def _arr(x: Any) -> Any:
 
 
 class Add(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
@@ -30,6 +34,8 @@ class Add(Function):
 
 
 class Sub(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         if _is_bool(a) or _is_bool(b):  # torch refuses a bool operand even beside a float
@@ -48,6 +54,8 @@ def _is_bool(x: Any) -> bool:
 
 
 class Mul(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         na, nb = ctx.needs_input_grad
@@ -60,10 +68,20 @@ class Mul(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         a, b = saved_operands(ctx)
         na, nb = ctx.needs_input_grad
-        return (g * b if na else None), (g * a if nb else None)
+        return (_times(g, b) if na else None), (_times(g, a) if nb else None)
+
+
+def _times(g: Any, x: Any) -> Any:
+    """g * x in a backward: numpy's product alone when nothing records (a first-order walk),
+    else the recorded op, so that it differentiates again."""
+    if _state.enabled:
+        return g * x
+    return function.make_tensor(np.multiply(*operands(g, x)))
 
 
 class Div(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         na, nb = ctx.needs_input_grad

@@ -10,6 +10,7 @@ import numpy as np
 from .._dims import norm_dims
 from ..autograd import function
 from ..autograd.function import Context, Function, constant
+from ..autograd.grad_mode import _state
 from .arith import Where
 from .shape import Cat
 
@@ -21,17 +22,22 @@ def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
 
 
 class Sum(Function):
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         x = a._array
         ctx.shape, ctx.dims = x.shape, dims
         if x.dtype.kind == "f":  # the ufunc itself: ndarray.sum adds a Python layer (hot path)
-            return np.add.reduce(x, axis=dims, keepdims=keepdim)
+            # asarray: a 0-d array, not the scalar numpy returns for a sum of everything
+            return np.asarray(np.add.reduce(x, axis=dims, keepdims=keepdim))
         return x.sum(axis=dims, keepdims=keepdim, dtype=np.int64)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        return SumBackward.apply(g, _kept(ctx.shape, ctx.dims), ctx.shape), None, None
+        if not _state.enabled:  # nothing records (a first-order walk): no node to make
+            return function.make_tensor(_spread(g._array, ctx.shape, ctx.dims)), None, None
+        return SumBackward.apply(g, ctx.shape, ctx.dims), None, None
 
 
 # From this many elements SumBackward returns a (read-only) broadcast view, allocating
@@ -39,25 +45,30 @@ class Sum(Function):
 _BROADCAST_FROM = 1 << 16
 
 
+def _spread(g: np.ndarray, shape: tuple, dims: tuple) -> np.ndarray:
+    """``g``, a sum over ``dims``, broadcast back to ``shape``."""
+    if g.ndim:  # a 0-d g (the sum of everything) broadcasts as it is
+        g = g.reshape(_kept(shape, dims))
+    if math.prod(shape) >= _BROADCAST_FROM:
+        return np.broadcast_to(g, shape)
+    out = np.empty(shape, g.dtype)  # small: a copy is cheaper than broadcast_to
+    out[...] = g
+    return out
+
+
 class SumBackward(Function):
     """g (reduced) broadcast back to the input shape: one op instead of reshape + expand."""
 
+    _numpy_forward = True
+
     @staticmethod
-    def forward(ctx: Context, g: Any, kept: tuple, shape: tuple) -> np.ndarray:
-        src = g._array
-        ctx.kept, ctx.gshape = kept, src.shape
-        if src.ndim:  # a 0-d g (the sum of everything) broadcasts as it is
-            src = src.reshape(kept)
-        if math.prod(shape) >= _BROADCAST_FROM:
-            return np.broadcast_to(src, shape)
-        out = np.empty(shape, g._array.dtype)  # small: a copy is cheaper than broadcast_to
-        out[...] = src
-        return out
+    def forward(ctx: Context, g: Any, shape: tuple, dims: tuple) -> np.ndarray:
+        ctx.dims, ctx.gshape = dims, g._array.shape
+        return _spread(g._array, shape, dims)
 
     @staticmethod
     def backward(ctx: Context, gg: Any) -> tuple:
-        dims = tuple(i for i, n in enumerate(ctx.kept) if n == 1 and gg.shape[i] != 1)
-        return gg.sum(dims, keepdim=True).reshape(ctx.gshape), None, None
+        return gg.sum(ctx.dims, keepdim=True).reshape(ctx.gshape), None, None
 
 
 def shifted(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
