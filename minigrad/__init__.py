@@ -66,7 +66,7 @@ from .functions import (absolute, acos, acosh, addcdiv, addcmul, addmm, addmv, a
                         argwhere, asin, asinh, atan, atan2, atanh, baddbmm, bincount, clamp_max,
                         clamp_min, clip, copysign, corrcoef, cosh, count_nonzero, cov, cummax,
                         cummin, cumprod, deg2rad, diff, digamma, dist, divide, dsplit, erf, erfc,
-                        erfinv, lgamma, mvlgamma, polygamma,
+                        erfinv, i0, lgamma, mvlgamma, polygamma,
                         exp2, fliplr, flipud, float_power, fmax, fmin, fmod, frac, ger, heaviside,
                         hsplit, hypot, index_add, index_copy, index_fill, inner, isclose, isneginf,
                         isposinf, isreal, kron, kthvalue, lerp, log10, log2, logaddexp, logaddexp2,
@@ -102,4 +102,4 @@ __all__ += ["absolute", "acos", "acosh", "addcdiv", "addcmul", "addmm", "addmv",
             "tan", "tensor_split", "tile", "topk", "tril_indices", "triu_indices", "true_divide",
             "unique", "var_mean", "vdot", "vsplit", "vstack", "xlogy", "e", "inf", "nan", "pi",
             "digamma", "lgamma", "mvlgamma", "polygamma", "nanmedian", "nanquantile",
-            "scatter_reduce"]
+            "scatter_reduce", "i0"]

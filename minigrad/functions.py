@@ -259,6 +259,7 @@ isposinf = Tensor.isposinf
 isreal = Tensor.isreal
 kron = Tensor.kron
 kthvalue = Tensor.kthvalue
+i0 = Tensor.i0
 lgamma = Tensor.lgamma
 lerp = Tensor.lerp
 log10 = Tensor.log10

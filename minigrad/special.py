@@ -1,8 +1,9 @@
-"""torch.special's names: the gamma family, erf and kin, and the numerically careful
+"""torch.special's names: the gamma family, erf and kin, the normal distribution's CDF, log-CDF
+and quantile, the modified Bessel functions of the first kind, and the numerically careful
 logs and exponentials, so ``torch.special.x`` ports as ``mg.special.x``.
 
 Most are the Tensor methods under torch.special's spelling; xlog1py and ndtr are composites
-of minigrad ops and entr an op of its own, so every name differentiates to every order.
+of minigrad ops, the rest ops of their own, so every name differentiates to every order.
 """
 
 from __future__ import annotations
@@ -16,18 +17,22 @@ from . import functions as _f
 from ._tensor.arith import tensor_like
 from .autograd.function import constant
 from .nn.functional import log_softmax, softmax
+from .ops import bessel as _bessel
+from .ops import normal as _normal
 from .ops import special as _special
 from .tensor import Tensor
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln",
-           "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma",
-           "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
+           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
+           "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "multigammaln", "ndtr",
+           "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
 
 digamma = psi = Tensor.digamma
 erf, erfc, erfinv = Tensor.erf, Tensor.erfc, Tensor.erfinv
 exp2, expm1, log1p = Tensor.exp2, Tensor.expm1, Tensor.log1p
 expit = Tensor.sigmoid
 gammaln = Tensor.lgamma
+i0 = modified_bessel_i0 = Tensor.i0
 logit, logsumexp, round, sinc, xlogy = (Tensor.logit, Tensor.logsumexp, Tensor.round,
                                         Tensor.sinc, Tensor.xlogy)
 multigammaln = Tensor.mvlgamma
@@ -65,3 +70,64 @@ def ndtr(input: Tensor) -> Tensor:
     tensor([5.00000000e-01, 7.61985302e-24], dtype=minigrad.float64)
     """
     return (-input * (1 / math.sqrt(2.0))).erfc() * 0.5
+
+
+def _float(input: Tensor) -> Tensor:
+    return input if input.is_floating_point() else input.float()
+
+
+def erfcx(input: Tensor) -> Tensor:
+    """exp(x^2) erfc(x), with neither factor's overflow or underflow.
+
+    >>> mg.special.erfcx(mg.tensor([0.0, 30.0, -2.0], dtype=mg.float64))
+    tensor([1.00000000e+00, 1.87958889e-02, 1.08940904e+02], dtype=minigrad.float64)
+    """
+    return _special.Erfcx.apply(_float(input))
+
+
+def log_ndtr(input: Tensor) -> Tensor:
+    """log of the standard normal CDF, finite far into the lower tail.
+
+    >>> mg.special.log_ndtr(mg.tensor([0.0, -40.0], dtype=mg.float64))
+    tensor([-6.93147181e-01, -8.04608442e+02], dtype=minigrad.float64)
+    """
+    return _normal.LogNdtr.apply(_float(input))
+
+
+def ndtri(input: Tensor) -> Tensor:
+    """The standard normal quantile, the inverse of ndtr: -inf at 0, inf at 1.
+
+    >>> mg.special.ndtri(mg.tensor([0.5, 0.975, 1e-300], dtype=mg.float64))
+    tensor([  0.        ,   1.95996398, -37.0470963 ], dtype=minigrad.float64)
+    """
+    return _normal.Ndtri.apply(_float(input))
+
+
+def i0e(input: Tensor) -> Tensor:
+    """exp(-|x|) I_0(x), the exponentially scaled modified Bessel function of order 0.
+
+    >>> mg.special.i0e(mg.tensor([0.0, 1000.0], dtype=mg.float64))
+    tensor([1.        , 0.01261724], dtype=minigrad.float64)
+    """
+    return _bessel.BesselI.apply(_float(input), 0, True)
+
+
+def i1(input: Tensor) -> Tensor:
+    """I_1(x), the modified Bessel function of the first kind of order 1.
+
+    >>> mg.special.i1(mg.tensor([0.0, 1.0])).round(decimals=4)
+    tensor([0.    , 0.5652])
+    """
+    return _bessel.BesselI.apply(_float(input), 1, False)
+
+
+def i1e(input: Tensor) -> Tensor:
+    """exp(-|x|) I_1(x).
+
+    >>> mg.special.i1e(mg.tensor([-1.0, 1.0])).round(decimals=4)
+    tensor([-0.2079,  0.2079])
+    """
+    return _bessel.BesselI.apply(_float(input), 1, True)
+
+
+modified_bessel_i1 = i1

@@ -37,7 +37,7 @@ CASES = [
     _unary("exp2"), _unary("sinc", -2.5, 2.5), _unary("deg2rad"), _unary("rad2deg"),
     _unary("logit", 0.05, 0.95), _unary("frac", 0.1, 0.9), _unary("sgn", 0.2, 2, False),
     _unary("arcsin", -0.9, 0.9), _unary("arctanh", -0.9, 0.9),
-    _unary("lgamma", 0.2, 5), _unary("digamma", 0.2, 5),
+    _unary("lgamma", 0.2, 5), _unary("digamma", 0.2, 5), _unary("i0", -4, 4),
     Case("lgamma_negative", lambda m, x: m.lgamma(x), ((-2.9, -2.1),)),
     Case("polygamma", lambda m, x: m.polygamma(2, x), ((0.3, 4),)),
     Case("mvlgamma", lambda m, x: m.mvlgamma(x, 3), ((1.2, 4),)),

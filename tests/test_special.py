@@ -145,10 +145,21 @@ SPECIAL = [
     ("ndtr", lambda m, x: m.ndtr(x), (-4, 4)),
     ("xlogy", lambda m, x: m.xlogy(x, x * x + 0.5), (-2, 2)),
     ("xlog1py", lambda m, x: m.xlog1py(x, x * x - 0.5), (-2, 2)),
+    ("erfcx", lambda m, x: m.erfcx(x), (-2, 3)),
+    ("log_ndtr", lambda m, x: m.log_ndtr(x), (-6, 3)),
+    ("ndtri", lambda m, x: m.ndtri(x), (0.02, 0.98)),
+    ("i0", lambda m, x: m.i0(x), (-4, 4)),
+    ("i0e", lambda m, x: m.i0e(x), (-4, 4)),
+    ("i1", lambda m, x: m.i1(x), (-4, 4)),
+    ("i1e", lambda m, x: m.i1e(x), (-4, 4)),
+    ("modified_bessel_i0", lambda m, x: m.modified_bessel_i0(x), (-4, 4)),
+    ("modified_bessel_i1", lambda m, x: m.modified_bessel_i1(x), (-4, 4)),
 ]
 
 
 TRIGAMMA = {"digamma", "psi"}  # their gradient is trigamma, polygamma(1)
+# torch has no derivative for these two; they are i0 and i1, whose gradients it has
+SAME_AS = {"modified_bessel_i0": "i0", "modified_bessel_i1": "i1"}
 
 
 def test_every_special_name_has_a_row() -> None:
@@ -166,6 +177,8 @@ def test_special_matches_torch_special(name: str, fn, domain: tuple) -> None:
     out, ref = fn(S, x), fn(torch.special, xt)
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12,
                                atol=1e-14)
+    if name in SAME_AS:
+        ref = getattr(torch.special, SAME_AS[name])(xt)
     w = np.random.default_rng(8).standard_normal(tuple(ref.shape))
     (out * mg.tensor(w)).sum().backward()
     (ref * torch.tensor(w)).sum().backward()
@@ -200,3 +213,135 @@ def test_special_edges_match_torch() -> None:
     t = np.array([-40.0, -10.0, -3.0, 0.0, 3.0])
     want = np.array([float(mpmath.ncdf(v)) for v in t])
     np.testing.assert_allclose(S.ndtr(mg.tensor(t)).numpy(), want, rtol=1e-13, atol=0)
+
+
+# ---- erfcx, log_ndtr, ndtri and the modified Bessel functions: accuracy and the tails ----
+
+def _rel_err(got: np.ndarray, want: np.ndarray) -> float:
+    np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want))
+    ok = np.isfinite(want) & (want != 0)
+    np.testing.assert_array_equal(got[~ok], want[~ok])
+    return float(np.max(np.abs(got[ok] - want[ok]) / np.abs(want[ok])))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+def test_bessel_i_is_accurate_against_mpmath(n: int) -> None:
+    # orders 2 and 5 are reached by derivatives only; |x| = 25 is where the power series
+    # hands over to the asymptotic one; 713.98 is where I_0 overflows, past exp(x)'s 709.78
+    mpmath = pytest.importorskip("mpmath")
+    from minigrad.ops.bessel import BesselI
+
+    finite = np.concatenate([np.linspace(-40.0, 40.0, 321), np.geomspace(1e-300, 713.9, 120),
+                             -np.geomspace(1e-8, 100.0, 30), [24.999, 25.0, 25.001, 710.0,
+                                                              714.0, 0.0]])
+    x = np.concatenate([finite, [math.inf, -math.inf]])
+    with mpmath.workdps(40):
+        ref = [float(mpmath.besseli(n, mpmath.mpf(v))) for v in finite]
+        ref_e = [float(mpmath.besseli(n, mpmath.mpf(v)) * mpmath.exp(-abs(v))) for v in finite]
+    inf = [math.inf, math.inf if n % 2 == 0 else -math.inf]
+    t = mg.tensor(x)
+    assert _rel_err(BesselI.apply(t, n, False).numpy(), np.array(ref + inf)) < 4e-15
+    assert _rel_err(BesselI.apply(t, n, True).numpy(), np.array(ref_e + [0.0, 0.0])) < 4e-15
+
+
+def test_erfcx_and_its_slope_are_accurate_against_mpmath() -> None:
+    mpmath = pytest.importorskip("mpmath")
+    from minigrad.ops.special import ErfcxSlope
+
+    x = np.concatenate([np.linspace(-26.6, 40.0, 400), np.geomspace(1e-300, 1e12, 120),
+                        -np.geomspace(1e-300, 26.0, 60), [7.99, 8.0, 25.99, 26.0, 1e8, 2e8]])
+    with mpmath.workdps(80):  # erfcx'(x) = 2x erfcx(x) - 2/sqrt(pi) cancels ~log10(2x^2)
+        f = [mpmath.exp(mpmath.mpf(v) ** 2) * mpmath.erfc(mpmath.mpf(v)) for v in x]
+        ref = np.array([float(v) for v in f])
+        slope = np.array([float(2 * mpmath.mpf(v) * w - 2 / mpmath.sqrt(mpmath.pi))
+                          for v, w in zip(x, f)])
+    t = mg.tensor(x)
+    assert _rel_err(S.erfcx(t).numpy(), ref) < 1e-15
+    # exact to rounding from x = 8 on (the asymptotic tail), to ~2x^2 ulps below it
+    got = ErfcxSlope.apply(t).numpy()
+    big = x >= 8.0
+    assert _rel_err(got[big], slope[big]) < 2e-15
+    np.testing.assert_array_equal(got[~np.isfinite(slope)], slope[~np.isfinite(slope)])
+    fin = ~big & np.isfinite(slope)
+    err = np.abs(got[fin] - slope[fin]) / np.abs(slope[fin])
+    assert np.all(err < 4e-16 * np.maximum(2.0 * x[fin] ** 2, 2.0))
+    v = S.erfcx(mg.tensor([math.inf, -math.inf, -26.7, math.nan])).numpy()
+    assert v[0] == 0.0 and v[1] == v[2] == math.inf and math.isnan(v[3])
+
+
+def test_log_ndtr_and_ndtri_are_accurate_in_both_tails() -> None:
+    mpmath = pytest.importorskip("mpmath")
+    x = np.concatenate([np.linspace(-40.0, 9.0, 300), -np.geomspace(1e-10, 1e5, 60),
+                        np.geomspace(1e-10, 9.0, 40)])
+    with mpmath.workdps(40):
+        ref = np.array([float(mpmath.log(mpmath.ncdf(mpmath.mpf(v)))) for v in x])
+        slope = np.array([float(mpmath.npdf(mpmath.mpf(v)) / mpmath.ncdf(mpmath.mpf(v)))
+                          for v in x])  # phi / Phi
+    t = mg.tensor(x, requires_grad=True)
+    out = S.log_ndtr(t)
+    assert _rel_err(out.detach().numpy(), ref) < 1e-15
+    out.sum().backward()
+    assert _rel_err(t.grad.numpy(), slope) < 1e-15
+    # ndtri: p from the smallest subnormal to 1 - 2^-53, the quantiles by mpmath
+    p = np.concatenate([[5e-324, 1e-300, 1e-100, 1e-20, 1e-11, 1e-9, 0.2499999, 0.25, 0.5,
+                         0.5 + 2.0**-52, 0.75, 0.7500001, 1 - 1e-9, 1 - 2.0**-53],
+                        np.linspace(0.01, 0.99, 50)])
+    got = S.ndtri(mg.tensor(p)).numpy()
+    with mpmath.workdps(40):  # the roots of log ncdf(x) = log p (well scaled in the tails),
+        # from a start off minigrad's value by 1e-3, so that a wrong value cannot pass
+        q = np.array([float(mpmath.findroot(
+            lambda t, v=v: mpmath.log(mpmath.ncdf(t)) - mpmath.log(v), g + 1e-3))
+            for v, g in zip(p, got)])
+    np.testing.assert_allclose(got, q, rtol=4e-15, atol=1e-30)  # ndtri(0.5) = 0
+    v = S.ndtri(mg.tensor([0.0, 1.0, -0.1, 1.1, math.nan])).numpy()
+    assert v[0] == -math.inf and v[1] == math.inf and np.isnan(v[2:]).all()
+    w = S.log_ndtr(mg.tensor([math.inf, -math.inf, math.nan])).numpy()
+    assert w[0] == 0.0 and w[1] == -math.inf and math.isnan(w[2])
+
+
+def test_new_specials_differentiate_to_every_order() -> None:
+    x = mg.tensor([-30.0, -3.0, -0.7, 0.4, 2.5, 31.0], dtype=mg.float64, requires_grad=True)
+    for fn in (S.i0, S.i0e, S.i1, S.i1e):
+        assert gradcheck(fn, (x,)) and gradgradcheck(fn, (x,))
+    e = mg.tensor([-5.0, -0.7, 0.4, 2.5, 12.0, 31.0], dtype=mg.float64, requires_grad=True)
+    assert gradcheck(S.erfcx, (e,)) and gradgradcheck(S.erfcx, (e,))
+    y = mg.tensor([-8.0, -1.5, 0.0, 2.0, 7.0], dtype=mg.float64, requires_grad=True)
+    assert gradcheck(S.log_ndtr, (y,)) and gradgradcheck(S.log_ndtr, (y,))
+    p = mg.tensor([1e-6, 0.1, 0.5, 0.8, 0.999], dtype=mg.float64, requires_grad=True)
+    assert gradcheck(S.ndtri, (p,)) and gradgradcheck(S.ndtri, (p,))
+    # at x = 0, where I_1 / x (the other form of I_1') is 0 / 0: I_1 = x/2 + x^3/16 + ...,
+    # so I_1'(0) = 1/2, I_1''(0) = 0, I_1'''(0) = 3/8; and I_0''(0) = 1/2
+    z = mg.tensor([0.0], dtype=mg.float64, requires_grad=True)
+    d = [S.i1(z)]
+    for _ in range(3):
+        (g,) = mg.autograd.grad(d[-1].sum(), z, create_graph=True)
+        d.append(g)
+    assert [float(v.detach().numpy()[0]) for v in d] == [0.0, 0.5, 0.0, 0.375]
+    (g,) = mg.autograd.grad(S.i0(z).sum(), z, create_graph=True)
+    (h,) = mg.autograd.grad(g.sum(), z)
+    assert h.numpy()[0] == 0.5
+
+
+def test_new_specials_edges_and_dtypes() -> None:
+    torch = pytest.importorskip("torch")
+    for name in ("i0", "i0e", "i1", "i1e", "erfcx", "log_ndtr", "ndtri"):
+        f32 = getattr(S, name)(mg.tensor([0.3, 0.6], dtype=mg.float32))
+        assert f32.dtype == np.float32, name
+        assert getattr(S, name)(mg.tensor([0, 1])).dtype == np.float32, name
+    assert mg.i0(mg.tensor([1.0])).numpy()[0] == S.i0(mg.tensor([1.0])).numpy()[0]
+    # the kink of i0e at 0: torch's slope there, sign(0) = 0 (as minigrad's |x|)
+    x = [0.0, -2.0, 3.0]
+    a, at = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    S.i0e(a).sum().backward()
+    torch.special.i0e(at).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), at.grad.numpy(), rtol=1e-6, atol=0)
+    assert a.grad.numpy()[0] == 0.0
+    # the tails beside torch's, which is exact there too
+    t = [-40.0, -10.0, 0.0, 10.0]
+    np.testing.assert_allclose(S.log_ndtr(mg.tensor(t, dtype=mg.float64)).numpy(),
+                               torch.special.log_ndtr(torch.tensor(t, dtype=torch.float64)),
+                               rtol=1e-14)
+    e = [-5.0, 0.5, 30.0, 1e5]
+    np.testing.assert_allclose(S.erfcx(mg.tensor(e, dtype=mg.float64)).numpy(),
+                               torch.special.erfcx(torch.tensor(e, dtype=torch.float64)),
+                               rtol=1e-14)

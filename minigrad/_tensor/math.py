@@ -12,7 +12,7 @@ import numpy as np
 from ..autograd import function
 from ..autograd.function import constant, is_tensor
 from ..dtypes import Number
-from ..ops import arith, gamma, special, unary
+from ..ops import arith, bessel, gamma, special, unary
 from ..ops._base import float_operands
 from ._operand import arr
 
@@ -303,6 +303,14 @@ class MathMethods:
         if n < 0:
             raise RuntimeError("polygamma(n, x) does not support negative n.")
         return gamma.Polygamma.apply(self, int(n))
+
+    def i0(self) -> Tensor:
+        """I_0(x), the modified Bessel function of the first kind of order 0.
+
+        >>> mg.tensor([0.0, 1.0]).i0().round(decimals=4)
+        tensor([1.    , 1.2661])
+        """
+        return bessel.BesselI.apply(self, 0, False)
 
     def mvlgamma(self, p: int) -> Tensor:
         """The multivariate log-gamma of dimension p: sum_i lgamma(x - i/2) + p(p-1)/4 log pi.

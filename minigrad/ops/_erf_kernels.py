@@ -1,9 +1,11 @@
-"""erf, erfc and erfinv in numba (numpy has none; scipy is not a runtime dependency).
+"""erf, erfc, erfinv and erfcx in numba (numpy has none; scipy is not a runtime dependency).
 
 ndarrays in, ndarrays out; compiled lazily on first call and cached on disk. erf and erfc
 are libm's (``math.erf``); erfinv starts from Giles' single-precision polynomial and takes
 two Newton steps on erf (on erfc near +-1, where 1 - x is exact), which bring it to
-float64 accuracy.
+float64 accuracy. erfcx(x) = exp(x^2) erfc(x) multiplies libm's erfc by exp(x^2) taken
+with x^2 split exactly in two, up to x = 26 (erfc is still normal there), and beyond sums
+its asymptotic series.
 """
 
 import math
@@ -66,3 +68,97 @@ def erfc(x: np.ndarray) -> np.ndarray:
 
 def erfinv(x: np.ndarray) -> np.ndarray:
     return _erfinv(np.ascontiguousarray(x).reshape(-1)).reshape(x.shape)
+
+
+_INV_SQRT_PI = 0.5641895835477563
+
+
+@njit(cache=True)
+def _exp_square(x: float, c: float = 1.0) -> float:
+    """exp(c x^2) (c a power of 2, or minus one) with x^2 = h^2 + l (2h + l) and h^2 exact
+    (h: x's upper 26 bits): the rounding of x * x would cost x^2 ulps of it."""
+    if abs(x) > 1e150:  # the split would overflow; exp(c x^2) is 0 or inf anyway
+        return math.exp(c * x * x)
+    v = 134217729.0 * x  # Veltkamp's split
+    h = v - (v - x)
+    lo = x - h
+    return math.exp(c * (h * h)) * math.exp(c * (lo * (2.0 * h + lo)))
+
+
+@njit(cache=True)
+def _exp_squares(x: np.ndarray, c: float) -> np.ndarray:
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = _exp_square(x[i], c)
+    return out
+
+
+def exp_square(x: np.ndarray, c: float) -> np.ndarray:
+    """exp(c x^2) elementwise, without the rounding of x^2 (c = -1/2: the normal density's)."""
+    flat = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    return _exp_squares(flat, c).reshape(x.shape)
+
+
+@njit(cache=True)
+def _tail(x: float) -> float:
+    """sqrt(pi) x erfcx(x) - 1 = sum_(k >= 1) (-1)^k (2k-1)!! / (2x^2)^k for x >= 8, to
+    rounding (the smallest term is ~exp(-x^2))."""
+    y = 0.5 / (x * x)
+    term = -y
+    s = term
+    k = 1
+    while abs(term) > 1e-17 * abs(s):
+        k += 1
+        term *= -(2 * k - 1) * y
+        s += term
+    return s
+
+
+@njit(cache=True)
+def _erfcx_nonneg(x: float) -> float:
+    if x < 26.0:
+        return _exp_square(x) * math.erfc(x)
+    if x > 1e8:  # the series' second term is below rounding
+        return _INV_SQRT_PI / x
+    return _INV_SQRT_PI * (1.0 + _tail(x)) / x
+
+
+@njit(cache=True)
+def _erfcx(x: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    for i in range(x.size):
+        v = x[i]
+        if math.isnan(v):
+            out[i] = v
+        elif v >= 0.0:
+            out[i] = _erfcx_nonneg(v)
+        elif v < -26.7:  # 2 exp(x^2) overflows
+            out[i] = math.inf
+        else:  # erfc(-y) = 2 - erfc(y): 2 exp(y^2) >= 2 against erfcx(-y) <= 1, no cancellation
+            out[i] = 2.0 * _exp_square(v) - _erfcx_nonneg(-v)
+    return out
+
+
+@njit(cache=True)
+def _erfcx_slope(x: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    for i in range(x.size):
+        v = x[i]
+        if v < 8.0 or math.isnan(v):
+            out[i] = 2.0 * v * _erfcx(x[i:i + 1])[0] - 2.0 * _INV_SQRT_PI
+        elif v > 1e8:  # -1 / (sqrt(pi) x^2), underflowing to -0 as x grows
+            out[i] = -_INV_SQRT_PI / v / v
+        else:  # 2 x erfcx(x) - 2 / sqrt(pi) cancels there: 2 / sqrt(pi) times the tail
+            out[i] = 2.0 * _INV_SQRT_PI * _tail(v)
+    return out
+
+
+def erfcx_slope(x: np.ndarray) -> np.ndarray:
+    """erfcx'(x) = 2x erfcx(x) - 2 / sqrt(pi), from the asymptotic series where that cancels."""
+    flat = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    return _erfcx_slope(flat).reshape(x.shape).astype(x.dtype, copy=False)
+
+
+def erfcx(x: np.ndarray) -> np.ndarray:
+    flat = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    return _erfcx(flat).reshape(x.shape).astype(x.dtype, copy=False)
