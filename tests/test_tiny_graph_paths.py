@@ -220,12 +220,12 @@ def _all_functions(cls=Function):
 
 
 def _numpy_forward_args(cls):
-    from minigrad.ops import _base, arith, reduce
+    from minigrad.ops import _base, arith, matmul, reduce
 
     x = f64(np.array([[0.5, 0.25], [0.75, 0.125]]))
     if issubclass(cls, _base._Unary):
         return (x,)
-    if cls in (arith.Add, arith.Sub, arith.Mul, arith.Div):
+    if cls in (arith.Add, arith.Sub, arith.Mul, arith.Div, matmul.MatMul):
         return (x, f64(np.array([[1.5, 2.0], [0.5, 3.0]])))
     if cls is reduce.Sum:
         return (x, (0,), False)

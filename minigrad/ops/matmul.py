@@ -14,6 +14,8 @@ from ._base import operands
 class MatMul(Function):
     """a @ b for a (*, m, k) and b (*, k, n); d/da = g b^T, d/db = a^T g."""
 
+    _numpy_forward = True  # np.matmul or the tiny-matrix kernel: nothing to record
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         na, nb = ctx.needs_input_grad
