@@ -426,6 +426,79 @@ def _hard_3x3(dtype) -> np.ndarray:
     return a.astype(dtype)
 
 
+def _hard_float32_3x3() -> np.ndarray:
+    """2048 float32 3x3s, a quarter each ordinary, near rank-deficient, with a repeated
+    singular value, and with graded columns, every one scaled by a random power of ten in
+    [1e-30, 1e30]."""
+    rng = np.random.default_rng(23)
+    n = 2048
+    a = rng.standard_normal((n, 3, 3))
+    q = n // 4
+    a[q:2 * q, :, 2] = a[q:2 * q, :, 0] - a[q:2 * q, :, 1] \
+        + 1e-5 * rng.standard_normal((q, 3))
+    left = np.linalg.qr(rng.standard_normal((q, 3, 3)))[0]
+    right = np.linalg.qr(rng.standard_normal((q, 3, 3)))[0]
+    a[2 * q:3 * q] = (left * np.array([2.0, 2.0, 0.5])) @ right  # s = (2, 2, 0.5)
+    a[3 * q:] *= [1.0, 1e-3, 1e-6]  # graded columns
+    a *= 10.0 ** rng.integers(-30, 31, n)[:, None, None]
+    return a.astype(np.float32)
+
+
+def test_3x3_float32_lanes_keep_float32_accuracy():
+    """Float32 batches of 3x3 are swept in float32 arithmetic (svd_lanes3): on hard batches
+    the lanes must keep almost every matrix and give it what sgesvd would (S to eps * s_1,
+    and Jacobi's relative accuracy on top; reconstruction and orthonormality to eps),
+    checked against float64."""
+    from minigrad.linalg import _jacobi as jac
+    from minigrad.linalg._svd_forward import _tolerances
+
+    a = _hard_float32_3x3()
+    n = a.shape[0]
+    u, vh = np.empty((n, 3, 3), np.float32), np.empty((n, 3, 3), np.float32)
+    s, status = np.empty((n, 3), np.float32), np.empty(n, np.int8)
+    jac.svd_lanes3(a, True, _tolerances(None, 60, 3, np.float32), u, s, vh, status)
+    kept = status == jac.OK
+    assert kept.mean() > 0.95 and set(np.unique(status)) <= {jac.OK, jac.MORE}
+    e = eps(np.float32)
+    a64 = a[kept].astype(np.float64)
+    scale = np.abs(a64).max(axis=(1, 2), keepdims=True)
+    a64 /= scale
+    u64, vh64 = u[kept].astype(np.float64), vh[kept].astype(np.float64)
+    s64 = s[kept] / scale[:, 0]
+    ref = np.linalg.svd(a64, compute_uv=False)
+    np.testing.assert_array_less(np.abs(s64 - ref), 4 * e * ref[:, :1] + 0 * ref)
+    norms = np.linalg.norm(a64, axis=1, keepdims=True)
+    cond = np.linalg.cond(a64 / norms)[:, None]
+    np.testing.assert_array_less(np.abs(s64 - ref), 10 * e * cond * ref)
+    recon = (u64 * s64[:, None, :]) @ vh64
+    tol = C * 3 * e  # this file's tolerance for 3x3s (S relative to s_1)
+    np.testing.assert_array_less(np.abs(recon - a64).max(axis=(1, 2)), tol * ref[:, 0])
+    eye = np.eye(3)
+    assert np.abs(np.swapaxes(u64, 1, 2) @ u64 - eye).max() <= tol
+    assert np.abs(vh64 @ np.swapaxes(vh64, 1, 2) - eye).max() <= tol
+
+
+def test_3x3_float32_tol_below_eps_goes_to_the_general_kernel():
+    """float32 sweeps cannot meet a tol below float32's eps: the lanes hand every matrix over
+    (MORE) to the general kernel (float64 dot products), which meets 1e-7 (and, like every
+    float32 kernel, not 1e-9)."""
+    from minigrad.linalg import _jacobi as jac
+    from minigrad.linalg._svd_forward import _tolerances
+
+    a = np.random.default_rng(3).standard_normal((40, 3, 3)).astype(np.float32)
+    tol = _tolerances(1e-7, 60, 3, np.float32)
+    u, vh = np.empty((40, 3, 3), np.float32), np.empty((40, 3, 3), np.float32)
+    s, status = np.empty((40, 3), np.float32), np.empty(40, np.int8)
+    jac.svd_lanes3(a, True, tol, u, s, vh, status)
+    assert (status == jac.MORE).all()
+    u, s, vh = svd_forward(a, tol=1e-7)
+    ref = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    bound = np.broadcast_to(C * eps(np.float32) * ref[:, :1], ref.shape)  # as sgesvd's
+    np.testing.assert_array_less(np.abs(s - ref), bound)
+    recon = (u.astype(np.float64) * s[:, None, :]) @ vh
+    np.testing.assert_allclose(recon, a, atol=C * 3 * eps(np.float32) * ref.max())
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("full", [True, False])
 def test_3x3_kernel_matches_the_general_one(dtype, full):

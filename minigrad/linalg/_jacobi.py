@@ -17,7 +17,7 @@ import sys
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import literally, njit
 
 
 def _probe():
@@ -778,109 +778,179 @@ def svd_batched(a, trans, full, compute_uv, tol, u, s, vh, status):
 # A 3x3 step touches 12 numbers (two columns of A and of V). Loaded into scalars, one step
 # for every lane is a single loop that LLVM vectorises with everything in registers, where
 # the general lanes above pass each step through scratch rows, several loops per step. The
-# rules are _sweeps_lanes' (float64 for both dtypes, the relative test, the noise zeroing,
-# the same hand-over to svd_batched, MORE); the rotation is written with two square roots and
-# one division instead of four and four. Measured on one thread: 100000 3x3 float64 in ~0.3
-# us each, against ~0.65 us in the general lanes. Plain scalars, no tuples or helper calls:
-# numba's typing of those took most of the first call's compile.
+# rules are _sweeps_lanes' (the relative test, the noise zeroing, the same hand-over to
+# svd_batched, MORE); the rotation is written with two square roots and one division
+# instead of four and four. Plain scalars, no tuples or helper calls: numba's typing of
+# those took most of the first call's compile.
+# The arithmetic is the input's dtype: float32 lanes are twice as many per vector, and
+# one-sided Jacobi in float32 keeps float32's relative accuracy (as sgesvj) as long as no
+# square or product leaves float32's normal range, which _UP32 and _LIVE32 ensure; a matrix
+# closer to that edge goes to svd_batched (float64 dot products), as does every float32
+# matrix when tol asks for less than float32's eps (float32 sweeps would never meet it).
 
 _UP = 2.0**300  # squares of numbers scaled by it neither underflow nor (entries <= 1) overflow
+# float32: entries <= 1 give column squares summing to <= 9, so every scaled square and
+# product below stays under 405 _UP32^2 < float32's max.
+_UP32 = 2.0**59
+# float32: the smallest squared norm a live column keeps (a column enters at >= _LIVE32 /
+# noise^2 and is zeroed below noise^2 of its largest): its products, scaled by _UP32 and
+# times rotate^2 >= eps^2, stay normal, and its entries' squares lose at most eps of it.
+_LIVE32 = 2.0**-96
+_EPS32 = 2.0**-23
+_LANES3 = 32
+
+
+# A block's scratch is one flat array W, row r at W[r * _LANES3:]: columns of X (rows 0-8,
+# column j in 3j..3j+2), of V (9-17), the largest squared column norms R (18-20), the
+# rotation's c and s (21, 22), rotations this sweep (23), _finish3's output (24-30). Each
+# pair's loops are written out with their rows as constants, so LLVM proves the rows apart:
+# with 2-D arrays and a loop over the pairs, it tested them for overlap before every loop,
+# and the sweeps took twice as long.
+_X3, _V3, _R3, _C3, _S3, _T3, _P3, _W3 = 0, 9, 18, 21, 22, 23, 24, 31
+
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+def _turns3(W, p, q, K):
+    """The rotation of columns p < q in every lane, into rows _C3 and _S3 (c = 1, s = 0
+    where the pair is orthogonal enough), R updated; returns how many lanes turn."""
+    literally(p)
+    literally(q)
+    rotate2, up = K[0], K[2]
+    zero, one, two, four = K[3], K[4], K[5], K[6]
+    L = _LANES3
+    # Row offsets first: fewer operations in the loop for numba to type (its compile time).
+    x, y, rx, ry = 3 * p * L, 3 * q * L, (_R3 + p) * L, (_R3 + q) * L
+    turns = zero
+    for l in range(L):
+        x0, x1, x2 = W[x + l], W[x + L + l], W[x + 2 * L + l]
+        y0, y1, y2 = W[y + l], W[y + L + l], W[y + 2 * L + l]
+        alpha = x0 * x0 + x1 * x1 + x2 * x2
+        beta = y0 * y0 + y1 * y1 + y2 * y2
+        gamma = x0 * y0 + x1 * y1 + x2 * y2
+        # _rotation's c and s in a form with two square roots and one division (tan =
+        # sign(d) 2 gamma / (|d| + hypot(d, 2 gamma)), d = beta - alpha), and the test in
+        # squares; the scaling keeps those squares from underflowing (the entries are at
+        # most 1, so nothing overflows).
+        d = (beta - alpha) * up
+        g = gamma * up
+        go = g * g > rotate2 * ((alpha * up) * (beta * up))
+        # Branch-free from here on: LLVM if-converts branches into masked stores, which
+        # are slow (microcoded on AMD). Where go is false, inv = 0 and so c = 1, s = 0.
+        turn = one if go else zero
+        den = abs(d) + math.sqrt(d * d + four * g * g)
+        inv = turn / math.sqrt(den * den + four * g * g + (one - turn))
+        W[_C3 * L + l] = den * inv + (one - turn)
+        W[_S3 * L + l] = (two if d >= zero else -two) * g * inv
+        # (R * one: as max(R, alpha), LLVM made it a masked store too)
+        W[rx + l] = max(W[rx + l] * one, alpha)
+        W[ry + l] = max(W[ry + l] * one, beta)
+        W[_T3 * L + l] += turn
+        turns += turn
+    return turns
+
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+def _rotate3(W, p, q, K):
+    """Columns p and q of X and V turned by rows _C3, _S3 in every lane; _settle's rule: a
+    column cut below a noise fraction of its largest norm is zeroed."""
+    literally(p)
+    literally(q)
+    noise2, zero, one = K[1], K[3], K[4]
+    L = _LANES3
+    x, y, rx, ry = 3 * p * L, 3 * q * L, (_R3 + p) * L, (_R3 + q) * L
+    v, w = x + _V3 * L, y + _V3 * L
+    for l in range(L):
+        c, s = W[_C3 * L + l], W[_S3 * L + l]
+        x0, x1, x2 = W[x + l], W[x + L + l], W[x + 2 * L + l]
+        y0, y1, y2 = W[y + l], W[y + L + l], W[y + 2 * L + l]
+        a0, a1, a2 = c * x0 - s * y0, c * x1 - s * y1, c * x2 - s * y2
+        b0, b1, b2 = s * x0 + c * y0, s * x1 + c * y1, s * x2 + c * y2
+        ka = one if a0 * a0 + a1 * a1 + a2 * a2 > noise2 * W[rx + l] else zero
+        kb = one if b0 * b0 + b1 * b1 + b2 * b2 > noise2 * W[ry + l] else zero
+        W[x + l], W[x + L + l], W[x + 2 * L + l] = a0 * ka, a1 * ka, a2 * ka
+        W[y + l], W[y + L + l], W[y + 2 * L + l] = b0 * kb, b1 * kb, b2 * kb
+        for i in range(0, 3 * L, L):
+            vi, wi = W[v + i + l], W[w + i + l]
+            W[v + i + l] = c * vi - s * wi
+            W[w + i + l] = s * vi + c * wi
 
 
 @njit(**_LANE)
-def _sweeps3(X, V, R, rot, tol):
-    """Cyclic one-sided Jacobi on every lane's 3x3 (column j in X[3j:3j+3, l], V's in V,
-    largest squared norms in R); rot[l] ends as lane l's rotations in its last sweep."""
-    noise2 = tol.noise * tol.noise
-    rotate2 = tol.rotate * tol.rotate
-    for _sweep in range(tol.max_sweeps):
-        rot[:] = 0
-        for p, q in ((0, 1), (0, 2), (1, 2)):
-            for l in range(_LANES):
-                x0, x1, x2 = X[3 * p, l], X[3 * p + 1, l], X[3 * p + 2, l]
-                y0, y1, y2 = X[3 * q, l], X[3 * q + 1, l], X[3 * q + 2, l]
-                alpha = x0 * x0 + x1 * x1 + x2 * x2
-                beta = y0 * y0 + y1 * y1 + y2 * y2
-                gamma = x0 * y0 + x1 * y1 + x2 * y2
-                # _rotation's c and s in a form with two square roots and one division
-                # (tan = sign(d) 2 gamma / (|d| + hypot(d, 2 gamma)), d = beta - alpha), and
-                # the test in squares; the 2^300 scaling keeps those squares from underflowing
-                # (the entries are at most 1, so nothing overflows).
-                d = (beta - alpha) * _UP
-                g = gamma * _UP
-                go = g * g > rotate2 * ((alpha * _UP) * (beta * _UP))
-                den = abs(d) + math.sqrt(d * d + 4.0 * g * g)
-                inv = 1.0 / math.sqrt(den * den + 4.0 * g * g) if go else 0.0
-                c = den * inv if go else 1.0
-                s = (2.0 * g * inv if d >= 0.0 else -2.0 * g * inv) if go else 0.0
-                rx = max(R[p, l], alpha)
-                ry = max(R[q, l], beta)
-                R[p, l] = rx
-                R[q, l] = ry
-                rot[l] += 1 if go else 0
-                a0, a1, a2 = c * x0 - s * y0, c * x1 - s * y1, c * x2 - s * y2
-                b0, b1, b2 = s * x0 + c * y0, s * x1 + c * y1, s * x2 + c * y2
-                # _settle's rule: a column cut below a noise fraction of its largest norm
-                # is zeroed.
-                ka = 1.0 if a0 * a0 + a1 * a1 + a2 * a2 > noise2 * rx else 0.0
-                kb = 1.0 if b0 * b0 + b1 * b1 + b2 * b2 > noise2 * ry else 0.0
-                X[3 * p, l], X[3 * p + 1, l], X[3 * p + 2, l] = a0 * ka, a1 * ka, a2 * ka
-                X[3 * q, l], X[3 * q + 1, l], X[3 * q + 2, l] = b0 * kb, b1 * kb, b2 * kb
-                for i in range(3):
-                    v = V[3 * p + i, l]
-                    w = V[3 * q + i, l]
-                    V[3 * p + i, l] = c * v - s * w
-                    V[3 * q + i, l] = s * v + c * w
-        if rot.max() == 0:
+def _sweeps3(W, K, max_sweeps):
+    """Cyclic one-sided Jacobi on every lane's 3x3, in W's dtype; K = (rotate^2, noise^2,
+    scale, 0, 1, 2, 4) in that dtype. Row _T3 ends as each lane's rotations in its last
+    sweep. A pair no lane turns is not rotated: its columns stay as they are, and the noise
+    test, which they passed when they last turned, passes again (so the last, confirming
+    sweep costs a third of the others)."""
+    zero = K[3]
+    L = _LANES3
+    for _sweep in range(max_sweeps):
+        W[_T3 * L:(_T3 + 1) * L] = zero
+        if _turns3(W, 0, 1, K) != zero:
+            _rotate3(W, 0, 1, K)
+        if _turns3(W, 0, 2, K) != zero:
+            _rotate3(W, 0, 2, K)
+        if _turns3(W, 1, 2, K) != zero:
+            _rotate3(W, 1, 2, K)
+        if W[_T3 * L:(_T3 + 1) * L].max() == zero:
             return
 
 
 @njit(**_LANE)
-def _finish3(X, V, P):
+def _finish3(W, K):
     """The converged lanes, in place: each column of X normalised, it and V's column
-    flipped so that its first entry of largest magnitude is positive; P[j] = the column's
-    place in descending order of s (stable), P[3] = 0.0 where a singular value is zero, P[4 + j]
-    its s. Branch-free, so that the lane loop vectorises."""
+    flipped so that its first entry of largest magnitude is positive; row _P3 + j = column
+    j's place in descending order of s (stable), _P3 + 3 = 0 where a singular value is zero,
+    _P3 + 4 + j its s. Branch-free, so that the lane loop vectorises; K as in _sweeps3."""
+    zero, one = K[3], K[4]
+    L = _LANES3
     for j in range(3):
-        for l in range(_LANES):
-            sj = math.sqrt(X[3 * j, l] ** 2 + X[3 * j + 1, l] ** 2 + X[3 * j + 2, l] ** 2)
-            P[4 + j, l] = sj
-            inv = 1.0 / sj if sj > 0.0 else 0.0
-            x0, x1, x2 = X[3 * j, l], X[3 * j + 1, l], X[3 * j + 2, l]
+        for l in range(L):
+            x0, x1, x2 = W[(3 * j) * L + l], W[(3 * j + 1) * L + l], W[(3 * j + 2) * L + l]
+            sj = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+            W[(_P3 + 4 + j) * L + l] = sj
             big = x1 if abs(x1) > abs(x0) else x0
             big = x2 if abs(x2) > abs(big) else big
-            sg = -1.0 if big < 0.0 else 1.0
-            X[3 * j, l], X[3 * j + 1, l], X[3 * j + 2, l] = x0 * (sg * inv), x1 * (sg * inv), \
-                x2 * (sg * inv)
-            V[3 * j, l] *= sg
-            V[3 * j + 1, l] *= sg
-            V[3 * j + 2, l] *= sg
-    for l in range(_LANES):
-        s0, s1, s2 = P[4, l], P[5, l], P[6, l]
-        P[0, l] = (1.0 if s1 > s0 else 0.0) + (1.0 if s2 > s0 else 0.0)
-        P[1, l] = (1.0 if s0 >= s1 else 0.0) + (1.0 if s2 > s1 else 0.0)
-        P[2, l] = (1.0 if s0 >= s2 else 0.0) + (1.0 if s1 >= s2 else 0.0)
-        P[3, l] = 0.0 if min(s0, s1, s2) == 0.0 else 1.0
+            sg = -one if big < zero else one
+            f = sg * (one / sj if sj > zero else zero)
+            W[(3 * j) * L + l] = x0 * f
+            W[(3 * j + 1) * L + l] = x1 * f
+            W[(3 * j + 2) * L + l] = x2 * f
+            for i in range(3):
+                W[(_V3 + 3 * j + i) * L + l] *= sg
+    for l in range(L):
+        s0, s1, s2 = W[(_P3 + 4) * L + l], W[(_P3 + 5) * L + l], W[(_P3 + 6) * L + l]
+        W[_P3 * L + l] = (one if s1 > s0 else zero) + (one if s2 > s0 else zero)
+        W[(_P3 + 1) * L + l] = (one if s0 >= s1 else zero) + (one if s2 > s1 else zero)
+        W[(_P3 + 2) * L + l] = (one if s0 >= s2 else zero) + (one if s1 >= s2 else zero)
+        W[(_P3 + 3) * L + l] = zero if min(s0, s1, s2) == zero else one
 
 
 @njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
 def svd_lanes3(a, compute_uv, tol, u, s, vh, status):
-    """svd_lanes for a batch of 3x3 matrices (a (B, 3, 3); u, vh (B, 3, 3) or empty)."""
+    """svd_lanes for a batch of 3x3 matrices (a (B, 3, 3); u, vh (B, 3, 3) or empty),
+    computed in a's dtype (float32 or float64)."""
     nbatch = a.shape[0]
-    X = np.empty((9, _LANES))
-    V = np.empty((9, _LANES))
-    R = np.empty((3, _LANES))
-    P = np.empty((7, _LANES))
-    rot = np.empty(_LANES, np.int64)
-    expo = np.empty(_LANES, np.int64)
-    state = np.empty(_LANES, np.int64)
-    for lo in range(0, nbatch, _LANES):
-        hi = min(nbatch, lo + _LANES)
-        X[:, :] = 0.0
-        V[:, :] = 0.0
+    single = a.itemsize == 4
+    if single and tol.rotate < _EPS32:
+        status[:] = MORE
+        return
+    L = _LANES3
+    W = np.empty(_W3 * L, a.dtype)
+    K = np.empty(7, a.dtype)
+    noise2 = tol.noise * tol.noise
+    K[0], K[1], K[2] = tol.rotate * tol.rotate, noise2, _UP32 if single else _UP
+    K[3], K[4], K[5], K[6] = 0.0, 1.0, 2.0, 4.0
+    small = max(tol.small, _LIVE32 / noise2) if single else tol.small
+    expo = np.empty(L, np.int64)
+    state = np.empty(L, np.int64)
+    bits = np.empty(2)
+    ibits = bits.view(np.int64)
+    for lo in range(0, nbatch, L):
+        hi = min(nbatch, lo + L)
+        W[:_T3 * L] = 0.0
         for j in range(3):
-            V[4 * j, :] = 1.0
-        R[:, :] = 0.0
+            W[(_V3 + 4 * j) * L:(_V3 + 4 * j + 1) * L] = 1.0
         state[:] = OK
         for l in range(hi - lo):  # _load_lanes' scaling and hand-over rules
             b = lo + l
@@ -894,33 +964,43 @@ def svd_lanes3(a, compute_uv, tol, u, s, vh, status):
             if nan != 0.0:
                 state[l] = NOT_FINITE
                 continue
-            e, sc = _scale_exponent(amax)
+            # _scale_exponent without its two libm calls (a fifth of the time they took):
+            # the exponent read from amax's bits, 2^-e written as bits.
+            bits[0] = amax
+            e = ((ibits[0] >> 52) & 0x7FF) - 1022
+            if -1000 <= e <= 1000 and amax > 0.0:
+                ibits[1] = (1023 - e) << 52
+                sc = bits[1]
+            else:  # zero, subnormal or huge
+                e, sc = _scale_exponent(amax)
             expo[l] = e
             for j in range(3):
                 acc = 0.0
                 for i in range(3):
                     x = _times_pow2(np.float64(a[b, i, j]), e, sc)
-                    X[3 * j + i, l] = x
+                    W[(3 * j + i) * L + l] = x
                     acc += x * x
-                if 0.0 < acc < tol.small:
+                if 0.0 < acc < small:
                     state[l] = MORE
             if state[l] == MORE:
-                X[:, l] = 0.0
-        _sweeps3(X, V, R, rot, tol)
-        _finish3(X, V, P)
+                W[l:9 * L:L] = 0.0
+        _sweeps3(W, K, tol.max_sweeps)
+        _finish3(W, K)
         for l in range(hi - lo):
             b = lo + l
             st = state[l]
-            if st == OK and (rot[l] > 0 or (compute_uv and P[3, l] == 0.0)):
+            if st == OK and (W[_T3 * L + l] > 0.0 or (compute_uv and W[(_P3 + 3) * L + l] == 0.0)):
                 st = MORE  # not converged, or a zero singular value leaves U to complete
             status[b] = st
             if st != OK:
                 continue
             e = int(expo[l])
+            ibits[1] = (1023 + e) << 52  # 2^e, exact for the |e| <= 1000 of the load
             for j in range(3):
-                k = int(P[j, l])
-                s[b, k] = math.ldexp(P[4 + j, l], e)
+                k = int(W[(_P3 + j) * L + l])
+                sj = np.float64(W[(_P3 + 4 + j) * L + l])
+                s[b, k] = sj * bits[1] if -1000 <= e <= 1000 else math.ldexp(sj, e)
                 if compute_uv:
                     for i in range(3):
-                        u[b, i, k] = X[3 * j + i, l]
-                        vh[b, k, i] = V[3 * j + i, l]
+                        u[b, i, k] = W[(3 * j + i) * L + l]
+                        vh[b, k, i] = W[(_V3 + 3 * j + i) * L + l]
