@@ -349,16 +349,6 @@ def complete_rows(Ut, filled):
 
 
 @njit(cache=_CACHE, nogil=True, inline="always")
-def _sign_of_largest(x):
-    """-1.0 if the first entry of largest magnitude in x is negative, else 1.0."""
-    best = 0
-    for i in range(1, x.shape[0]):
-        if abs(x[i]) > abs(x[best]):
-            best = i
-    return -1.0 if x[best] < 0 else 1.0
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
 def _sort_descending(sv, perm):
     """Order perm so that sv[perm] is descending; a stable insertion sort, since de Rijk
     pivoting (and tiny n) leave it nearly sorted already."""
@@ -387,13 +377,16 @@ def _left_vectors(X, Ut, s, sv, perm, filled):
     if ucols == 0:
         return
     filled[:] = False
+    gaps = ucols - n
     for j in range(n):
         sj = sv[perm[j]]
         if sj > 0.0:
             for i in range(X.shape[1]):
                 Ut[j, i] = X[perm[j], i] / sj
             filled[j] = True
-    if ucols > n or not filled[:n].all():  # complete_rows allocates: skip it if it has no work
+        else:
+            gaps += 1
+    if gaps:  # complete_rows allocates: skip it if it has no work
         complete_rows(Ut, filled)
 
 
@@ -409,12 +402,25 @@ def _finish(ws, e, trans, compute_uv, u, s, vh):
         return
     Ut, Vt, perm, sgn = ws.Ut, ws.Vt, ws.perm, ws.sgn
     ucols = Ut.shape[0]
-    # Sign convention: the largest-|.| entry of each column of U (in src's orientation)
-    # is positive; v_j flips with u_j, complement vectors are normalised on their own.
-    for j in range(n):
-        sgn[j] = _sign_of_largest(Vt[perm[j]] if trans else Ut[j])
-    for j in range(n, ucols):
-        sgn[j] = _sign_of_largest(Ut[j])
+    # Sign convention: the first largest-|.| entry of each column of U (in src's
+    # orientation) is positive; v_j flips with u_j, complement vectors are normalised on
+    # their own. Index loops, not row views: numba types and lowers them much faster.
+    for j in range(ucols):
+        big = 0.0
+        sg = 1.0
+        if trans and j < n:
+            for i in range(n):
+                x = Vt[perm[j], i]
+                if abs(x) > big:
+                    big = abs(x)
+                    sg = -1.0 if x < 0 else 1.0
+        else:
+            for i in range(m):
+                x = Ut[j, i]
+                if abs(x) > big:
+                    big = abs(x)
+                    sg = -1.0 if x < 0 else 1.0
+        sgn[j] = sg
     if trans:
         for j in range(n):
             for i in range(n):
@@ -670,7 +676,7 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
         inv = 1.0 / sv[pj]
         for i in range(m):
             Ut[j, i] = X[pj, i, l] * inv
-        best = 0  # _sign_of_largest of u's column j
+        best = 0  # _finish's sign rule for u's column j
         if trans:
             for i in range(1, n):
                 if abs(Vt[pj, i, l]) > abs(Vt[pj, best, l]):
