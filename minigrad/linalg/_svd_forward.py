@@ -423,9 +423,10 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
 
     Returns (U, S, Vh): U (*, m, m) or (*, m, k), S (*, k) descending and >= 0,
     Vh (*, n, n) or (*, k, n), k = min(m, n), all in a's dtype (float16 is computed in
-    float32). Without compute_uv, U and Vh are None. Signs: the first entry of largest
-    magnitude in each column of U is positive (v_j flips with u_j; complement columns of a
-    full U and rows of a full Vh are normalised the same way on their own).
+    float32, batches other than 3x3 in float64, to the working dtype's tolerance). Without
+    compute_uv, U and Vh are None. Signs: the first entry of largest magnitude in each
+    column of U is positive (v_j flips with u_j; complement columns of a full U and rows
+    of a full Vh are normalised the same way on their own).
     tol in (0, 1) is the relative orthogonality threshold |a_p.a_q| <= tol |a_p||a_q|
     (default sqrt(rows) * eps of the working dtype); max_sweeps caps the Jacobi sweeps.
     _plan overrides the dispatch (tests use it to run every path on small inputs).
