@@ -57,6 +57,9 @@ _BIG_ZETA = 1e8
 _SAFE = 2.0**-970
 _ROOT_SAFE = 2.0**-480  # rows above this norm have squares and products above _SAFE
 
+# Kernels that only other kernels call need no entry point from Python.
+_HELPER = {"cache": _CACHE, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
 
 class Tol(NamedTuple):
     """The iteration's thresholds (see _svd_forward for the defaults)."""
@@ -94,7 +97,7 @@ def workspace(like, n, m, ucols, with_v):
 
 # Not inline="always": numba-level inlining would compile the loop with the caller's (strict)
 # flags and lose the vectorisation; LLVM still inlines the call, keeping these flags.
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+@njit(**_HELPER, fastmath=_FAST)
 def _dot(x, y):
     acc = 0.0
     for i in range(x.shape[0]):
@@ -110,7 +113,7 @@ def _dot_rows(X, p, q):
     return acc
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+@njit(**_HELPER, fastmath=_FAST)
 def _scaled_dot(X, p, q, a, b):
     """X[p] . X[q] / (a b) with both rows first scaled by powers of two near 1/a and 1/b."""
     sp = math.ldexp(1.0, -math.frexp(a)[1])
@@ -121,7 +124,7 @@ def _scaled_dot(X, p, q, a, b):
     return acc / ((a * sp) * (b * sq))
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+@njit(**_HELPER, fastmath=_FAST)
 def _norm(X, p):
     """|X[p]|, also for rows so small that their square underflows."""
     d = _dot_rows(X, p, p)
@@ -201,7 +204,7 @@ def _rotate_rows_dot(X, p, q, r, c, s):
     return acc
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**_HELPER)
 def _settle(X, p, new, ref, tol):
     """new (|X[p]|), or 0 after zeroing X[p] if it is rounding noise: below tol.small, or
     below tol.noise times the largest norm ref the row has had. Such a row is what is left
@@ -216,7 +219,7 @@ def _settle(X, p, new, ref, tol):
 
 # ---- one sweep ----------------------------------------------------------------------------
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+@njit(**_HELPER, fastmath=_FAST)
 def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
     """Orthogonalise row p of X against rows q0..q1-1 (the relative test decides which);
     rotations are mirrored on Vt unless it is empty. Returns the number of rotations."""
@@ -266,7 +269,7 @@ def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
     return done
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(**_HELPER)
 def renorm(X, nrm, ref, tol):
     """Fresh norms at the start of a sweep (the updated ones drift); rows that the last
     sweep reduced to noise are zeroed. ref must hold each row's largest norm so far (or
@@ -277,8 +280,8 @@ def renorm(X, nrm, ref, tol):
         nrm[j] = _settle(X, j, new, ref[j], tol)
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
-def _sweeps(X, Vt, nrm, ref, tol):
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+def sweeps(X, Vt, nrm, ref, tol):
     """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of X (the columns of A).
 
     Rotations are mirrored on the rows of Vt unless it is empty. Returns the number of
@@ -309,7 +312,7 @@ def _sweeps(X, Vt, nrm, ref, tol):
 
 # ---- finishing: singular values, left vectors, signs --------------------------------------
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(**_HELPER)
 def complete_rows(Ut, filled):
     """Fill the rows of Ut with filled[i] False so that all rows are orthonormal.
 
@@ -346,16 +349,6 @@ def complete_rows(Ut, filled):
 
 
 @njit(cache=_CACHE, nogil=True, inline="always")
-def _sign_of_largest(x):
-    """-1.0 if the first entry of largest magnitude in x is negative, else 1.0."""
-    best = 0
-    for i in range(1, x.shape[0]):
-        if abs(x[i]) > abs(x[best]):
-            best = i
-    return -1.0 if x[best] < 0 else 1.0
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
 def _sort_descending(sv, perm):
     """Order perm so that sv[perm] is descending; a stable insertion sort, since de Rijk
     pivoting (and tiny n) leave it nearly sorted already."""
@@ -384,35 +377,50 @@ def _left_vectors(X, Ut, s, sv, perm, filled):
     if ucols == 0:
         return
     filled[:] = False
+    gaps = ucols - n
     for j in range(n):
         sj = sv[perm[j]]
         if sj > 0.0:
             for i in range(X.shape[1]):
                 Ut[j, i] = X[perm[j], i] / sj
             filled[j] = True
-    if ucols > n or not filled[:n].all():  # complete_rows allocates: skip it if it has no work
+        else:
+            gaps += 1
+    if gaps:  # complete_rows allocates: skip it if it has no work
         complete_rows(Ut, filled)
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(**_HELPER)
 def _finish(ws, e, trans, compute_uv, u, s, vh):
     """The converged workspace (X, and Vt) to s (times 2^e), and signed u and vh written
     in the orientation of the source (A transposed when trans)."""
     n, m = ws.X.shape
-    ut = ws.Ut if compute_uv else ws.Ut[:0]
-    _left_vectors(ws.X, ut, s, ws.sv, ws.perm, ws.filled)
+    _left_vectors(ws.X, ws.Ut, s, ws.sv, ws.perm, ws.filled)
     for j in range(n):
         s[j] = math.ldexp(s[j], e)
     if not compute_uv:
         return
     Ut, Vt, perm, sgn = ws.Ut, ws.Vt, ws.perm, ws.sgn
     ucols = Ut.shape[0]
-    # Sign convention: the largest-|.| entry of each column of U (in src's orientation)
-    # is positive; v_j flips with u_j, complement vectors are normalised on their own.
-    for j in range(n):
-        sgn[j] = _sign_of_largest(Vt[perm[j]] if trans else Ut[j])
-    for j in range(n, ucols):
-        sgn[j] = _sign_of_largest(Ut[j])
+    # Sign convention: the first largest-|.| entry of each column of U (in src's
+    # orientation) is positive; v_j flips with u_j, complement vectors are normalised on
+    # their own. Index loops, not row views: numba types and lowers them much faster.
+    for j in range(ucols):
+        big = 0.0
+        sg = 1.0
+        if trans and j < n:
+            for i in range(n):
+                x = Vt[perm[j], i]
+                if abs(x) > big:
+                    big = abs(x)
+                    sg = -1.0 if x < 0 else 1.0
+        else:
+            for i in range(m):
+                x = Ut[j, i]
+                if abs(x) > big:
+                    big = abs(x)
+                    sg = -1.0 if x < 0 else 1.0
+        sgn[j] = sg
     if trans:
         for j in range(n):
             for i in range(n):
@@ -473,11 +481,11 @@ def _svd_one(src, trans, compute_uv, tol, u, s, vh, ws):
     e = _load(src, trans, ws.X)
     if e is None:
         return NOT_FINITE
-    Vt = ws.Vt if compute_uv else ws.Vt[:0, :0]
+    Vt = ws.Vt
     Vt[:, :] = 0.0
     for j in range(Vt.shape[0]):
         Vt[j, j] = 1.0
-    if _sweeps(ws.X, Vt, ws.nrm, ws.ref, tol) < 0:
+    if sweeps(ws.X, Vt, ws.nrm, ws.ref, tol) < 0:
         return NOT_CONVERGED
     _finish(ws, e, trans, compute_uv, u, s, vh)
     return OK
@@ -668,7 +676,7 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
         inv = 1.0 / sv[pj]
         for i in range(m):
             Ut[j, i] = X[pj, i, l] * inv
-        best = 0  # _sign_of_largest of u's column j
+        best = 0  # _finish's sign rule for u's column j
         if trans:
             for i in range(1, n):
                 if abs(Vt[pj, i, l]) > abs(Vt[pj, best, l]):
@@ -692,16 +700,12 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
 
 # ---- entry points -------------------------------------------------------------------------
 
-# numba links a separately compiled callee into each caller and optimises it again there,
-# so a deep call tree multiplied the first-call compile time. Functions called from one
-# place are therefore inlined (inline="always"); the small helpers called from several
-# (_norm, _settle, _pairs, ...) stay separate, as inlining would copy them at every call.
-
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
-def sweeps(X, Vt, nrm, ref, tol):
-    """_sweeps, for the driver's lone-matrix path."""
-    return _sweeps(X, Vt, nrm, ref, tol)
-
+# First-call compile time (seconds per kernel on a fresh install) is set by the call tree:
+# numba types an inline="always" callee anew inside every caller, while a separate kernel is
+# typed once per signature but linked into each caller and optimised again by LLVM there.
+# So the loops of a sweep (sweeps, _pairs) and of the finish (_finish, complete_rows) are
+# kernels of their own, glue called from one place (_svd_one, _load, _left_vectors) is
+# inlined, and kernels that only kernels call have no Python entry point (_HELPER).
 
 @njit(cache=_CACHE, nogil=True)
 def left_vectors(X, Ut, s, sv, perm, filled):
@@ -768,7 +772,9 @@ def svd_batched(a, trans, full, compute_uv, tol, u, s, vh, status):
     """
     m = a.shape[2] if trans else a.shape[1]
     n = a.shape[1] if trans else a.shape[2]
-    ws = workspace(a, n, m, m if full else n, True)
+    # Without U and V, empty Ut and Vt (C-contiguous, as the lone path's: one compile of
+    # sweeps serves both).
+    ws = workspace(a, n, m, (m if full else n) if compute_uv else 0, compute_uv)
     for b in range(a.shape[0]):
         status[b] = _svd_one(a[b], trans, compute_uv, tol, u[b], s[b], vh[b], ws)
 

@@ -357,47 +357,61 @@ def _svd_one_matrix(a: np.ndarray, full: bool, compute_uv: bool, tol, plan: Plan
 
 
 def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int):
-    """The batch kernel on slices of a3, on `threads` threads: lanes for tiny matrices, and
-    the general kernel for the rest and for the few matrices lanes hand back (MORE)."""
+    """The batch kernels on slices of a3, on `threads` threads: lanes for tiny matrices, and
+    the general kernel for the rest and for the few matrices lanes hand back (MORE).
+    The outputs are float64, except from the 3x3 kernel (a3's dtype)."""
     nbatch, m, n = a3.shape
     k = min(m, n)
-    if compute_uv:
-        u = np.empty((nbatch, m, m if full else k), dtype=a3.dtype)
-        vh = np.empty((nbatch, n if full else k, n), dtype=a3.dtype)
-    else:
-        u = vh = np.empty((nbatch, 0, 0), dtype=a3.dtype)
-    s = np.empty((nbatch, k), dtype=a3.dtype)
-    status = np.empty(nbatch, dtype=np.int8)
     jac = _kernels()
     trans = m < n
     lanes = (k <= jac._LANES_MAX_N and max(m, n) <= jac._LANES_MAX_M
              and not (full and compute_uv and m != n))
+    lanes3 = lanes and m == n == 3  # the commonest tiny case has a kernel of its own
+    if not lanes3:
+        # The general kernels compute in float64 for every dtype (float32 storage measured
+        # no faster), so each compiles once, not once per dtype: seconds on a fresh install.
+        a3 = a3.astype(np.float64, copy=False)
+    u, s, vh, status = _outputs(nbatch, m, n, full, compute_uv, a3.dtype)
     # A few chunks per thread (a descheduled thread then delays only its chunk), each a
     # whole number of the kernel's lanes.
     step = max(jac._LANES, -(-nbatch // (4 * threads)) // jac._LANES * jac._LANES)
     chunks = [slice(lo, lo + step) for lo in range(0, nbatch, step)]
-    if lanes:
-        if m == n == 3:  # the commonest tiny case has a kernel of its own
-            _threads.run(jac.svd_lanes3, [(a3[c], compute_uv, tol, u[c], s[c], vh[c],
-                                           status[c]) for c in chunks], threads)
-        else:
-            _threads.run(jac.svd_lanes, [(a3[c], trans, compute_uv, tol, u[c], s[c], vh[c],
-                                          status[c]) for c in chunks], threads)
-        more = np.flatnonzero(status == jac.MORE)
-        if more.size:
-            (u[more], s[more], vh[more]), status[more] = _svd_batched_general(
-                a3[more], full, compute_uv, tol, u[more], s[more], vh[more])
-    else:
+    if not lanes:
         tasks = [(a3[c], trans, full, compute_uv, tol, u[c], s[c], vh[c], status[c])
                  for c in chunks]
         _threads.run(jac.svd_batched, tasks, threads)
+        return (u, s, vh), status
+    if lanes3:
+        _threads.run(jac.svd_lanes3, [(a3[c], compute_uv, tol, u[c], s[c], vh[c], status[c])
+                                      for c in chunks], threads)
+    else:
+        _threads.run(jac.svd_lanes, [(a3[c], trans, compute_uv, tol, u[c], s[c], vh[c],
+                                      status[c]) for c in chunks], threads)
+    more = np.flatnonzero(status == jac.MORE)
+    if more.size:
+        (u[more], s[more], vh[more]), status[more] = _svd_batched_general(
+            a3[more], full, compute_uv, tol)
     return (u, s, vh), status
 
 
-def _svd_batched_general(a3, full, compute_uv, tol, u, s, vh):
-    status = np.empty(a3.shape[0], dtype=np.int8)
-    trans = a3.shape[1] < a3.shape[2]
-    _kernels().svd_batched(a3, trans, full, compute_uv, tol, u, s, vh, status)
+def _outputs(nbatch: int, m: int, n: int, full: bool, compute_uv: bool, dtype):
+    """Empty u, s, vh and status for the batch kernels (u and vh (nbatch, 0, 0) when only
+    s is wanted)."""
+    k = min(m, n)
+    if compute_uv:
+        u = np.empty((nbatch, m, m if full else k), dtype=dtype)
+        vh = np.empty((nbatch, n if full else k, n), dtype=dtype)
+    else:
+        u = vh = np.empty((nbatch, 0, 0), dtype=dtype)
+    return u, np.empty((nbatch, k), dtype=dtype), vh, np.empty(nbatch, dtype=np.int8)
+
+
+def _svd_batched_general(a3, full, compute_uv, tol):
+    """The general batch kernel on all of a3, in float64, on the calling thread."""
+    a3 = a3.astype(np.float64, copy=False)
+    nbatch, m, n = a3.shape
+    u, s, vh, status = _outputs(nbatch, m, n, full, compute_uv, a3.dtype)
+    _kernels().svd_batched(a3, m < n, full, compute_uv, tol, u, s, vh, status)
     return (u, s, vh), status
 
 
@@ -409,9 +423,10 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
 
     Returns (U, S, Vh): U (*, m, m) or (*, m, k), S (*, k) descending and >= 0,
     Vh (*, n, n) or (*, k, n), k = min(m, n), all in a's dtype (float16 is computed in
-    float32). Without compute_uv, U and Vh are None. Signs: the first entry of largest
-    magnitude in each column of U is positive (v_j flips with u_j; complement columns of a
-    full U and rows of a full Vh are normalised the same way on their own).
+    float32, batches other than 3x3 in float64, to the working dtype's tolerance). Without
+    compute_uv, U and Vh are None. Signs: the first entry of largest magnitude in each
+    column of U is positive (v_j flips with u_j; complement columns of a full U and rows
+    of a full Vh are normalised the same way on their own).
     tol in (0, 1) is the relative orthogonality threshold |a_p.a_q| <= tol |a_p||a_q|
     (default sqrt(rows) * eps of the working dtype); max_sweeps caps the Jacobi sweeps.
     _plan overrides the dispatch (tests use it to run every path on small inputs).
