@@ -17,7 +17,7 @@ import sys
 from typing import NamedTuple
 
 import numpy as np
-from numba import literally, njit
+from numba import njit
 
 
 def _probe():
@@ -808,10 +808,11 @@ _LANES3 = 32
 
 # A block's scratch is one flat array W, row r at W[r * _LANES3:]: columns of X (rows 0-8,
 # column j in 3j..3j+2), of V (9-17), the largest squared column norms R (18-20), the
-# rotation's c and s (21, 22), rotations this sweep (23), _finish3's output (24-30). Each
-# pair's loops are written out with their rows as constants, so LLVM proves the rows apart:
-# with 2-D arrays and a loop over the pairs, it tested them for overlap before every loop,
-# and the sweeps took twice as long.
+# rotation's c and s (21, 22), rotations this sweep (23), _finish3's output (24-30). One
+# flat array and a call per pair: with 2-D arrays and a loop over the pairs, LLVM tested
+# the rows for overlap before every loop, and the sweeps took twice as long. (Making p and
+# q compile-time constants, numba.literally, gained another ~10% but cost ~1 s of the
+# first call's compile, six specialisations: the 3x3 target is 20x numpy, met 3x over.)
 _X3, _V3, _R3, _C3, _S3, _T3, _P3, _W3 = 0, 9, 18, 21, 22, 23, 24, 31
 
 
@@ -819,8 +820,6 @@ _X3, _V3, _R3, _C3, _S3, _T3, _P3, _W3 = 0, 9, 18, 21, 22, 23, 24, 31
 def _turns3(W, p, q, K):
     """The rotation of columns p < q in every lane, into rows _C3 and _S3 (c = 1, s = 0
     where the pair is orthogonal enough), R updated; returns how many lanes turn."""
-    literally(p)
-    literally(q)
     rotate2, up = K[0], K[2]
     zero, one, two, four = K[3], K[4], K[5], K[6]
     L = _LANES3
@@ -859,8 +858,6 @@ def _turns3(W, p, q, K):
 def _rotate3(W, p, q, K):
     """Columns p and q of X and V turned by rows _C3, _S3 in every lane; _settle's rule: a
     column cut below a noise fraction of its largest norm is zeroed."""
-    literally(p)
-    literally(q)
     noise2, zero, one = K[1], K[3], K[4]
     L = _LANES3
     x, y, rx, ry = 3 * p * L, 3 * q * L, (_R3 + p) * L, (_R3 + q) * L
@@ -898,7 +895,10 @@ def _sweeps3(W, K, max_sweeps):
             _rotate3(W, 0, 2, K)
         if _turns3(W, 1, 2, K) != zero:
             _rotate3(W, 1, 2, K)
-        if W[_T3 * L:(_T3 + 1) * L].max() == zero:
+        busy = zero  # a loop, not .max(): numba's array max costs ~0.6 s of first compile
+        for l in range(L):
+            busy = max(busy, W[_T3 * L + l])
+        if busy == zero:
             return
 
 
