@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function
-from ._base import as_float
+from ._base import _Unary
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -94,49 +93,38 @@ def _ndtri(p: np.ndarray) -> np.ndarray:
     return out
 
 
-class LogNdtr(Function):
+def _in_float64(f):
+    """f computed in float64, its result in the input's dtype."""
+    return staticmethod(lambda x: f(x.astype(np.float64)).astype(x.dtype, copy=False))
+
+
+class LogNdtr(_Unary):
     """log Phi(a), Phi the standard normal CDF."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        x = as_float(a._array)
-        return _log_ndtr(x.astype(np.float64)).astype(x.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        return g * InverseMills.apply(a)
+    fn = _in_float64(_log_ndtr)
+    grad = staticmethod(lambda a, g: g * InverseMills.apply(a))
 
 
-class InverseMills(Function):
+def _mills_slope(a: Any, g: Any) -> Any:
+    r = InverseMills.apply(a)
+    return -g * r * (a + r)
+
+
+class InverseMills(_Unary):
     """R(a) = phi(a) / Phi(a), the derivative of log Phi; R' = -R (a + R)."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.save_for_backward(a)
-        x = as_float(a._array)
-        return _mills(x.astype(np.float64)).astype(x.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        r = InverseMills.apply(a)
-        return -g * r * (a + r)
+    fn = _in_float64(_mills)
+    grad = staticmethod(_mills_slope)
 
 
-class Ndtri(Function):
+def _ndtri_slope(p: Any, g: Any) -> Any:
+    x = Ndtri.apply(p)
+    return g * _SQRT_2PI * (x * x * 0.5).exp()
+
+
+class Ndtri(_Unary):
     """Phi^-1(p): -inf at 0, inf at 1, nan outside [0, 1]; its derivative 1 / phi(Phi^-1(p))
     = sqrt(2 pi) exp(x^2 / 2)."""
 
-    @staticmethod
-    def forward(ctx: Context, p: Any) -> np.ndarray:
-        ctx.save_for_backward(p)
-        x = as_float(p._array)
-        return _ndtri(x).astype(x.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> Any:
-        (p,) = ctx.saved_tensors
-        x = Ndtri.apply(p)
-        return g * _SQRT_2PI * (x * x * 0.5).exp()
+    fn = _in_float64(_ndtri)
+    grad = staticmethod(_ndtri_slope)
