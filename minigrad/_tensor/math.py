@@ -298,11 +298,10 @@ class MathMethods:
         >>> mg.tensor([1.0, 2.0]).polygamma(1).round(decimals=4)
         tensor([1.6449, 0.6449])
         """
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-            raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+        n = _int_arg(n, "polygamma", "n")
         if n < 0:
             raise RuntimeError("polygamma(n, x) does not support negative n.")
-        return gamma.Polygamma.apply(self, int(n))
+        return gamma.Polygamma.apply(self, n)
 
     def i0(self) -> Tensor:
         """I_0(x), the modified Bessel function of the first kind of order 0.
@@ -318,13 +317,19 @@ class MathMethods:
         >>> mg.tensor([2.0, 3.0]).mvlgamma(3).round(decimals=4)
         tensor([1.5963, 2.6949])
         """
-        if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
-            raise TypeError(f"mvlgamma(): argument 'p' must be int, not {type(p).__name__}")
+        p = _int_arg(p, "mvlgamma", "p")
         if p < 1:
             raise RuntimeError("p has to be greater than or equal to 1")
         x = self if self._array.dtype.kind == "f" else self.to(np.float32)
         halves = function.make_tensor(-0.5 * np.arange(p, dtype=x._array.dtype))
         return (x.unsqueeze(-1) + halves).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def _int_arg(value: Any, fn: str, name: str) -> int:
+    """value as an int, or torch's TypeError for anything else (bool included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument '{name}' must be int, not {type(value).__name__}")
+    return int(value)
 
 
 def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:
