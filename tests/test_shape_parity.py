@@ -318,16 +318,34 @@ def test_scatter_reduce_prod_is_exact_at_zeros() -> None:
     assert ga.tolist() == [[6.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
     (h,) = mg.autograd.grad(ga[1, 1], s)  # d/ds of a[1,1]'s derivative s[0,1] s[1,1] ... = 7
     assert h.tolist() == [[0.0, 7.0, 0.0], [0.0, 0.0, 0.0]]
-    # three zeros and a 5 in one place: the first two orders are 0, the third (5 for
-    # d a d s0 d s1) would need the product of zeros as a function: an error, not 0
+    # three zeros and a 5 in one place: out = a s0 s1 s2, whose first two orders are 0
+    # there and whose third, d3/(da ds0 ds1), is s2 = 5
     a = mg.tensor([0.0], dtype=mg.float64, requires_grad=True)
     s = mg.tensor([0.0, 0.0, 5.0], dtype=mg.float64, requires_grad=True)
     out = a.scatter_reduce(0, mg.tensor([0, 0, 0]), s, "prod")
     (ga,) = mg.autograd.grad(out.sum(), a, create_graph=True)
     (gas,) = mg.autograd.grad(ga.sum(), s, create_graph=True)
     assert ga.tolist() == [0.0] and gas.tolist() == [0.0, 0.0, 0.0]
-    with pytest.raises(RuntimeError, match="several entries are 0, is not implemented"):
-        mg.autograd.grad(gas[0], s)
+    (third,) = mg.autograd.grad(gas[0], s)
+    assert third.tolist() == [0.0, 5.0, 0.0]
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_third_order_at_zeros(include_self: bool) -> None:
+    # places with 0, 1, 2 and 3 zeros among up to 4 entries (runs of uneven length): the
+    # gradient's own second derivatives, i.e. the third order of out, by finite differences
+    a = mg.tensor([[0.0, 2.0, 0.0, 1.5], [3.0, 0.0, 0.0, 0.5]], dtype=mg.float64,
+                  requires_grad=True)
+    s = mg.tensor([[0.0, 0.0, 0.0, 2.5], [1.5, 0.0, 4.0, 3.0], [2.0, 0.0, 0.0, 0.7]],
+                  dtype=mg.float64, requires_grad=True)
+    idx = mg.tensor([[0, 1, 0, 0], [0, 1, 0, 1], [0, 0, 1, 0]])
+    w = mg.tensor(np.random.default_rng(1).uniform(0.5, 1.5, (2, 4)))
+
+    def grads(x, y):
+        out = x.scatter_reduce(0, idx, y, "prod", include_self=include_self)
+        return mg.autograd.grad((out * w).sum(), (x, y), create_graph=True)
+
+    assert gradcheck(grads, (a, s)) and gradgradcheck(grads, (a, s))
 
 
 def test_scatter_reduce_amax_without_self_ignores_self_in_ties() -> None:

@@ -2,9 +2,8 @@
 amax or amin (with or without a's own entry), and its gradient in minigrad ops.
 
 The gradients are torch's: mean divides by each place's count; amax and amin share the
-cotangent evenly among the entries equal to the result; prod is exact at zeros (the
-product of the others, from a second, zero-free product and the place's zeros: exact at
-every order up to one past the number of zeros in a place, an error beyond).
+cotangent evenly among the entries equal to the result; prod is exact at zeros, at
+every order (the product of the others, multiplied out where entries are 0).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import numpy as np
 
 from ..autograd.function import Context, Function, constant
 from .arith import Where
-from .shape import GetItem
+from .shape import Cat, GetItem
 
 _AT = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
        "amin": np.minimum}
@@ -84,56 +83,41 @@ class ScatterReduce(Function):
 
 
 def _prod_factors(a: Any, src: Any, tup: tuple, inc: bool, hit: np.ndarray) -> tuple:
-    """d out / d a and d out / d src: the product of the other entries of each place,
-    as (zero-free product / the entry) x (the product of the place's zeros but this one).
-    The latter is written so that it differentiates again exactly: 1; or the one other
-    zero, as (sum of the place's zeros) - this entry; or, for two or more zeros, 0 whose
-    first derivatives are 0 and whose second raises (``_Vanishing``). So second derivatives
-    are exact at zeros, and a third that would need a product of zeros says so."""
-    za, zs = a._array == 0, src._array == 0
-    if not (za.any() or zs.any()):  # the common case: out / entry (out recomputed, an op)
-        rest = ScatterReduce.apply(a, src, tup, "prod", inc)
+    """d out / d a and d out / d src: the product of the other entries of each place."""
+    if not ((a._array == 0).any() or (src._array == 0).any()):
+        rest = ScatterReduce.apply(a, src, tup, "prod", inc)  # out / entry (out recomputed)
         return rest / a, GetItem.apply(rest, tup) / src
-    zeros = np.array(za & (inc | ~hit), np.int64)  # (an array even when 0-d)
-    np.add.at(zeros, tup, zs)
-    a1 = Where.apply(constant(za), 1.0, a)
-    s1 = Where.apply(constant(zs), 1.0, src)
-    rest = ScatterReduce.apply(a1, s1, tup, "prod", inc)  # zero-free product of each place
-    zsum = ScatterReduce.apply(Where.apply(constant(~za), 0.0, a),  # = 0, with a gradient
-                               Where.apply(constant(~zs), 0.0, src), tup, "sum", inc)
-
-    def zero_product(m: np.ndarray, linear: Any) -> Any:
-        """The product of m zeros of a place, given their sum ``linear`` (m = 1)."""
-        out = Where.apply(constant(m == 0), 1.0, Where.apply(constant(m == 1), linear, 0.0))
-        for k in np.unique(m[m >= 2]):  # m zeros: derivatives below order m vanish
-            out = Where.apply(constant(m == k), _Vanishing.apply(linear, int(k) - 1), out)
-        return out
-
-    def factor(x: Any, x1: Any, zero: np.ndarray, n: np.ndarray, r: Any, zs_: Any) -> Any:
-        if_zero = r * zero_product(n - 1, zs_ - x)  # the other zeros of the place
-        if_not = r / x1 * zero_product(n, zs_)
-        return Where.apply(constant(zero), if_zero, if_not)
-
-    fa = factor(a, a1, za, zeros, rest, zsum)
-    fs = factor(src, s1, zs, zeros[tup], GetItem.apply(rest, tup), GetItem.apply(zsum, tup))
-    return fa, fs
+    # With zeros, out / entry is 0/0: multiply the others out instead. The entries, sorted
+    # by place, get the product of the ones before them and of the ones after them in their
+    # place (segmented scans): products only, so every order of derivative is exact.
+    own = np.flatnonzero(hit) if inc else np.zeros(0, np.int64)  # a's entries that enter
+    ids = np.arange(hit.size).reshape(hit.shape)[tup]
+    places = np.concatenate([own, np.broadcast_to(ids, src.shape).ravel()])
+    order = np.argsort(places, kind="stable")
+    entries = Cat.apply(0, a.reshape(-1)[own], src.reshape(-1))[order]
+    ranked = places[order]
+    before = _exclusive_products(entries, ranked)
+    after = _exclusive_products(entries.flip(0), ranked[::-1]).flip(0)
+    others = (before * after)[np.argsort(order)]  # back in the order of `places`
+    n = own.size
+    at = np.full(hit.size, n + src._array.size)  # a's entries that do not enter: 1
+    at[own] = np.arange(n)
+    one = constant(np.ones(1, a._array.dtype))
+    fa = Cat.apply(0, others, one)[at].reshape(hit.shape)
+    return fa, others[n:].reshape(src.shape)
 
 
-class _Vanishing(Function):
-    """0 standing for a product of two or more zero variables, whose derivatives of order
-    below ``order + 1`` vanish too; the one past that raises rather than say 0."""
-
-    @staticmethod
-    def forward(ctx: Context, s: Any, order: int) -> np.ndarray:
-        ctx.save_for_backward(s)
-        ctx.order = order
-        return np.zeros_like(s._array)
-
-    @staticmethod
-    def backward(ctx: Context, g: Any) -> tuple:
-        if ctx.order == 0:
-            raise RuntimeError("scatter_reduce(reduce='prod'): this derivative, at a place "
-                               "where several entries are 0, is not implemented (the orders "
-                               "below the number of zeros there are exact)")
-        (s,) = ctx.saved_tensors
-        return g * _Vanishing.apply(s, ctx.order - 1), None
+def _exclusive_products(x: Any, places: np.ndarray) -> Any:
+    """y_i = prod x_j over the j < i with places[j] = places[i] (places sorted, so each
+    place is one run), by Hillis-Steele doubling: log2(longest run) multiplies."""
+    pos = np.arange(places.size)
+    first = np.ones(places.size, bool)
+    first[1:] = places[1:] != places[:-1]
+    start = np.maximum.accumulate(np.where(first, pos, 0))  # where each entry's run begins
+    y = Where.apply(constant(first), 1.0, x[np.maximum(pos - 1, 0)])
+    longest = int((pos - start).max(initial=0)) + 1
+    k = 1
+    while k < longest:
+        y = y * Where.apply(constant(pos - k >= start), y[np.maximum(pos - k, 0)], 1.0)
+        k *= 2
+    return y
