@@ -265,9 +265,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if self.grad_fn is None or self._retains:
             return
         node = self.grad_fn
-        if node.retained is None:
-            node.retained = {}
-        node.retained[self._output_nr] = weakref.ref(self)
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
         self._retains = True
 
     @property
@@ -279,9 +279,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node, nr = edge_of(self)[:2]
-        if node.hooks is None:
-            node.hooks = {}
-        hooks = node.hooks.setdefault(nr, [])
+        if node._hooks is None:
+            node._hooks = {}
+        hooks = node._hooks.setdefault(nr, [])
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 

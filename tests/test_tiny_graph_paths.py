@@ -134,7 +134,7 @@ def test_apply_records_needs_and_edges_for_every_arity(n) -> None:
     out = _Record.apply(*args)
     needs = tuple(mg.is_tensor(a) and a.requires_grad for a in args)
     assert out.grad_fn.ctx.seen == needs
-    for a, need, edge in zip(args, needs, out.grad_fn.next_edges):
+    for a, need, edge in zip(args, needs, out.grad_fn._next_edges):
         if not need:
             assert edge is None
             continue
@@ -252,7 +252,7 @@ def test_a_numpy_only_forward_records_nothing_but_its_own_node() -> None:
         with np.errstate(all="ignore"):
             out = cls.apply(*args)
         after = _next_order()
-        assert out.grad_fn is not None and out.grad_fn.fn is cls
+        assert out.grad_fn is not None and out.grad_fn._fn is cls
         # orders fall by one per node made: the op's own node and nothing from its forward
         assert before - after == 2, f"{cls.__name__}'s forward recorded an op"
         assert mg.is_grad_enabled()

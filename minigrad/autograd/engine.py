@@ -52,7 +52,7 @@ def _fit(g: Tensor, shape: tuple, dtype, node: Node) -> Tensor:
             g = None
         if g is None or g.shape != shape:
             raise RuntimeError(
-                f"{node.name()} returned a gradient that cannot be summed to its input's "
+                f"{node._name} returned a gradient that cannot be summed to its input's "
                 f"shape {shape}"
             )
     if g.dtype != dtype:
@@ -77,7 +77,7 @@ def run_backward(
     want (a walk made by a node's backward, which has what it needs)."""
     if len(roots) == 1 and not create_graph:  # a loss's backward(): _seed, inlined
         node, nr = edge_of(roots[0])[:2]
-        buf = [None] * len(node.out_meta)
+        buf = [None] * len(node._out_meta)
         buf[nr] = grad_roots[0]
         buffers, starts = {node: buf}, [node]
     else:
@@ -96,7 +96,7 @@ def run_backward(
         _state.enabled = prev
         running.pop()
         for node in walk.kept:
-            node.ctx.free()
+            node.free()
     if inputs is None:
         return None
     if walk.records and not create_graph:
@@ -122,7 +122,7 @@ def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
         node, nr = edge_of(t)[:2]
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * len(node.out_meta)
+            buf = buffers[node] = [None] * len(node._out_meta)
             starts.append(node)
         buf[nr] = g if buf[nr] is None else _add(buf[nr], g, create_graph)
     return buffers, starts
@@ -178,13 +178,13 @@ class _Walk:
         frees, keeps, create_graph = self.frees, self.keeps, self.create_graph
         to_leaves = self.to_leaves
         tensor = function.tensor_class
-        heap = []  # (node.order, node): order is unique, so nodes are never compared
+        heap = []  # (node._order, node): order is unique, so nodes are never compared
         # While a single node waits (along a chain, the usual case) it waits here, not in
         # the heap: it is the newest of one.
         lone = starts[0] if len(starts) == 1 else None
         if lone is None:
             for n in starts:
-                heappush(heap, (n.order, n))
+                heappush(heap, (n._order, n))
         while True:
             if lone is not None:
                 node, lone = lone, None
@@ -199,23 +199,23 @@ class _Walk:
                 if node in self.targets:
                     self._arrive(node, grads)
                 continue
-            if node.hooks or node.retained or captured:
+            if node._hooks or node._retained or captured:
                 self._arrive(node, grads)
             if type(node) is AccumulateGrad:
                 if to_leaves and grads[0] is not None:
                     accumulate(node._leaf(), grads[0], create_graph)  # copies unless asked
                 continue
-            # The backward call, inlined (one node's backward per gradient it runs).
-            ctx = node.ctx
+            # The backward call, inlined (one node's backward per gradient it runs); a
+            # Function's node is its own ctx.
             if len(grads) == 1:
-                in_grads = node.fn.backward(ctx, grads[0])
+                in_grads = node._fn.backward(node, grads[0])
             else:
-                in_grads = node.fn.backward(ctx, *_materialized(node, grads))
-            edges = node.next_edges
+                in_grads = node._fn.backward(node, *_materialized(node, grads))
+            edges = node._next_edges
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
             if frees:
-                ctx._saved = _FREED  # ctx.free(), inlined
+                node._saved = _FREED  # node.free(), inlined
             elif keeps:
                 self.kept.append(node)
             try:
@@ -233,28 +233,28 @@ class _Walk:
                         g = _fit(g, shape, dtype, node)
                     buf = buffers.get(child)
                     if buf is None:
-                        n_out = len(child.out_meta)
+                        n_out = len(child._out_meta)
                         buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
                         if lone is None and not heap:
                             lone = child
                         else:
                             if lone is not None:
-                                heappush(heap, (lone.order, lone))
+                                heappush(heap, (lone._order, lone))
                                 lone = None
-                            heappush(heap, (child.order, child))
+                            heappush(heap, (child._order, child))
                     else:
                         old = buf[nr]
                         buf[nr] = g if old is None else _add(old, g, records)
             except ValueError:
                 if len(in_grads) != len(edges):
-                    raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
+                    raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
                                        f"expected {len(edges)}") from None
                 raise
 
     def _arrive(self, node: Node, grads: list) -> None:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
         them, retain_grad() keeps them, and autograd.grad takes those of its inputs."""
-        if node.hooks or node.retained:
+        if node._hooks or node._retained:
             _run_hooks(node, grads)
         for nr, g in enumerate(grads):
             slot = self.captured.get((node, nr))
@@ -272,29 +272,29 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
             if n in leads:
                 todo.pop()
                 continue
-            children = [e[0] for e in n.next_edges if e is not None]
+            children = [e[0] for e in n._next_edges if e is not None]
             fresh = [c for c in children if c not in leads]
             if fresh:
                 todo.extend(fresh)
                 continue
             todo.pop()
             leads[n] = any(c in targets or leads[c] for c in children) or getattr(
-                n.fn, "runs_when_reached", False)
+                n._fn, "runs_when_reached", False)
     return {n for n, yes in leads.items() if yes}
 
 
 def _reaches_wanting(starts: list[Node], run: set[Node] | None) -> bool:
     """Whether the walk reaches (through the nodes it runs) a node whose ctx set
-    ``wants_downstream``."""
+    ``wants_downstream`` (an AccumulateGrad has no ctx: the attribute is missing)."""
     seen = set(starts)
     stack = list(starts)
     while stack:
         node = stack.pop()
         if run is not None and node not in run:
             continue
-        if node.ctx is not None and node.ctx.wants_downstream:
+        if getattr(node, "_wants_downstream", False):
             return True
-        for edge in node.next_edges:
+        for edge in node._next_edges:
             if edge is not None and edge[0] not in seen:
                 seen.add(edge[0])
                 stack.append(edge[0])
@@ -317,15 +317,15 @@ def _slot(n_out: int, nr: int, g: Tensor) -> list:
 
 
 def _run_hooks(node: Node, grads: list) -> None:
-    if node.hooks:
-        for nr, hooks in node.hooks.items():
+    if node._hooks:
+        for nr, hooks in node._hooks.items():
             for hook in hooks:
                 if grads[nr] is not None:
                     out = hook(grads[nr])
                     if out is not None:
                         grads[nr] = _hook_result(hook, grads[nr], out)
-    if node.retained:
-        for nr, ref in node.retained.items():
+    if node._retained:
+        for nr, ref in node._retained.items():
             t = ref()
             if t is not None and grads[nr] is not None:
                 g = grads[nr]
@@ -349,9 +349,9 @@ def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
 def _materialized(node: Node, grads: list) -> list:
     """The gradients for a backward of several outputs: zeros for those that got none,
     unless its ctx asked for None (``set_materialize_grads(False)``)."""
-    if node.ctx.materialize_grads and any(g is None for g in grads):
+    if node.materialize_grads and any(g is None for g in grads):
         return [function.make_tensor(np.zeros(*meta)) if g is None else g
-                for g, meta in zip(grads, node.out_meta)]
+                for g, meta in zip(grads, node._out_meta)]
     return grads
 
 

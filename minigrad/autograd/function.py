@@ -1,4 +1,4 @@
-"""Function, its ctx, and the graph nodes that ``Function.apply`` records.
+"""Function, and its ctx: the graph node that ``Function.apply`` records.
 
 This module is also the seam between autograd and the Tensor class: ``apply`` builds
 Tensors and Tensor's methods call Functions, so one side must learn of the other after
@@ -26,13 +26,16 @@ _FREED = object()
 _new = object.__new__
 
 
-class Context:
+class Context(Node):
     """What ``forward`` hands to ``backward``: saved tensors and flags, as in torch.
 
     ``needs_input_grad`` is a tuple with one bool per forward argument: True where that
     argument is a Tensor that requires grad and apply is recording. ``backward`` may skip
     (return None for) the gradients marked False. Any other attribute forward sets on ctx
     (constants, shapes, masks) is there for backward, unchecked.
+
+    When the call records, this ctx is also its graph node, the output's ``grad_fn`` (as in
+    torch): one object per recorded call.
     """
 
     # Class-level defaults: most ops set only what they use, keeping op calls cheap.
@@ -40,8 +43,13 @@ class Context:
     _saved: Any = ()
     _versions: tuple[int, ...] = ()
     _non_diff: tuple = ()
-    _node: Any = None  # weakref to this ctx's node, once an output is saved (_SavedOutput)
+    _saves_outputs = False  # some of _saved are _SavedOutputs (see _pack_outputs)
     _wants_downstream = False
+
+    @property
+    def ctx(self) -> Context:
+        """This object: a node is its own ctx (kept for readers of ``grad_fn.ctx``)."""
+        return self
 
     @property
     def wants_downstream(self) -> bool:
@@ -58,10 +66,6 @@ class Context:
     def __init__(self, needs_input_grad: tuple[bool, ...], fn: type) -> None:
         self.needs_input_grad = needs_input_grad
         self._fn = fn
-
-    @property
-    def _name(self) -> str:
-        return f"{self._fn.__name__}Backward"
 
     def set_materialize_grads(self, value: bool) -> None:
         """Call in forward. With False, a backward of several outputs gets None (instead of
@@ -103,7 +107,7 @@ class Context:
                 "autograd.grad() call if you need to backward through the graph again."
             )
         saved = self._saved
-        if self._node is not None:
+        if self._saves_outputs:
             saved = tuple([t.unpack(self) if type(t) is _SavedOutput else t for t in saved])
         for t, v in zip(saved, self._versions):
             if t is not None and t._version[0] != v:
@@ -120,14 +124,14 @@ class Context:
                     "Use an out-of-place operation or .clone() before modifying it."
                 )
 
-    def _pack_outputs(self, raw: tuple, outs: tuple, node: Node) -> None:
+    def _pack_outputs(self, raw: tuple, outs: tuple) -> None:
         """Swap the outputs forward saved (matched by identity) for ``_SavedOutput``s."""
-        returned = {id(r): o for r, o in zip(raw, outs) if o.grad_fn is node}
+        returned = {id(r): o for r, o in zip(raw, outs) if o.grad_fn is self}
         if not returned:
             return
         self._saved = tuple([t if returned.get(id(t)) is None else _SavedOutput(returned[id(t)])
                              for t in self._saved])
-        self._node = weakref.ref(node)
+        self._saves_outputs = True
 
     def free(self) -> None:
         """Drop the saved tensors. The engine calls it once this ctx's node has run in a
@@ -152,9 +156,9 @@ WANTING_DOWNSTREAM: set[weakref.ref] = set()
 class _SavedOutput:
     """An output that forward saved, kept as its array and version counter only.
 
-    Holding the output Tensor itself would close a cycle (output -> node -> ctx -> output)
-    that only the cyclic gc can free (torch's SavedVariable avoids it the same way). Unpacking
-    rebuilds a Tensor with the same data and version whose grad_fn is the node and whose
+    Holding the output Tensor itself would close a cycle (output -> node -> output) that only
+    the cyclic gc can free (torch's SavedVariable avoids it the same way). Unpacking rebuilds
+    a Tensor with the same data and version whose grad_fn is the node (the ctx) and whose
     _output_nr is the output's index, so a backward written with it stays differentiable.
     """
 
@@ -164,12 +168,9 @@ class _SavedOutput:
         self._array, self.version, self.output_nr = out._array, out._version, out._output_nr
 
     def unpack(self, ctx: Context) -> Tensor:
-        node = ctx._node()
-        if node is None:  # only reachable by keeping a ctx beyond its graph
-            raise RuntimeError(f"{ctx._name}: the graph holding this saved output was freed")
         t = make_tensor(self._array)
         t._version = self.version
-        t.grad_fn, t._output_nr, t.requires_grad = node, self.output_nr, True
+        t.grad_fn, t._output_nr, t.requires_grad = ctx, self.output_nr, True
         return t
 
 
@@ -254,15 +255,13 @@ class Function:
             out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
         if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
             arr = out._array
-            node = _new(Node)  # Node(cls, ctx, edges, ((arr.shape, arr.dtype),)), inlined
-            node.order = _next_order()
-            node.fn, node.ctx, node.next_edges = cls, ctx, edges
-            node.out_meta = ((arr.shape, arr.dtype),)
-            node.hooks = node.retained = None
-            out.grad_fn = node
+            ctx._order = _next_order()  # ctx._record(edges, ((arr.shape, arr.dtype),)), inlined
+            ctx._next_edges = edges
+            ctx._out_meta = ((arr.shape, arr.dtype),)
+            out.grad_fn = ctx
             out.requires_grad = True
             if ctx._saved and kind is not np.ndarray:  # forward may have saved raw
-                ctx._pack_outputs((raw,), (out,), node)
+                ctx._pack_outputs((raw,), (out,))
         return out
 
 
@@ -318,17 +317,17 @@ def _outputs(cls: type[Function], ctx: Context, edges: tuple | None, raw: tuple)
     outs = tuple([_wrap(r) for r in raw])
     if edges is None:
         return outs
-    node = Node(cls, ctx, edges, tuple([(o._array.shape, o._array.dtype) for o in outs]))
+    ctx._record(edges, tuple([(o._array.shape, o._array.dtype) for o in outs]))
     non_diff = [id(t._array if isinstance(t, tensor_class) else t) for t in ctx._non_diff]
     for i, o in enumerate(outs):
         if o._array.dtype.kind == "f" and id(o._array) not in non_diff:
-            o.grad_fn = node
+            o.grad_fn = ctx
             o._output_nr = i
             o.requires_grad = True
     if ctx._saved:
         # Outputs saved in forward come back from saved_tensors as the recorded outputs, so
         # a backward written with them is itself differentiable.
-        ctx._pack_outputs(raw, outs, node)
+        ctx._pack_outputs(raw, outs)
     return outs
 
 
@@ -409,8 +408,9 @@ def _poisoned(g: Any, ctx: Context) -> Any:
         return g
     err = Context((), DelayedError)
     err.fn_name = ctx._name
+    err._record((), ((g._array.shape, g._array.dtype),))
     out = make_tensor(g._array)
-    out.grad_fn = Node(DelayedError, err, (), ((g._array.shape, g._array.dtype),))
+    out.grad_fn = err
     out.requires_grad = True
     return out
 
