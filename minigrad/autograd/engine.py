@@ -13,6 +13,7 @@ detached results unless create_graph was asked for.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Sequence
 from heapq import heappop, heappush
@@ -203,7 +204,10 @@ class _Walk:
                 self._arrive(node, grads)
             if type(node) is AccumulateGrad:
                 if to_leaves and grads[0] is not None:
-                    accumulate(node._leaf(), grads[0], create_graph)  # copies unless asked
+                    # what the last node run left in these names would look like a holder
+                    # of the gradient to accumulate's count of references: drop it
+                    g = arr = in_grads = None
+                    accumulate(node._leaf(), grads[0], create_graph)
                 continue
             # The backward call, inlined (one node's backward per gradient it runs); a
             # Function's node is its own ctx.
@@ -375,16 +379,34 @@ def result_is_differentiated() -> bool:
     return _walks.stack[-1].create_graph
 
 
+# References to a gradient (and to its array) that only the walk holds, as counted inside
+# accumulate: the walk's buffer, accumulate's argument and getrefcount's own (the array: its
+# Tensor, accumulate's name for it and getrefcount's). Trusted on CPython before 3.14 only,
+# whose borrowed stack references getrefcount may not count.
+_ONLY_WALK_REFS = (3, 3) if (sys.implementation.name == "cpython"
+                             and sys.version_info < (3, 14)) else (0, 0)
+
+
 def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     """Add ``g`` into ``leaf.grad``: in place when that is safe, as torch does."""
     if leaf is None:  # the leaf was freed while its graph lived on: no one can read its grad
         return
     old = leaf.grad
     if old is None:
-        # Always a fresh copy, as torch's: g may be a read-only broadcast view or the very
-        # tensor another leaf receives. With a graph to keep, the copy is recorded (Clone).
-        keep = create_graph and g.requires_grad
-        leaf.grad = g.clone() if keep else function.make_tensor(np.array(g._array))
+        if create_graph and g.requires_grad:  # a graph to keep: the copy is recorded
+            leaf.grad = g.clone()
+            return
+        arr = g._array
+        g_refs, arr_refs = _ONLY_WALK_REFS
+        # A gradient no one else holds, whose memory is its own, becomes .grad as it is
+        # (torch steals it the same way); any other is copied: it may be a read-only
+        # broadcast view, the very tensor another leaf receives, or one a hook kept.
+        if (sys.getrefcount(g) <= g_refs and sys.getrefcount(arr) <= arr_refs
+                and type(g) is function.tensor_class and arr.base is None
+                and not g.requires_grad):
+            leaf.grad = g
+        else:
+            leaf.grad = function.make_tensor(np.array(arr))
     elif create_graph or old.requires_grad:
         leaf.grad = old + g  # out of place: old may be part of a graph someone will use
     else:
