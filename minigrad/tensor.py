@@ -38,6 +38,10 @@ from .ops import unary
 
 _new = object.__new__
 
+# numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
+# (each np.<name> is a full attribute lookup), and these are read on every op.
+_ndarray, _np_array = np.ndarray, np.array
+
 
 def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     """torch.tensor's conversion: Python floats become float32, ints int64; arrays keep dtype."""
@@ -104,7 +108,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         (``a0 + b0``, ``-a0``, ``np.sqrt(a0)``); such a scalar is turned back into a 0-d array
         here, so ``._array`` is always an ndarray whoever built the tensor."""
         t = _new(cls)
-        t._array = data if type(data) is np.ndarray else np.asarray(data)
+        t._array = data if type(data) is _ndarray else np.asarray(data)
         t._version = [0]
         return t
 
@@ -291,7 +295,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if gradient is None and inputs is None and self.requires_grad and self._array.size == 1:
             # The common case (a scalar loss), without the general argument handling.
             arr = self._array  # np.ones_like costs 4x as much as this, in a hot path
-            one = Tensor._make(np.array(1, arr.dtype) if arr.ndim == 0
+            one = Tensor._make(_np_array(1, arr.dtype) if arr.ndim == 0
                                else np.ones(arr.shape, arr.dtype))
             _engine.run_backward((self,), (one,), retain_graph, create_graph)
             return

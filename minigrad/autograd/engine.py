@@ -142,6 +142,9 @@ class _Walk:
     kept: list[Node] = []
     records = create_graph = keeps = False
     to_leaves = frees = True
+    # What run() reads, in one load: a default walk has no attributes of its own, and each
+    # read of a class default takes CPython 3.11's full attribute lookup.
+    _settings = (only, captured, records, frees, keeps, create_graph, to_leaves)
 
     def __init__(self, starts: list[Node], inputs: Sequence | None, retain_graph: bool | None,
                  create_graph: bool, look_downstream: bool) -> None:
@@ -170,14 +173,14 @@ class _Walk:
         self.keeps = not retain_graph and not self.frees
         if self.keeps:
             self.kept = []
+        self._settings = (self.only, self.captured, self.records, self.frees, self.keeps,
+                          self.create_graph, self.to_leaves)
 
     def run(self, buffers: dict[Node, list], starts: list[Node]) -> None:
         """Newest node first (edges lead only to older nodes): when a node comes off the
         heap, every node that can send it a gradient has run, so its buffer is complete.
         A node that no gradient reached never runs."""
-        only, captured, records = self.only, self.captured, self.records
-        frees, keeps, create_graph = self.frees, self.keeps, self.create_graph
-        to_leaves = self.to_leaves
+        only, captured, records, frees, keeps, create_graph, to_leaves = self._settings
         tensor = function.tensor_class
         heap = []  # (node._order, node): order is unique, so nodes are never compared
         # While a single node waits (along a chain, the usual case) it waits here, not in

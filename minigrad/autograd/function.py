@@ -17,13 +17,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .grad_mode import _state
-from .graph import Node, _next_order, edge_of, sink
+from .graph import ONE_OUTPUT, Node, _next_order, edge_of, sink
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
 _FREED = object()
 _new = object.__new__
+
+# numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
+# (each np.<name> is a full attribute lookup), and these are read on every op.
+_ndarray = np.ndarray
 
 
 class Context(Node):
@@ -227,6 +231,7 @@ class Function:
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
         ctx._fn = cls
         ctx.needs_input_grad = needs
+        ctx._non_diff = ()  # see _record: read below
         try:
             if edges is None or cls._numpy_forward:
                 if len(args) == 2:  # a plain call: Python runs it faster than f(*args)
@@ -246,7 +251,7 @@ class Function:
             shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
         kind = type(raw)
-        if kind is np.ndarray:  # Tensor._make, inlined
+        if kind is _ndarray:  # Tensor._make, inlined
             out = _new(tensor_class)
             out._array, out._version = raw, [0]
         elif kind is tuple:
@@ -254,13 +259,13 @@ class Function:
         else:
             out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
         if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
-            arr = out._array
-            ctx._order = _next_order()  # ctx._record(edges, ((arr.shape, arr.dtype),)), inlined
+            ctx._order = _next_order()  # ctx._record(edges, ONE_OUTPUT), inlined
             ctx._next_edges = edges
-            ctx._out_meta = ((arr.shape, arr.dtype),)
+            ctx._out_meta = ONE_OUTPUT
+            ctx._hooks = ctx._retained = None
             out.grad_fn = ctx
             out.requires_grad = True
-            if ctx._saved and kind is not np.ndarray:  # forward may have saved raw
+            if kind is not _ndarray and ctx._saved:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,))
         return out
 
@@ -408,7 +413,7 @@ def _poisoned(g: Any, ctx: Context) -> Any:
         return g
     err = Context((), DelayedError)
     err.fn_name = ctx._name
-    err._record((), ((g._array.shape, g._array.dtype),))
+    err._record((), ONE_OUTPUT)
     out = make_tensor(g._array)
     out.grad_fn = err
     out.requires_grad = True

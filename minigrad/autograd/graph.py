@@ -22,7 +22,9 @@ class Node:
 
     ``_next_edges[i]`` is the ``Edge`` to input i, or None when that input needs no
     gradient; its shape and dtype let the engine undo broadcasting and casting.
-    ``_out_meta`` is (shape, dtype) per output, to materialise missing gradients.
+    ``_out_meta`` is (shape, dtype) per output, to materialise the missing gradients of a
+    node of several outputs; a node of one output runs only when its gradient arrived, so
+    its ``_out_meta`` is ``ONE_OUTPUT`` (no shape to read off, no tuples to build per op).
 
     ``_order`` falls with each node made: a node's edges lead only to nodes made before it,
     so the engine runs nodes by ``_order`` (as torch's by sequence number) and never has to
@@ -42,6 +44,10 @@ class Node:
         self._order = _next_order()
         self._next_edges = next_edges
         self._out_meta = out_meta
+        # Set on the node, though the class defaults say the same: CPython 3.11 reads an
+        # instance's own attribute fast, a class default through the full lookup, and the
+        # walk reads these at every node.
+        self._hooks = self._retained = None
 
     @property
     def _name(self) -> str:
@@ -53,6 +59,8 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self._name}>"
 
+
+ONE_OUTPUT = (None,)  # the _out_meta of a node of one output: it never materialises zeros
 
 # Falling numbers, so that the newest node comes first out of a min-heap. next() on a count
 # is atomic under the GIL, so threads recording at once still get distinct numbers.
@@ -67,7 +75,7 @@ class AccumulateGrad(Node):
     no one is left to read that gradient."""
 
     def __init__(self, leaf: Tensor) -> None:
-        self._record((), ((leaf._array.shape, leaf._array.dtype),))
+        self._record((), ONE_OUTPUT)
         self._leaf = weakref.ref(leaf)
 
     @property
