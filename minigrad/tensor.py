@@ -295,8 +295,10 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if gradient is None and inputs is None and self.requires_grad and self._array.size == 1:
             # The common case (a scalar loss), without the general argument handling.
             arr = self._array  # np.ones_like costs 4x as much as this, in a hot path
-            one = Tensor._make(_np_array(1, arr.dtype) if arr.ndim == 0
-                               else np.ones(arr.shape, arr.dtype))
+            one = _new(Tensor)  # Tensor._make, inlined
+            one._array = (_np_array(1, arr.dtype) if arr.ndim == 0
+                          else np.ones(arr.shape, arr.dtype))
+            one._version = [0]
             _engine.run_backward((self,), (one,), retain_graph, create_graph)
             return
         _api.backward([self], None if gradient is None else [gradient], retain_graph,

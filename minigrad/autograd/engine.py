@@ -85,19 +85,22 @@ def run_backward(
         buffers, starts = _seed(roots, grad_roots, create_graph)
     if inputs is None and not (retain_graph or create_graph or function.WANTING_DOWNSTREAM):
         walk = _new(_Walk)  # a loss's backward(): the class defaults are its settings
+        records = False
     else:
         walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
+        records = walk.records
     running = _walks.stack
     running.append(walk)
     prev = _state.enabled
-    _state.enabled = walk.records
+    _state.enabled = records
     try:
         walk.run(buffers, starts)
     finally:
         _state.enabled = prev
         running.pop()
-        for node in walk.kept:
-            node.free()
+        if records:  # only a walk that records keeps nodes to free when it ends
+            for node in walk.kept:
+                node.free()
     if inputs is None:
         return None
     if walk.records and not create_graph:

@@ -87,6 +87,7 @@ class Context(Node):
         back as the recorded output (with its grad_fn), so a backward written with it
         differentiates again; it is held without a reference cycle."""
         self._saved = tensors
+        self._saves_outputs = False  # _pack_outputs may say otherwise; read by saved_tensors
         if len(tensors) == 1:  # the usual cases, without a comprehension (hot path)
             (t,) = tensors
             self._versions = (-1 if t is None else t._version[0],)
