@@ -224,18 +224,33 @@ class Function:
         record a Node so that backward can reach the inputs. Returns forward's output, or
         its tuple of outputs, as Tensors."""
         # The hot path of every op. No comprehensions here: each builds and calls a function
-        # object (Python < 3.12).
-        if _state.enabled:
-            needs, edges = _inputs(args)  # edges is None when nothing requires grad
+        # object (Python < 3.12). needs_input_grad and the edges (None when nothing requires
+        # grad) as _inputs finds them, its two-argument case inlined (binary ops are most).
+        n = len(args)
+        if not _state.enabled:
+            needs, edges = _NO_GRADS[n], None
+        elif n == 2:
+            a, b = args
+            ea = eb = None
+            if isinstance(a, tensor_class) and a.requires_grad:
+                arr = a._array
+                ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
+            if isinstance(b, tensor_class) and b.requires_grad:
+                arr = b._array
+                eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
+            if ea is None and eb is None:
+                needs, edges = _NO_GRADS[2], None
+            else:
+                needs, edges = (ea is not None, eb is not None), (ea, eb)
         else:
-            needs, edges = _NO_GRADS[len(args)], None
+            needs, edges = _inputs(args)
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
         ctx._fn = cls
         ctx.needs_input_grad = needs
-        ctx._non_diff = ()  # see _record: read below
+        ctx._non_diff = ()  # on the instance: read below (a class default's read is slow)
         try:
             if edges is None or cls._numpy_forward:
-                if len(args) == 2:  # a plain call: Python runs it faster than f(*args)
+                if n == 2:  # a plain call: Python runs it faster than f(*args)
                     a, b = args
                     raw = cls.forward(ctx, a, b)
                 else:
@@ -275,21 +290,9 @@ def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
     """needs_input_grad and the edges of a call, in one pass: per argument, whether it is a
     Tensor that requires grad, and the edge to where its gradient goes (or None). The edges
     are None as a whole when no argument requires grad: nothing records. The usual one and
-    two arguments have ``edge_of`` inlined."""
+    three arguments have ``edge_of`` inlined; apply does two arguments itself."""
     tensor = tensor_class
     n = len(args)
-    if n == 2:
-        a, b = args
-        ea = eb = None
-        if isinstance(a, tensor) and a.requires_grad:
-            arr = a._array
-            ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
-        if isinstance(b, tensor) and b.requires_grad:
-            arr = b._array
-            eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
-        elif ea is None:
-            return _NO_GRADS[2], None
-        return (ea is not None, eb is not None), (ea, eb)
     if n == 1:
         (a,) = args
         if not (isinstance(a, tensor) and a.requires_grad):
