@@ -228,38 +228,34 @@ class _Walk:
                 node._saved = _FREED  # node.free(), inlined
             elif keeps:
                 self.kept.append(node)
-            try:
-                # strict: a backward that returned too few or too many gradients raises
-                for edge, g in zip(edges, in_grads, strict=True):
-                    if edge is None or g is None:
-                        continue
-                    # add g into the child's buffer, fitted to the input (inlined)
-                    child, nr, shape, dtype = edge
-                    if type(g) is not tensor:
-                        g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
-                    arr = g._array
-                    # dtype identity first: comparing dtypes by value is slow
-                    if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
-                        g = _fit(g, shape, dtype, node)
-                    buf = buffers.get(child)
-                    if buf is None:
-                        n_out = len(child._out_meta)
-                        buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
-                        if lone is None and not heap:
-                            lone = child
-                        else:
-                            if lone is not None:
-                                heappush(heap, (lone._order, lone))
-                                lone = None
-                            heappush(heap, (child._order, child))
+            if len(in_grads) != len(edges):  # not zip(strict=True): that takes twice as long
+                raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
+                                   f"expected {len(edges)}")
+            for edge, g in zip(edges, in_grads):
+                if edge is None or g is None:
+                    continue
+                # add g into the child's buffer, fitted to the input (inlined)
+                child, nr, shape, dtype = edge
+                if type(g) is not tensor:
+                    g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
+                arr = g._array
+                # dtype identity first: comparing dtypes by value is slow
+                if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
+                    g = _fit(g, shape, dtype, node)
+                buf = buffers.get(child)
+                if buf is None:
+                    n_out = len(child._out_meta)
+                    buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
+                    if lone is None and not heap:
+                        lone = child
                     else:
-                        old = buf[nr]
-                        buf[nr] = g if old is None else _add(old, g, records)
-            except ValueError:
-                if len(in_grads) != len(edges):
-                    raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
-                                       f"expected {len(edges)}") from None
-                raise
+                        if lone is not None:
+                            heappush(heap, (lone._order, lone))
+                            lone = None
+                        heappush(heap, (child._order, child))
+                else:
+                    old = buf[nr]
+                    buf[nr] = g if old is None else _add(old, g, records)
 
     def _arrive(self, node: Node, grads: list) -> None:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
