@@ -31,8 +31,8 @@ class Node:
     count a node's incoming edges first.
     """
 
-    # Class-level defaults: a recorded call sets only _order, _next_edges and _out_meta
-    # (Function.apply does it inline for a one-output op: keep the two in step with _record).
+    # Class-level defaults; _record sets the fields of a recorded call (Function.apply does
+    # it inline for a one-output op: keep the two in step).
     _fn: type[Function] | None = None
     _next_edges: tuple = ()
     _hooks: dict[int, list] | None = None  # output_nr -> hooks on that output's grad
