@@ -1,8 +1,9 @@
 """The shortcuts issue 14 took for the tiny graph ((a + b) * b).sum(): a first-order walk
 computes sum's and mul's gradients with numpy alone, apply finds needs_input_grad and the
-edges in one pass, and a loss's backward() skips the general set-up. Each shortcut must
-give what the general path gives, and the general path (a recorded gradient) must still be
-taken when the walk records (create_graph) so that higher order keeps working."""
+edges in one pass, and a loss's backward() skips the general set-up; a recorded call's node
+is its ctx, and a gradient only the walk holds becomes the leaf's .grad without a copy. Each
+shortcut must give what the general path gives, and the general path (a recorded gradient)
+must still be taken when the walk records (create_graph) so that higher order keeps working."""
 
 from __future__ import annotations
 
