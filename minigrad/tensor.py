@@ -38,6 +38,10 @@ from .ops import unary
 
 _new = object.__new__
 
+# numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
+# (each np.<name> is a full attribute lookup), and these are read on every op.
+_ndarray, _np_array = np.ndarray, np.array
+
 
 def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     """torch.tensor's conversion: Python floats become float32, ints int64; arrays keep dtype."""
@@ -104,7 +108,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         (``a0 + b0``, ``-a0``, ``np.sqrt(a0)``); such a scalar is turned back into a 0-d array
         here, so ``._array`` is always an ndarray whoever built the tensor."""
         t = _new(cls)
-        t._array = data if type(data) is np.ndarray else np.asarray(data)
+        t._array = data if type(data) is _ndarray else np.asarray(data)
         t._version = [0]
         return t
 
@@ -265,9 +269,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if self.grad_fn is None or self._retains:
             return
         node = self.grad_fn
-        if node.retained is None:
-            node.retained = {}
-        node.retained[self._output_nr] = weakref.ref(self)
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
         self._retains = True
 
     @property
@@ -279,9 +283,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node, nr = edge_of(self)[:2]
-        if node.hooks is None:
-            node.hooks = {}
-        hooks = node.hooks.setdefault(nr, [])
+        if node._hooks is None:
+            node._hooks = {}
+        hooks = node._hooks.setdefault(nr, [])
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
@@ -291,8 +295,10 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if gradient is None and inputs is None and self.requires_grad and self._array.size == 1:
             # The common case (a scalar loss), without the general argument handling.
             arr = self._array  # np.ones_like costs 4x as much as this, in a hot path
-            one = Tensor._make(np.array(1, arr.dtype) if arr.ndim == 0
-                               else np.ones(arr.shape, arr.dtype))
+            one = _new(Tensor)  # Tensor._make, inlined
+            one._array = (_np_array(1, arr.dtype) if arr.ndim == 0
+                          else np.ones(arr.shape, arr.dtype))
+            one._version = [0]
             _engine.run_backward((self,), (one,), retain_graph, create_graph)
             return
         _api.backward([self], None if gradient is None else [gradient], retain_graph,

@@ -151,7 +151,7 @@ def test_softmax_is_one_node_and_differentiates_twice() -> None:
     x = f64(x0)
     s = x.softmax(1)
     assert s.grad_fn.name() == "SoftmaxBackward"
-    assert s.grad_fn.next_edges[0][0] is x._accumulator
+    assert s.grad_fn._next_edges[0][0] is x._accumulator
     e = np.exp(x0 - x0.max(1, keepdims=True))
     np.testing.assert_allclose(s.detach().numpy(), e / e.sum(1, keepdims=True), rtol=1e-15)
     for dim in (0, 1):

@@ -1,10 +1,13 @@
 """The shortcuts issue 14 took for the tiny graph ((a + b) * b).sum(): a first-order walk
 computes sum's and mul's gradients with numpy alone, apply finds needs_input_grad and the
-edges in one pass, and a loss's backward() skips the general set-up. Each shortcut must
-give what the general path gives, and the general path (a recorded gradient) must still be
-taken when the walk records (create_graph) so that higher order keeps working."""
+edges in one pass, and a loss's backward() skips the general set-up; a recorded call's node
+is its ctx, and a gradient only the walk holds becomes the leaf's .grad without a copy. Each
+shortcut must give what the general path gives, and the general path (a recorded gradient)
+must still be taken when the walk records (create_graph) so that higher order keeps working."""
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 import pytest
@@ -134,7 +137,7 @@ def test_apply_records_needs_and_edges_for_every_arity(n) -> None:
     out = _Record.apply(*args)
     needs = tuple(mg.is_tensor(a) and a.requires_grad for a in args)
     assert out.grad_fn.ctx.seen == needs
-    for a, need, edge in zip(args, needs, out.grad_fn.next_edges):
+    for a, need, edge in zip(args, needs, out.grad_fn._next_edges):
         if not need:
             assert edge is None
             continue
@@ -252,7 +255,93 @@ def test_a_numpy_only_forward_records_nothing_but_its_own_node() -> None:
         with np.errstate(all="ignore"):
             out = cls.apply(*args)
         after = _next_order()
-        assert out.grad_fn is not None and out.grad_fn.fn is cls
+        assert out.grad_fn is not None and out.grad_fn._fn is cls
         # orders fall by one per node made: the op's own node and nothing from its forward
         assert before - after == 2, f"{cls.__name__}'s forward recorded an op"
         assert mg.is_grad_enabled()
+
+
+# ---- the node is its ctx ---------------------------------------------------------------------
+class _Orders(Function):
+    """A forward that sets ctx attributes named as a node's public-looking fields were."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.order, ctx.hooks, ctx.retained, ctx.next_edges, ctx.fn = 5, "h", "r", (), None
+        ctx.save_for_backward(x)
+        return x._array * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        assert ctx.order == 5 and ctx.hooks == "h"
+        return g * 2.0
+
+
+def test_ctx_attributes_cannot_clobber_the_node_it_is() -> None:
+    x = f64([1.0, 2.0])
+    y = _Orders.apply(x * 1.0)  # a node before it: the walk must still order the two
+    assert y.grad_fn is y.grad_fn.ctx and y.grad_fn.name() == "_OrdersBackward"
+    y.retain_grad()
+    y.register_hook(lambda g: g * 3.0)
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [12.0, 24.0])  # 3 * 2y: after the hook
+    np.testing.assert_array_equal(x.grad.numpy(), [24.0, 48.0])
+    assert mg.autograd.gradgradcheck(lambda t: _Orders.apply(t * t).sum(), (f64([0.5, 1.5]),))
+
+
+def test_a_saved_output_unpacks_to_the_recorded_output_of_this_node() -> None:
+    x = f64([0.3, -0.7])
+    y = x.softmax(0)  # saves its output
+    (saved,) = y.grad_fn.saved_tensors
+    assert saved.grad_fn is y.grad_fn and saved._output_nr == 0
+    np.testing.assert_array_equal(saved.detach().numpy(), y.detach().numpy())
+    w = f64([1.0, 3.0], grad=False)
+    assert mg.autograd.gradgradcheck(lambda t: (t.softmax(0) * w).sum(), (x,))
+
+
+# ---- accumulate: a gradient only the walk holds becomes .grad without a copy -------------------
+_STEALS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+
+
+@pytest.mark.skipif(not _STEALS, reason="minigrad takes the gradient only on CPython < 3.14")
+def test_a_gradient_only_the_walk_holds_becomes_the_leaf_grad() -> None:
+    a, b = f64(np.ones((4, 4))), f64(np.full((4, 4), 2.0), grad=False)
+    ids = []
+    a.register_hook(lambda g: ids.append(id(g)))  # the id alone: no reference kept
+    ((a + b) * b).sum().backward()
+    assert id(a.grad) == ids[0]  # the very tensor the walk computed, alive as .grad
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((4, 4), 2.0))
+    ((a + b) * b).sum().backward()  # and it is added into in place, as before
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((4, 4), 4.0))
+
+
+def test_a_gradient_held_elsewhere_is_copied_into_grad() -> None:
+    # two leaves given one tensor (Add's backward), a hook that keeps it, retain_grad of a
+    # tensor whose gradient passes unchanged, a read-only broadcast view, the caller's own
+    x, y = f64([1.0, 2.0]), f64([3.0, 4.0])
+    kept = []
+    x.register_hook(lambda g: kept.append(g) or None)
+    s = x + y
+    s.retain_grad()
+    s.sum().backward()
+    assert not np.shares_memory(x.grad.numpy(), y.grad.numpy())
+    assert not np.shares_memory(x.grad.numpy(), s.grad.numpy())
+    assert not np.shares_memory(y.grad.numpy(), s.grad.numpy())
+    assert kept[0] is not x.grad and not np.shares_memory(kept[0].numpy(), x.grad.numpy())
+    (x + y).sum().backward()  # adds in place into each .grad
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(s.grad.numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(kept[0].numpy(), [1.0, 1.0])
+    big = f64(np.zeros((300, 300)))
+    big.sum().backward()  # SumBackward hands a read-only broadcast view at this size
+    assert big.grad.numpy().flags.writeable
+    big.sum().backward()
+    assert (big.grad.numpy() == 2.0).all()
+    leaf, g0 = f64([1.0, 2.0]), mg.tensor(np.array([5.0, 6.0]))
+    leaf.backward(g0)
+    assert leaf.grad is not g0 and not np.shares_memory(leaf.grad.numpy(), g0.numpy())
+    leaf.backward(g0)
+    np.testing.assert_array_equal(g0.numpy(), [5.0, 6.0])
+    np.testing.assert_array_equal(leaf.grad.numpy(), [10.0, 12.0])

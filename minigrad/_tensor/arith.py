@@ -17,32 +17,38 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 
+# The operators' applies bound once: reading a classmethod off its class builds a bound
+# method per call, through a lookup CPython 3.11 does not cache.
+_add, _sub, _mul, _div = (arith.Add.apply, arith.Sub.apply, arith.Mul.apply,
+                          arith.Div.apply)
+
+
 class ArithMethods:
     """The arith methods of Tensor (mixed into it by tensor.py)."""
 
     def __add__(self, o: Any) -> Tensor:
-        return arith.Add.apply(self, o)
+        return _add(self, o)
 
     def __radd__(self, o: Any) -> Tensor:
-        return arith.Add.apply(o, self)
+        return _add(o, self)
 
     def __sub__(self, o: Any) -> Tensor:
-        return arith.Sub.apply(self, o)
+        return _sub(self, o)
 
     def __rsub__(self, o: Any) -> Tensor:
-        return arith.Sub.apply(o, self)
+        return _sub(o, self)
 
     def __mul__(self, o: Any) -> Tensor:
-        return arith.Mul.apply(self, o)
+        return _mul(self, o)
 
     def __rmul__(self, o: Any) -> Tensor:
-        return arith.Mul.apply(o, self)
+        return _mul(o, self)
 
     def __truediv__(self, o: Any) -> Tensor:
-        return arith.Div.apply(self, o)
+        return _div(self, o)
 
     def __rtruediv__(self, o: Any) -> Tensor:
-        return arith.Div.apply(o, self)
+        return _div(o, self)
 
     def __pow__(self, o: Any) -> Tensor:
         return arith.Pow.apply(self, o)

@@ -22,6 +22,8 @@ from ..ops import arith, reduce
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
+_sum = reduce.Sum.apply  # bound once: see _tensor/arith.py
+
 
 class MinMax(NamedTuple):
     """What ``max(dim)`` and ``min(dim)`` return, as torch's ``return_types.max``."""
@@ -50,7 +52,7 @@ class ReduceMethods:
         if numpy:
             dim, keepdim = numpy_kwargs("sum", numpy, dim, keepdim)
         x = self if dtype is None else self.to(dtype)
-        return reduce.Sum.apply(x, norm_dims(dim, x._array.ndim), keepdim)
+        return _sum(x, norm_dims(dim, x._array.ndim), keepdim)
 
     def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
              dtype: Any = None, **numpy: Any) -> Tensor:

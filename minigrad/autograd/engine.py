@@ -13,6 +13,7 @@ detached results unless create_graph was asked for.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Sequence
 from heapq import heappop, heappush
@@ -52,7 +53,7 @@ def _fit(g: Tensor, shape: tuple, dtype, node: Node) -> Tensor:
             g = None
         if g is None or g.shape != shape:
             raise RuntimeError(
-                f"{node.name()} returned a gradient that cannot be summed to its input's "
+                f"{node._name} returned a gradient that cannot be summed to its input's "
                 f"shape {shape}"
             )
     if g.dtype != dtype:
@@ -77,26 +78,29 @@ def run_backward(
     want (a walk made by a node's backward, which has what it needs)."""
     if len(roots) == 1 and not create_graph:  # a loss's backward(): _seed, inlined
         node, nr = edge_of(roots[0])[:2]
-        buf = [None] * len(node.out_meta)
+        buf = [None] * len(node._out_meta)
         buf[nr] = grad_roots[0]
         buffers, starts = {node: buf}, [node]
     else:
         buffers, starts = _seed(roots, grad_roots, create_graph)
     if inputs is None and not (retain_graph or create_graph or function.WANTING_DOWNSTREAM):
         walk = _new(_Walk)  # a loss's backward(): the class defaults are its settings
+        records = False
     else:
         walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
+        records = walk.records
     running = _walks.stack
     running.append(walk)
     prev = _state.enabled
-    _state.enabled = walk.records
+    _state.enabled = records
     try:
         walk.run(buffers, starts)
     finally:
         _state.enabled = prev
         running.pop()
-        for node in walk.kept:
-            node.ctx.free()
+        if records:  # only a walk that records keeps nodes to free when it ends
+            for node in walk.kept:
+                node.free()
     if inputs is None:
         return None
     if walk.records and not create_graph:
@@ -122,7 +126,7 @@ def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
         node, nr = edge_of(t)[:2]
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * len(node.out_meta)
+            buf = buffers[node] = [None] * len(node._out_meta)
             starts.append(node)
         buf[nr] = g if buf[nr] is None else _add(buf[nr], g, create_graph)
     return buffers, starts
@@ -141,6 +145,9 @@ class _Walk:
     kept: list[Node] = []
     records = create_graph = keeps = False
     to_leaves = frees = True
+    # What run() reads, in one load: a default walk has no attributes of its own, and each
+    # read of a class default takes CPython 3.11's full attribute lookup.
+    _settings = (only, captured, records, frees, keeps, create_graph, to_leaves)
 
     def __init__(self, starts: list[Node], inputs: Sequence | None, retain_graph: bool | None,
                  create_graph: bool, look_downstream: bool) -> None:
@@ -169,22 +176,22 @@ class _Walk:
         self.keeps = not retain_graph and not self.frees
         if self.keeps:
             self.kept = []
+        self._settings = (self.only, self.captured, self.records, self.frees, self.keeps,
+                          self.create_graph, self.to_leaves)
 
     def run(self, buffers: dict[Node, list], starts: list[Node]) -> None:
         """Newest node first (edges lead only to older nodes): when a node comes off the
         heap, every node that can send it a gradient has run, so its buffer is complete.
         A node that no gradient reached never runs."""
-        only, captured, records = self.only, self.captured, self.records
-        frees, keeps, create_graph = self.frees, self.keeps, self.create_graph
-        to_leaves = self.to_leaves
+        only, captured, records, frees, keeps, create_graph, to_leaves = self._settings
         tensor = function.tensor_class
-        heap = []  # (node.order, node): order is unique, so nodes are never compared
+        heap = []  # (node._order, node): order is unique, so nodes are never compared
         # While a single node waits (along a chain, the usual case) it waits here, not in
         # the heap: it is the newest of one.
         lone = starts[0] if len(starts) == 1 else None
         if lone is None:
             for n in starts:
-                heappush(heap, (n.order, n))
+                heappush(heap, (n._order, n))
         while True:
             if lone is not None:
                 node, lone = lone, None
@@ -199,62 +206,61 @@ class _Walk:
                 if node in self.targets:
                     self._arrive(node, grads)
                 continue
-            if node.hooks or node.retained or captured:
+            if node._hooks or node._retained or captured:
                 self._arrive(node, grads)
             if type(node) is AccumulateGrad:
                 if to_leaves and grads[0] is not None:
-                    accumulate(node._leaf(), grads[0], create_graph)  # copies unless asked
+                    # what the last node run left in these names would look like a holder
+                    # of the gradient to accumulate's count of references: drop it
+                    g = arr = in_grads = None
+                    accumulate(node._leaf(), grads[0], create_graph)
                 continue
-            # The backward call, inlined (one node's backward per gradient it runs).
-            ctx = node.ctx
+            # The backward call, inlined (one node's backward per gradient it runs); a
+            # Function's node is its own ctx.
             if len(grads) == 1:
-                in_grads = node.fn.backward(ctx, grads[0])
+                in_grads = node._fn.backward(node, grads[0])
             else:
-                in_grads = node.fn.backward(ctx, *_materialized(node, grads))
-            edges = node.next_edges
+                in_grads = node._fn.backward(node, *_materialized(node, grads))
+            edges = node._next_edges
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
             if frees:
-                ctx._saved = _FREED  # ctx.free(), inlined
+                node._saved = _FREED  # node.free(), inlined
             elif keeps:
                 self.kept.append(node)
-            try:
-                # strict: a backward that returned too few or too many gradients raises
-                for edge, g in zip(edges, in_grads, strict=True):
-                    if edge is None or g is None:
-                        continue
-                    # add g into the child's buffer, fitted to the input (inlined)
-                    child, nr, shape, dtype = edge
-                    if type(g) is not tensor:
-                        g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
-                    arr = g._array
-                    # dtype identity first: comparing dtypes by value is slow
-                    if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
-                        g = _fit(g, shape, dtype, node)
-                    buf = buffers.get(child)
-                    if buf is None:
-                        n_out = len(child.out_meta)
-                        buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
-                        if lone is None and not heap:
-                            lone = child
-                        else:
-                            if lone is not None:
-                                heappush(heap, (lone.order, lone))
-                                lone = None
-                            heappush(heap, (child.order, child))
+            if len(in_grads) != len(edges):  # not zip(strict=True): that takes twice as long
+                raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
+                                   f"expected {len(edges)}")
+            for edge, g in zip(edges, in_grads):
+                if edge is None or g is None:
+                    continue
+                # add g into the child's buffer, fitted to the input (inlined)
+                child, nr, shape, dtype = edge
+                if type(g) is not tensor:
+                    g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
+                arr = g._array
+                # dtype identity first: comparing dtypes by value is slow
+                if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
+                    g = _fit(g, shape, dtype, node)
+                buf = buffers.get(child)
+                if buf is None:
+                    n_out = len(child._out_meta)
+                    buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
+                    if lone is None and not heap:
+                        lone = child
                     else:
-                        old = buf[nr]
-                        buf[nr] = g if old is None else _add(old, g, records)
-            except ValueError:
-                if len(in_grads) != len(edges):
-                    raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients, "
-                                       f"expected {len(edges)}") from None
-                raise
+                        if lone is not None:
+                            heappush(heap, (lone._order, lone))
+                            lone = None
+                        heappush(heap, (child._order, child))
+                else:
+                    old = buf[nr]
+                    buf[nr] = g if old is None else _add(old, g, records)
 
     def _arrive(self, node: Node, grads: list) -> None:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
         them, retain_grad() keeps them, and autograd.grad takes those of its inputs."""
-        if node.hooks or node.retained:
+        if node._hooks or node._retained:
             _run_hooks(node, grads)
         for nr, g in enumerate(grads):
             slot = self.captured.get((node, nr))
@@ -272,29 +278,29 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
             if n in leads:
                 todo.pop()
                 continue
-            children = [e[0] for e in n.next_edges if e is not None]
+            children = [e[0] for e in n._next_edges if e is not None]
             fresh = [c for c in children if c not in leads]
             if fresh:
                 todo.extend(fresh)
                 continue
             todo.pop()
             leads[n] = any(c in targets or leads[c] for c in children) or getattr(
-                n.fn, "runs_when_reached", False)
+                n._fn, "runs_when_reached", False)
     return {n for n, yes in leads.items() if yes}
 
 
 def _reaches_wanting(starts: list[Node], run: set[Node] | None) -> bool:
     """Whether the walk reaches (through the nodes it runs) a node whose ctx set
-    ``wants_downstream``."""
+    ``wants_downstream`` (an AccumulateGrad has no ctx: the attribute is missing)."""
     seen = set(starts)
     stack = list(starts)
     while stack:
         node = stack.pop()
         if run is not None and node not in run:
             continue
-        if node.ctx is not None and node.ctx.wants_downstream:
+        if getattr(node, "_wants_downstream", False):
             return True
-        for edge in node.next_edges:
+        for edge in node._next_edges:
             if edge is not None and edge[0] not in seen:
                 seen.add(edge[0])
                 stack.append(edge[0])
@@ -317,15 +323,15 @@ def _slot(n_out: int, nr: int, g: Tensor) -> list:
 
 
 def _run_hooks(node: Node, grads: list) -> None:
-    if node.hooks:
-        for nr, hooks in node.hooks.items():
+    if node._hooks:
+        for nr, hooks in node._hooks.items():
             for hook in hooks:
                 if grads[nr] is not None:
                     out = hook(grads[nr])
                     if out is not None:
                         grads[nr] = _hook_result(hook, grads[nr], out)
-    if node.retained:
-        for nr, ref in node.retained.items():
+    if node._retained:
+        for nr, ref in node._retained.items():
             t = ref()
             if t is not None and grads[nr] is not None:
                 g = grads[nr]
@@ -349,9 +355,9 @@ def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
 def _materialized(node: Node, grads: list) -> list:
     """The gradients for a backward of several outputs: zeros for those that got none,
     unless its ctx asked for None (``set_materialize_grads(False)``)."""
-    if node.ctx.materialize_grads and any(g is None for g in grads):
+    if node.materialize_grads and any(g is None for g in grads):
         return [function.make_tensor(np.zeros(*meta)) if g is None else g
-                for g, meta in zip(grads, node.out_meta)]
+                for g, meta in zip(grads, node._out_meta)]
     return grads
 
 
@@ -375,16 +381,34 @@ def result_is_differentiated() -> bool:
     return _walks.stack[-1].create_graph
 
 
+# References to a gradient (and to its array) that only the walk holds, as counted inside
+# accumulate: the walk's buffer, accumulate's argument and getrefcount's own (the array: its
+# Tensor, accumulate's name for it and getrefcount's). Trusted on CPython before 3.14 only,
+# whose borrowed stack references getrefcount may not count.
+_ONLY_WALK_REFS = (3, 3) if (sys.implementation.name == "cpython"
+                             and sys.version_info < (3, 14)) else (0, 0)
+
+
 def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     """Add ``g`` into ``leaf.grad``: in place when that is safe, as torch does."""
     if leaf is None:  # the leaf was freed while its graph lived on: no one can read its grad
         return
     old = leaf.grad
     if old is None:
-        # Always a fresh copy, as torch's: g may be a read-only broadcast view or the very
-        # tensor another leaf receives. With a graph to keep, the copy is recorded (Clone).
-        keep = create_graph and g.requires_grad
-        leaf.grad = g.clone() if keep else function.make_tensor(np.array(g._array))
+        if create_graph and g.requires_grad:  # a graph to keep: the copy is recorded
+            leaf.grad = g.clone()
+            return
+        arr = g._array
+        g_refs, arr_refs = _ONLY_WALK_REFS
+        # A gradient no one else holds, whose memory is its own, becomes .grad as it is
+        # (torch steals it the same way); any other is copied: it may be a read-only
+        # broadcast view, the very tensor another leaf receives, or one a hook kept.
+        if (sys.getrefcount(g) <= g_refs and sys.getrefcount(arr) <= arr_refs
+                and type(g) is function.tensor_class and arr.base is None
+                and not g.requires_grad):
+            leaf.grad = g
+        else:
+            leaf.grad = function.make_tensor(np.array(arr))
     elif create_graph or old.requires_grad:
         leaf.grad = old + g  # out of place: old may be part of a graph someone will use
     else:

@@ -1,4 +1,4 @@
-"""Function, its ctx, and the graph nodes that ``Function.apply`` records.
+"""Function, and its ctx: the graph node that ``Function.apply`` records.
 
 This module is also the seam between autograd and the Tensor class: ``apply`` builds
 Tensors and Tensor's methods call Functions, so one side must learn of the other after
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .grad_mode import _state
-from .graph import Node, _next_order, edge_of, sink
+from .graph import ONE_OUTPUT, Node, _next_order, edge_of, sink
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -25,14 +25,21 @@ if TYPE_CHECKING:
 _FREED = object()
 _new = object.__new__
 
+# numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
+# (each np.<name> is a full attribute lookup), and these are read on every op.
+_ndarray = np.ndarray
 
-class Context:
+
+class Context(Node):
     """What ``forward`` hands to ``backward``: saved tensors and flags, as in torch.
 
     ``needs_input_grad`` is a tuple with one bool per forward argument: True where that
     argument is a Tensor that requires grad and apply is recording. ``backward`` may skip
     (return None for) the gradients marked False. Any other attribute forward sets on ctx
     (constants, shapes, masks) is there for backward, unchecked.
+
+    When the call records, this ctx is also its graph node, the output's ``grad_fn`` (as in
+    torch): one object per recorded call.
     """
 
     # Class-level defaults: most ops set only what they use, keeping op calls cheap.
@@ -40,8 +47,13 @@ class Context:
     _saved: Any = ()
     _versions: tuple[int, ...] = ()
     _non_diff: tuple = ()
-    _node: Any = None  # weakref to this ctx's node, once an output is saved (_SavedOutput)
+    _saves_outputs = False  # some of _saved are _SavedOutputs (see _pack_outputs)
     _wants_downstream = False
+
+    @property
+    def ctx(self) -> Context:
+        """This object: a node is its own ctx (kept for readers of ``grad_fn.ctx``)."""
+        return self
 
     @property
     def wants_downstream(self) -> bool:
@@ -59,10 +71,6 @@ class Context:
         self.needs_input_grad = needs_input_grad
         self._fn = fn
 
-    @property
-    def _name(self) -> str:
-        return f"{self._fn.__name__}Backward"
-
     def set_materialize_grads(self, value: bool) -> None:
         """Call in forward. With False, a backward of several outputs gets None (instead of
         zeros of the output's shape) for each output that received no gradient. A backward
@@ -79,6 +87,7 @@ class Context:
         back as the recorded output (with its grad_fn), so a backward written with it
         differentiates again; it is held without a reference cycle."""
         self._saved = tensors
+        self._saves_outputs = False  # _pack_outputs may say otherwise; read by saved_tensors
         if len(tensors) == 1:  # the usual cases, without a comprehension (hot path)
             (t,) = tensors
             self._versions = (-1 if t is None else t._version[0],)
@@ -103,7 +112,7 @@ class Context:
                 "autograd.grad() call if you need to backward through the graph again."
             )
         saved = self._saved
-        if self._node is not None:
+        if self._saves_outputs:
             saved = tuple([t.unpack(self) if type(t) is _SavedOutput else t for t in saved])
         for t, v in zip(saved, self._versions):
             if t is not None and t._version[0] != v:
@@ -120,14 +129,14 @@ class Context:
                     "Use an out-of-place operation or .clone() before modifying it."
                 )
 
-    def _pack_outputs(self, raw: tuple, outs: tuple, node: Node) -> None:
+    def _pack_outputs(self, raw: tuple, outs: tuple) -> None:
         """Swap the outputs forward saved (matched by identity) for ``_SavedOutput``s."""
-        returned = {id(r): o for r, o in zip(raw, outs) if o.grad_fn is node}
+        returned = {id(r): o for r, o in zip(raw, outs) if o.grad_fn is self}
         if not returned:
             return
         self._saved = tuple([t if returned.get(id(t)) is None else _SavedOutput(returned[id(t)])
                              for t in self._saved])
-        self._node = weakref.ref(node)
+        self._saves_outputs = True
 
     def free(self) -> None:
         """Drop the saved tensors. The engine calls it once this ctx's node has run in a
@@ -152,9 +161,9 @@ WANTING_DOWNSTREAM: set[weakref.ref] = set()
 class _SavedOutput:
     """An output that forward saved, kept as its array and version counter only.
 
-    Holding the output Tensor itself would close a cycle (output -> node -> ctx -> output)
-    that only the cyclic gc can free (torch's SavedVariable avoids it the same way). Unpacking
-    rebuilds a Tensor with the same data and version whose grad_fn is the node and whose
+    Holding the output Tensor itself would close a cycle (output -> node -> output) that only
+    the cyclic gc can free (torch's SavedVariable avoids it the same way). Unpacking rebuilds
+    a Tensor with the same data and version whose grad_fn is the node (the ctx) and whose
     _output_nr is the output's index, so a backward written with it stays differentiable.
     """
 
@@ -164,12 +173,9 @@ class _SavedOutput:
         self._array, self.version, self.output_nr = out._array, out._version, out._output_nr
 
     def unpack(self, ctx: Context) -> Tensor:
-        node = ctx._node()
-        if node is None:  # only reachable by keeping a ctx beyond its graph
-            raise RuntimeError(f"{ctx._name}: the graph holding this saved output was freed")
         t = make_tensor(self._array)
         t._version = self.version
-        t.grad_fn, t._output_nr, t.requires_grad = node, self.output_nr, True
+        t.grad_fn, t._output_nr, t.requires_grad = ctx, self.output_nr, True
         return t
 
 
@@ -218,17 +224,33 @@ class Function:
         record a Node so that backward can reach the inputs. Returns forward's output, or
         its tuple of outputs, as Tensors."""
         # The hot path of every op. No comprehensions here: each builds and calls a function
-        # object (Python < 3.12).
-        if _state.enabled:
-            needs, edges = _inputs(args)  # edges is None when nothing requires grad
+        # object (Python < 3.12). needs_input_grad and the edges (None when nothing requires
+        # grad) as _inputs finds them, its two-argument case inlined (binary ops are most).
+        n = len(args)
+        if not _state.enabled:
+            needs, edges = _NO_GRADS[n], None
+        elif n == 2:
+            a, b = args
+            ea = eb = None
+            if isinstance(a, tensor_class) and a.requires_grad:
+                arr = a._array
+                ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
+            if isinstance(b, tensor_class) and b.requires_grad:
+                arr = b._array
+                eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
+            if ea is None and eb is None:
+                needs, edges = _NO_GRADS[2], None
+            else:
+                needs, edges = (ea is not None, eb is not None), (ea, eb)
         else:
-            needs, edges = _NO_GRADS[len(args)], None
+            needs, edges = _inputs(args)
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
         ctx._fn = cls
         ctx.needs_input_grad = needs
+        ctx._non_diff = ()  # on the instance: read below (a class default's read is slow)
         try:
             if edges is None or cls._numpy_forward:
-                if len(args) == 2:  # a plain call: Python runs it faster than f(*args)
+                if n == 2:  # a plain call: Python runs it faster than f(*args)
                     a, b = args
                     raw = cls.forward(ctx, a, b)
                 else:
@@ -245,7 +267,7 @@ class Function:
             shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
         kind = type(raw)
-        if kind is np.ndarray:  # Tensor._make, inlined
+        if kind is _ndarray:  # Tensor._make, inlined
             out = _new(tensor_class)
             out._array, out._version = raw, [0]
         elif kind is tuple:
@@ -253,16 +275,14 @@ class Function:
         else:
             out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
         if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
-            arr = out._array
-            node = _new(Node)  # Node(cls, ctx, edges, ((arr.shape, arr.dtype),)), inlined
-            node.order = _next_order()
-            node.fn, node.ctx, node.next_edges = cls, ctx, edges
-            node.out_meta = ((arr.shape, arr.dtype),)
-            node.hooks = node.retained = None
-            out.grad_fn = node
+            ctx._order = _next_order()  # ctx._record(edges, ONE_OUTPUT), inlined
+            ctx._next_edges = edges
+            ctx._out_meta = ONE_OUTPUT
+            ctx._hooks = ctx._retained = None
+            out.grad_fn = ctx
             out.requires_grad = True
-            if ctx._saved and kind is not np.ndarray:  # forward may have saved raw
-                ctx._pack_outputs((raw,), (out,), node)
+            if kind is not _ndarray and ctx._saved:  # forward may have saved raw
+                ctx._pack_outputs((raw,), (out,))
         return out
 
 
@@ -270,21 +290,9 @@ def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
     """needs_input_grad and the edges of a call, in one pass: per argument, whether it is a
     Tensor that requires grad, and the edge to where its gradient goes (or None). The edges
     are None as a whole when no argument requires grad: nothing records. The usual one and
-    two arguments have ``edge_of`` inlined."""
+    three arguments have ``edge_of`` inlined; apply does two arguments itself."""
     tensor = tensor_class
     n = len(args)
-    if n == 2:
-        a, b = args
-        ea = eb = None
-        if isinstance(a, tensor) and a.requires_grad:
-            arr = a._array
-            ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
-        if isinstance(b, tensor) and b.requires_grad:
-            arr = b._array
-            eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
-        elif ea is None:
-            return _NO_GRADS[2], None
-        return (ea is not None, eb is not None), (ea, eb)
     if n == 1:
         (a,) = args
         if not (isinstance(a, tensor) and a.requires_grad):
@@ -318,17 +326,17 @@ def _outputs(cls: type[Function], ctx: Context, edges: tuple | None, raw: tuple)
     outs = tuple([_wrap(r) for r in raw])
     if edges is None:
         return outs
-    node = Node(cls, ctx, edges, tuple([(o._array.shape, o._array.dtype) for o in outs]))
+    ctx._record(edges, tuple([(o._array.shape, o._array.dtype) for o in outs]))
     non_diff = [id(t._array if isinstance(t, tensor_class) else t) for t in ctx._non_diff]
     for i, o in enumerate(outs):
         if o._array.dtype.kind == "f" and id(o._array) not in non_diff:
-            o.grad_fn = node
+            o.grad_fn = ctx
             o._output_nr = i
             o.requires_grad = True
     if ctx._saved:
         # Outputs saved in forward come back from saved_tensors as the recorded outputs, so
         # a backward written with them is itself differentiable.
-        ctx._pack_outputs(raw, outs, node)
+        ctx._pack_outputs(raw, outs)
     return outs
 
 
@@ -409,8 +417,9 @@ def _poisoned(g: Any, ctx: Context) -> Any:
         return g
     err = Context((), DelayedError)
     err.fn_name = ctx._name
+    err._record((), ONE_OUTPUT)
     out = make_tensor(g._array)
-    out.grad_fn = Node(DelayedError, err, (), ((g._array.shape, g._array.dtype),))
+    out.grad_fn = err
     out.requires_grad = True
     return out
 

@@ -9,40 +9,58 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
-    from .function import Context, Function
+    from .function import Function
 
 
 class Node:
-    """A recorded call: the Function's backward, its ctx, and edges to the inputs' nodes.
+    """A recorded call: the Function's backward, and edges to the inputs' nodes.
 
-    ``next_edges[i]`` is the ``Edge`` to input i, or None when that input needs no
+    For a Function's call the node is its ctx too (``function.Context`` subclasses Node),
+    as in torch, where forward's ctx is the output's grad_fn: one object per recorded call
+    instead of two. Hence the node's own fields have private names, so that an attribute a
+    forward sets on ctx (``ctx.order``, ``ctx.hooks``) cannot clobber them.
+
+    ``_next_edges[i]`` is the ``Edge`` to input i, or None when that input needs no
     gradient; its shape and dtype let the engine undo broadcasting and casting.
+    ``_out_meta`` is (shape, dtype) per output, to materialise the missing gradients of a
+    node of several outputs; a node of one output runs only when its gradient arrived, so
+    its ``_out_meta`` is ``ONE_OUTPUT`` (no shape to read off, no tuples to build per op).
 
-    ``order`` falls with each node made: a node's edges lead only to nodes made before it,
-    so the engine runs nodes by ``order`` (as torch's by sequence number) and never has to
+    ``_order`` falls with each node made: a node's edges lead only to nodes made before it,
+    so the engine runs nodes by ``_order`` (as torch's by sequence number) and never has to
     count a node's incoming edges first.
     """
 
-    __slots__ = ("fn", "ctx", "next_edges", "out_meta", "hooks", "retained", "order",
-                 "__weakref__")
+    # Class-level defaults; _record sets the fields of a recorded call (Function.apply does
+    # it inline for a one-output op: keep the two in step).
+    _fn: type[Function] | None = None
+    _next_edges: tuple = ()
+    _hooks: dict[int, list] | None = None  # output_nr -> hooks on that output's grad
+    _retained: dict[int, weakref.ref] | None = None  # output_nr -> tensor.retain_grad()
+    _order: int
+    _out_meta: tuple
 
-    def __init__(self, fn: type[Function] | None, ctx: Context | None, next_edges: tuple,
-                 out_meta: tuple) -> None:
-        # Function.apply inlines this for the one-output op: keep the two in step.
-        self.order = _next_order()
-        self.fn = fn
-        self.ctx = ctx
-        self.next_edges = next_edges
-        self.out_meta = out_meta  # (shape, dtype) per output, to materialise missing grads
-        self.hooks: dict[int, list] | None = None  # output_nr -> hooks on that output's grad
-        self.retained: dict[int, weakref.ref] | None = None  # output_nr -> tensor.retain_grad()
+    def _record(self, next_edges: tuple, out_meta: tuple) -> None:
+        self._order = _next_order()
+        self._next_edges = next_edges
+        self._out_meta = out_meta
+        # Set on the node, though the class defaults say the same: CPython 3.11 reads an
+        # instance's own attribute fast, a class default through the full lookup, and the
+        # walk reads these at every node.
+        self._hooks = self._retained = None
+
+    @property
+    def _name(self) -> str:
+        return "AccumulateGrad" if self._fn is None else f"{self._fn.__name__}Backward"
 
     def name(self) -> str:
-        return f"{self.fn.__name__}Backward" if self.fn is not None else "AccumulateGrad"
+        return self._name
 
     def __repr__(self) -> str:
-        return f"<{self.name()}>"
+        return f"<{self._name}>"
 
+
+ONE_OUTPUT = (None,)  # the _out_meta of a node of one output: it never materialises zeros
 
 # Falling numbers, so that the newest node comes first out of a min-heap. next() on a count
 # is atomic under the GIL, so threads recording at once still get distinct numbers.
@@ -56,10 +74,8 @@ class AccumulateGrad(Node):
     so the pair is no cycle. A leaf freed while a graph still reaches its sink gets nothing:
     no one is left to read that gradient."""
 
-    __slots__ = ("_leaf",)
-
     def __init__(self, leaf: Tensor) -> None:
-        super().__init__(None, None, (), ((leaf._array.shape, leaf._array.dtype),))
+        self._record((), ONE_OUTPUT)
         self._leaf = weakref.ref(leaf)
 
     @property

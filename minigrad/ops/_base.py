@@ -20,6 +20,10 @@ from ..autograd import function
 from ..autograd.function import Context, Function
 from ..dtypes import result_dtype
 
+# numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
+# (each np.<name> is a full attribute lookup), and these are read on every op.
+_ndarray = np.ndarray
+
 
 def operands(a: Any, b: Any) -> tuple[Any, Any]:
     """Both operands as arrays of the promoted dtype (Python scalars stay weak)."""
@@ -28,13 +32,13 @@ def operands(a: Any, b: Any) -> tuple[Any, Any]:
     y = b._array if isinstance(b, tensor) else b
     # Fast paths: same dtypes, or a Python number beside a float array, which never changes
     # the array's dtype (torch's rule, and numpy's for these weak scalars).
-    if type(x) is np.ndarray:
-        if type(y) is np.ndarray:
+    if type(x) is _ndarray:
+        if type(y) is _ndarray:
             if x.dtype is y.dtype or x.dtype == y.dtype:  # identity first: == is slow
                 return x, y
         elif (type(y) is float or type(y) is int) and x.dtype.kind == "f":
             return x, y
-    elif type(y) is np.ndarray and (type(x) is float or type(x) is int) and y.dtype.kind == "f":
+    elif type(y) is _ndarray and (type(x) is float or type(x) is int) and y.dtype.kind == "f":
         return np.asarray(x, y.dtype), y  # callers read the dtype off the left operand
     dt = result_dtype(x, y)
     return np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)

@@ -15,6 +15,10 @@ from ..autograd.function import Context, Function, constant, is_tensor
 from ..autograd.grad_mode import _state
 from ._base import float_operands, operands, save_operands, saved_operands
 
+# numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
+# (each np.<name> is a full attribute lookup), and these are read on every op.
+_add, _multiply = np.add, np.multiply
+
 
 def _arr(x: Any) -> Any:
     return x._array if is_tensor(x) else x
@@ -26,7 +30,7 @@ class Add(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
-        return np.add(x, y)
+        return _add(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -62,7 +66,7 @@ class Mul(Function):
         # Save only what the other side's gradient needs, so `x.mul_(2)` stays differentiable.
         save_operands(ctx, a, b, nb, na)
         x, y = operands(a, b)
-        return np.multiply(x, y)
+        return _multiply(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -76,7 +80,7 @@ def _times(g: Any, x: Any) -> Any:
     else the recorded op, so that it differentiates again."""
     if _state.enabled:
         return g * x
-    return function.make_tensor(np.multiply(*operands(g, x)))
+    return function.make_tensor(_multiply(*operands(g, x)))
 
 
 class Div(Function):

@@ -14,6 +14,10 @@ from ..autograd.grad_mode import _state
 from .arith import Where
 from .shape import Cat
 
+# numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
+# (each np.<name> is a full attribute lookup), and these are read on every op.
+_asarray, _add_reduce, _empty = np.asarray, np.add.reduce, np.empty
+
 
 def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
     if len(dims) == len(shape):  # all of them (dims are distinct): the common loss.sum()
@@ -30,7 +34,7 @@ class Sum(Function):
         ctx.shape, ctx.dims = x.shape, dims
         if x.dtype.kind == "f":  # the ufunc itself: ndarray.sum adds a Python layer (hot path)
             # asarray: a 0-d array, not the scalar numpy returns for a sum of everything
-            return np.asarray(np.add.reduce(x, axis=dims, keepdims=keepdim))
+            return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
         return x.sum(axis=dims, keepdims=keepdim, dtype=np.int64)
 
     @staticmethod
@@ -51,7 +55,7 @@ def _spread(g: np.ndarray, shape: tuple, dims: tuple) -> np.ndarray:
         g = g.reshape(_kept(shape, dims))
     if math.prod(shape) >= _BROADCAST_FROM:
         return np.broadcast_to(g, shape)
-    out = np.empty(shape, g.dtype)  # small: a copy is cheaper than broadcast_to
+    out = _empty(shape, g.dtype)  # small: a copy is cheaper than broadcast_to
     out[...] = g
     return out
 
