@@ -345,3 +345,13 @@ def test_a_gradient_held_elsewhere_is_copied_into_grad() -> None:
     leaf.backward(g0)
     np.testing.assert_array_equal(g0.numpy(), [5.0, 6.0])
     np.testing.assert_array_equal(leaf.grad.numpy(), [10.0, 12.0])
+
+
+def test_every_ops_node_keeps_its_name_method():
+    # ctx is the node: an attribute a forward sets must not hide the node's own methods
+    # (heaviside's ctx once stored its op's name as ctx.name)
+    x = mg.tensor([1.0, -2.0, 0.0], requires_grad=True)
+    outs = [x.heaviside(mg.tensor([0.5])), x.scatter_reduce(0, mg.tensor([0, 0, 1]), x, "prod"),
+            x.exp(), x.sort()[0], x.cumsum(0), x[1:]]
+    for y in outs:
+        assert isinstance(y.grad_fn.name(), str) and y.grad_fn.name().endswith("Backward")

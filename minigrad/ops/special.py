@@ -269,12 +269,12 @@ class NotDifferentiable(Function):
 
     @staticmethod
     def forward(ctx: Context, name: str, fn: Callable, *args: Any) -> np.ndarray:
-        ctx.name = name
+        ctx.fn_name = name  # not ctx.name: ctx is the node, whose name() it would hide
         return np.asarray(fn(*[getattr(a, "_array", a) for a in args]))
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        raise RuntimeError(f"the derivative for '{ctx.name}' is not implemented")
+        raise RuntimeError(f"the derivative for '{ctx.fn_name}' is not implemented")
 
 
 class Entr(Function):
