@@ -118,7 +118,7 @@ def onsager(temperature: float) -> tuple[float, float]:
 def main(fast: bool = False, plot_dir: str | None = None) -> dict:
     temps = np.array([1.8, 2.6, 3.2]) if fast else np.linspace(1.8, 3.2, 8)
     # The specific heat's second pass through chains of tied SVDs is what costs: at bond 8
-    # and 8 steps a temperature takes ~1-3 s from T = 1.8 up, but minutes at T = 1.6.
+    # and 8 steps a temperature takes ~1-3 s from T = 1.8 up, ~6 s at T = 1.6 (more ties).
     bond, steps = (6, 8) if fast else (8, 8)
     rows, t0 = [], time.perf_counter()
     print(f"TRG, bond dimension {bond}, {steps} steps (2^{steps} sites); E and C by autodiff")

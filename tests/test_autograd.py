@@ -477,7 +477,7 @@ def test_custom_function_contract() -> None:
 
 
 def test_needs_input_grad_reports_which_inputs_need_grad() -> None:
-    seen = []
+    seen, fail = [], [False]
 
     class Probe(Function):
         @staticmethod
@@ -877,3 +877,39 @@ def test_third_derivative_of_a_square_at_zero_is_zero_not_nan():
     (h2,) = mg.autograd.grad(h.sum(), x, create_graph=True)
     (h3,) = mg.autograd.grad(h2.sum(), x)
     np.testing.assert_allclose(h3.numpy(), [0.0, 24 * 1.5])
+
+
+def test_a_walk_holds_off_the_cyclic_collector_and_restores_it() -> None:
+    # The collector is off while the outermost walk runs (nested walks and a user's own
+    # gc.disable() are left alone), and back on after it, also when a backward raises.
+    import gc
+
+    seen, fail = [], [False]
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a._array.copy()
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(gc.isenabled())
+            if fail[0]:
+                raise ValueError("probe")
+            return g
+
+    def run(fails: bool) -> None:
+        fail[0] = fails
+        Probe.apply(leaf([1.0, 2.0])).sum().backward()
+
+    assert gc.isenabled()
+    run(False)
+    with pytest.raises(ValueError, match="probe"):
+        run(True)
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        run(False)
+        assert seen[-1] is False and not gc.isenabled()
+    finally:
+        gc.enable()

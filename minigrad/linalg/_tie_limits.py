@@ -35,9 +35,12 @@ Triplets with exactly zero cotangent (a truncated part, a null space the loss mu
 by 0) give exactly zero terms. A later pass through the result gives them cotangents from
 the first-order formula alone; their limits then come from that formula rebuilt locally
 (``_Local``) rather than from the whole downstream. Inside the look downstream for one
-limit, ties met at other SVDs are taken as 0: through chains of tied SVDs (tensor
-networks) the result is exact when the ties are structural, i.e. along directions that
-keep them, where those terms pair with nothing; that also bounds the cost.
+limit, ties met at other SVDs are taken as 0, and so are the derivatives of the limits
+other SVDs took earlier (``_Held``): through chains of tied SVDs (tensor networks) the
+result is exact when the ties are structural, i.e. along directions that keep them, where
+those terms pair with nothing; that also bounds the cost (each look would otherwise
+differentiate every later limit's own looks again: TRG's specific heat at 8 steps took
+minutes).
 """
 
 from __future__ import annotations
@@ -165,7 +168,7 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
             take = np.broadcast_to(need & ~bad[name], np.broadcast_shapes(
                 need.shape, bad[name].shape))
             value = None if lim is None else where(
-                Tensor._make(np.broadcast_to(zero, lim.shape)), 0.0, lim)
+                Tensor._make(np.broadcast_to(zero, lim.shape)), 0.0, _Held.apply(lim))
             out[name] = quot(nu, x, zero | take, value)
     return Terms(out["plus"], out["minus"], out["R"], out["Q"])
 
@@ -413,3 +416,18 @@ def _resid(nu: Tensor | None, x: Tensor, mu: Tensor | None,
         nu._array - np.broadcast_to(x._array, nu.shape) * mu._array)
     return np.where(np.broadcast_to(need, r.shape), r, 0.0)
 
+
+
+class _Held(Function):
+    """The identity on a limit; inside another tie limit's look downstream its gradient is
+    0. The look takes the ties it meets at other SVDs as 0, and this is such a tie's term:
+    without the cut each look differentiated every later limit's own looks again, at a cost
+    exponential in the length of a chain of tied SVDs."""
+
+    @staticmethod
+    def forward(ctx: Context, mu: Tensor) -> np.ndarray:
+        return mu._array
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple:
+        return (None if nested() else g),
