@@ -70,29 +70,6 @@ class Tol(NamedTuple):
     max_sweeps: int
 
 
-class Workspace(NamedTuple):
-    """Scratch for one matrix of n columns and m >= n rows (ucols rows of Ut)."""
-
-    X: np.ndarray  # (n, m) the columns being orthogonalised
-    Vt: np.ndarray  # (n, n) rotations accumulated, or (0, 0) when V is not wanted
-    Ut: np.ndarray  # (ucols, m) left vectors as rows
-    nrm: np.ndarray  # (n,) column norms (not squared: squares of 1e-160 underflow)
-    ref: np.ndarray  # (n,) the largest norm each column has had
-    sv: np.ndarray  # (n,)
-    perm: np.ndarray  # (n,) int64
-    sgn: np.ndarray  # (ucols,)
-    filled: np.ndarray  # (ucols,) bool
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
-def workspace(like, n, m, ucols, with_v):
-    """A Workspace in like's dtype."""
-    nv = n if with_v else 0
-    return Workspace(np.empty((n, m), like.dtype), np.empty((nv, nv), like.dtype),
-                     np.empty((ucols, m), like.dtype), np.empty(n), np.empty(n), np.empty(n),
-                     np.empty(n, np.int64), np.empty(ucols), np.empty(ucols, np.bool_))
-
-
 # ---- rows: dot products, norms, rotations -------------------------------------------------
 
 # Not inline="always": numba-level inlining would compile the loop with the caller's (strict)
@@ -280,8 +257,8 @@ def renorm(X, nrm, ref, tol):
         nrm[j] = _settle(X, j, new, ref[j], tol)
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
-def sweeps(X, Vt, nrm, ref, tol):
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
+def _sweep_one(X, Vt, nrm, ref, tol):
     """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of X (the columns of A).
 
     Rotations are mirrored on the rows of Vt unless it is empty. Returns the number of
@@ -364,8 +341,10 @@ def _sort_descending(sv, perm):
 @njit(cache=_CACHE, nogil=True, inline="always")
 def _left_vectors(X, Ut, s, sv, perm, filled):
     """s = the row norms of the converged X, descending, and Ut's first n rows the rows
-    of X normalised in that order (zero rows, and any rows past n, completed to an
-    orthonormal basis); Ut may have 0 rows when only s is wanted."""
+    of X normalised in that order, filled[i] False for the rows left to complete to an
+    orthonormal basis (for zero rows, and any rows past n). Returns whether there are
+    any: complete_rows, which allocates, runs only then, and compiles only where asked
+    for. Ut may have 0 rows when only s is wanted."""
     n = X.shape[0]
     for j in range(n):
         sv[j] = _norm(X, j)
@@ -375,7 +354,7 @@ def _left_vectors(X, Ut, s, sv, perm, filled):
         s[j] = sv[perm[j]]
     ucols = Ut.shape[0]
     if ucols == 0:
-        return
+        return False
     filled[:] = False
     gaps = ucols - n
     for j in range(n):
@@ -386,22 +365,15 @@ def _left_vectors(X, Ut, s, sv, perm, filled):
             filled[j] = True
         else:
             gaps += 1
-    if gaps:  # complete_rows allocates: skip it if it has no work
-        complete_rows(Ut, filled)
+    return gaps > 0
 
 
-@njit(**_HELPER)
-def _finish(ws, e, trans, compute_uv, u, s, vh):
-    """The converged workspace (X, and Vt) to s (times 2^e), and signed u and vh written
-    in the orientation of the source (A transposed when trans)."""
-    n, m = ws.X.shape
-    _left_vectors(ws.X, ws.Ut, s, ws.sv, ws.perm, ws.filled)
-    for j in range(n):
-        s[j] = math.ldexp(s[j], e)
-    if not compute_uv:
-        return
-    Ut, Vt, perm, sgn = ws.Ut, ws.Vt, ws.perm, ws.sgn
-    ucols = Ut.shape[0]
+@njit(cache=_CACHE, nogil=True, inline="always")
+def _write(Ut, Vt, perm, sgn, trans, u, vh):
+    """The complete left vectors Ut and the rotations Vt (in perm's order) to signed u and
+    vh, written in the orientation of the source (A transposed when trans)."""
+    ucols, m = Ut.shape
+    n = Vt.shape[0]
     # Sign convention: the first largest-|.| entry of each column of U (in src's
     # orientation) is positive; v_j flips with u_j, complement vectors are normalised on
     # their own. Index loops, not row views: numba types and lowers them much faster.
@@ -472,23 +444,6 @@ def _load(src, trans, X):
         for i in range(m):
             X[j, i] = _times_pow2(np.float64(src[j, i] if trans else src[i, j]), e, sc)
     return e
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
-def _svd_one(src, trans, compute_uv, tol, u, s, vh, ws):
-    """SVD of one matrix A (= src, or src.T when trans, so that A is m x n with m >= n)
-    into u, s, vh (in the orientation of src), V accumulated. Returns a status code."""
-    e = _load(src, trans, ws.X)
-    if e is None:
-        return NOT_FINITE
-    Vt = ws.Vt
-    Vt[:, :] = 0.0
-    for j in range(Vt.shape[0]):
-        Vt[j, j] = 1.0
-    if sweeps(ws.X, Vt, ws.nrm, ws.ref, tol) < 0:
-        return NOT_CONVERGED
-    _finish(ws, e, trans, compute_uv, u, s, vh)
-    return OK
 
 
 # ---- many tiny matrices at once: lanes ----------------------------------------------------
@@ -702,15 +657,84 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
 
 # First-call compile time (seconds per kernel on a fresh install) is set by the call tree:
 # numba types an inline="always" callee anew inside every caller, while a separate kernel is
-# typed once per signature but linked into each caller and optimised again by LLVM there.
-# So the loops of a sweep (sweeps, _pairs) and of the finish (_finish, complete_rows) are
-# kernels of their own, glue called from one place (_svd_one, _load, _left_vectors) is
-# inlined, and kernels that only kernels call have no Python entry point (_HELPER).
+# typed once per signature but linked into each caller and optimised again by LLVM there,
+# so every level of nesting compiles its callees' code once more. Hence the batch SVD is
+# three kernels the driver calls one after the other (sweeps, finish, and complete only
+# where a U needs completing), not one kernel calling the others: a batch of 8x8 compiled
+# in ~14 s that way. The loops of a sweep (_pairs, renorm) are kernels of their own, glue
+# called from one place (_load, _sweep_one, _left_vectors, _write) is inlined, and kernels
+# that only kernels call have no Python entry point (_HELPER).
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+def sweeps(a, trans, tol, X, Vt, expo, status):
+    """One-sided Jacobi on each a[b] (or a[b].T when trans, whichever has rows >= columns).
+
+    X[b] (k, max(m, n)) ends as the converged columns of A[b] scaled by 2^-expo[b], Vt[b]
+    (k, k) as the rotations (not touched when Vt is (B, 0, 0)); status[b] is OK,
+    NOT_FINITE or NOT_CONVERGED. Serial: the driver hands slices of the batch to its
+    threads. Scratch is allocated once per call, never inside the per-matrix loop.
+    """
+    n = X.shape[1]
+    nrm, ref = np.empty(n), np.empty(n)
+    for b in range(a.shape[0]):
+        e = _load(a[b], trans, X[b])
+        if e is None:
+            status[b] = NOT_FINITE
+            continue
+        expo[b] = e
+        Vb = Vt[b]
+        Vb[:, :] = 0.0
+        for j in range(Vb.shape[0]):
+            Vb[j, j] = 1.0
+        status[b] = OK if _sweep_one(X[b], Vb, nrm, ref, tol) > 0 else NOT_CONVERGED
+
+
+@njit(cache=_CACHE, nogil=True)
+def finish(X, Vt, expo, trans, full, compute_uv, u, s, vh, status):
+    """sweeps' output to s[b] and signed u[b], vh[b] (in a[b]'s orientation) where
+    status[b] is OK. A matrix whose U has columns to complete (a zero singular value, or
+    a full U of a non-square A) gets status MORE instead, for complete."""
+    nbatch, n, m = X.shape
+    ucols = (m if full else n) if compute_uv else 0
+    Ut = np.empty((ucols, m), X.dtype)
+    sv, perm, sgn, filled = np.empty(n), np.empty(n, np.int64), np.empty(ucols), \
+        np.empty(ucols, np.bool_)
+    for b in range(nbatch):
+        if status[b] != OK:
+            continue
+        if _left_vectors(X[b], Ut, s[b], sv, perm, filled):
+            status[b] = MORE
+            continue
+        for j in range(n):
+            s[b, j] = math.ldexp(s[b, j], int(expo[b]))
+        if compute_uv:
+            _write(Ut, Vt[b], perm, sgn, trans, u[b], vh[b])
+
+
+@njit(cache=_CACHE, nogil=True)
+def complete(X, Vt, expo, trans, full, u, s, vh, status):
+    """finish for the matrices it left with status MORE: U's missing columns completed to
+    an orthonormal basis (complete_rows), then written as finish does; status OK."""
+    nbatch, n, m = X.shape
+    ucols = m if full else n
+    Ut = np.empty((ucols, m), X.dtype)
+    sv, perm, sgn, filled = np.empty(n), np.empty(n, np.int64), np.empty(ucols), \
+        np.empty(ucols, np.bool_)
+    for b in range(nbatch):
+        if status[b] != MORE:
+            continue
+        _left_vectors(X[b], Ut, s[b], sv, perm, filled)
+        complete_rows(Ut, filled)
+        for j in range(n):
+            s[b, j] = math.ldexp(s[b, j], int(expo[b]))
+        _write(Ut, Vt[b], perm, sgn, trans, u[b], vh[b])
+        status[b] = OK
 
 @njit(cache=_CACHE, nogil=True)
 def left_vectors(X, Ut, s, sv, perm, filled):
-    """_left_vectors, for the driver's lone-matrix path."""
-    _left_vectors(X, Ut, s, sv, perm, filled)
+    """_left_vectors with the rows completed, for the driver's lone-matrix path."""
+    if _left_vectors(X, Ut, s, sv, perm, filled):
+        complete_rows(Ut, filled)
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -760,23 +784,6 @@ def svd_lanes(a, trans, compute_uv, tol, u, s, vh, status):
                                 not _finish_lane(L, l, lo + l, trans, compute_uv, u, s, vh)):
                 state = MORE
             status[lo + l] = state
-
-
-@njit(cache=_CACHE, nogil=True)
-def svd_batched(a, trans, full, compute_uv, tol, u, s, vh, status):
-    """Batched SVD of a[b] (or a[b].T when trans, whichever has rows >= columns).
-
-    Outputs are written in a's orientation: u (B, M, M|k), s (B, k), vh (B, k|N, N),
-    status (B,). Serial: the driver hands slices of the batch to its threads. Scratch is
-    allocated once per call, never inside the per-matrix loop.
-    """
-    m = a.shape[2] if trans else a.shape[1]
-    n = a.shape[1] if trans else a.shape[2]
-    # Without U and V, empty Ut and Vt (C-contiguous, as the lone path's: one compile of
-    # sweeps serves both).
-    ws = workspace(a, n, m, (m if full else n) if compute_uv else 0, compute_uv)
-    for b in range(a.shape[0]):
-        status[b] = _svd_one(a[b], trans, compute_uv, tol, u[b], s[b], vh[b], ws)
 
 
 # ---- batches of 3x3: lanes with each matrix in scalars ------------------------------------

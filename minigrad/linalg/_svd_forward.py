@@ -285,19 +285,25 @@ def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int):
     (nleft = 0, n or m rows: the extra ones complete an orthonormal basis), unsigned,
     without accumulating V. Returns (status, s, ut)."""
     jac = _kernels()
-    X = np.array(ak.T, order="C")  # row j = column j of ak; the sweeps work in place
-    n, m = X.shape
-    nrm, ref = np.empty(n), np.empty(n)
+    m, n = ak.shape
+    expo = np.zeros(1, np.int64)
     if threads > 1 and n >= 4 * threads:
-        done = _sweeps_threaded(X, nrm, ref, tol, threads)
+        X = np.array(ak.T, order="C")  # row j = column j of ak; the sweeps work in place
+        status = jac.OK if _sweeps_threaded(X, np.empty(n), np.empty(n), tol, threads) >= 0 \
+            else jac.NOT_CONVERGED
     else:
-        done = jac.sweeps(X, np.empty((0, 0), X.dtype), nrm, ref, tol)
+        # The batch kernel on a batch of one (in float64 the very build batches use). It
+        # scales ak again by a power of two 2^-e (e != 0 for QR's R): exact, undone on s.
+        X3, st = np.empty((1, n, m), ak.dtype), np.empty(1, np.int8)
+        jac.sweeps(np.ascontiguousarray(ak)[None], False, tol, X3,
+                   np.empty((1, 0, 0), ak.dtype), expo, st)
+        X, status = X3[0], int(st[0])
     s = np.empty(n, X.dtype)
     ut = np.empty((nleft, m), X.dtype)
-    if done < 0:
-        return jac.NOT_CONVERGED, s, ut
+    if status != jac.OK:
+        return status, s, ut
     jac.left_vectors(X, ut, s, np.empty(n), np.empty(n, np.int64), np.empty(nleft, np.bool_))
-    return jac.OK, s, ut
+    return jac.OK, np.ldexp(s, int(expo[0])), ut
 
 
 def _svd_lone(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int):
@@ -379,7 +385,7 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     if not lanes:
         tasks = [(a3[c], trans, full, compute_uv, tol, u[c], s[c], vh[c], status[c])
                  for c in chunks]
-        _threads.run(jac.svd_batched, tasks, threads)
+        _threads.run(_general, tasks, threads)
         return (u, s, vh), status
     if lanes3:
         _threads.run(jac.svd_lanes3, [(a3[c], compute_uv, tol, u[c], s[c], vh[c], status[c])
@@ -406,12 +412,29 @@ def _outputs(nbatch: int, m: int, n: int, full: bool, compute_uv: bool, dtype):
     return u, np.empty((nbatch, k), dtype=dtype), vh, np.empty(nbatch, dtype=np.int8)
 
 
+def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
+    """The general batch kernels on a3 (float64, m x n, or n x m when trans): SVDs into u,
+    s, vh (in a3's orientation) and status. Separate kernels, not one calling the others:
+    each nesting level would compile its callees again (see _jacobi's entry points)."""
+    jac = _kernels()
+    nbatch, m, n = a3.shape
+    k = min(m, n)
+    X = np.empty((nbatch, k, max(m, n)))
+    Vt = np.empty((nbatch, k, k) if compute_uv else (nbatch, 0, 0))
+    expo = np.empty(nbatch, np.int64)
+    jac.sweeps(a3, trans, tol, X, Vt, expo, status)
+    jac.finish(X, Vt, expo, trans, full, compute_uv, u, s, vh, status)
+    # A zero singular value, or a full U of a non-square A: columns of U to complete.
+    if compute_uv and (full and m != n or (status == jac.MORE).any()):
+        jac.complete(X, Vt, expo, trans, full, u, s, vh, status)
+
+
 def _svd_batched_general(a3, full, compute_uv, tol):
-    """The general batch kernel on all of a3, in float64, on the calling thread."""
+    """The general batch kernels on all of a3, in float64, on the calling thread."""
     a3 = a3.astype(np.float64, copy=False)
     nbatch, m, n = a3.shape
     u, s, vh, status = _outputs(nbatch, m, n, full, compute_uv, a3.dtype)
-    _kernels().svd_batched(a3, m < n, full, compute_uv, tol, u, s, vh, status)
+    _general(a3, m < n, full, compute_uv, tol, u, s, vh, status)
     return (u, s, vh), status
 
 
