@@ -190,7 +190,8 @@ def _settle(X, p, new, ref, tol):
     size of the rounding any rotation commits."""
     if new > tol.small and new > tol.noise * ref:
         return new
-    X[p, :] = 0.0
+    for i in range(X.shape[1]):  # loops, not slice assignments: each of those is a compile
+        X[p, i] = 0.0
     return 0.0
 
 
@@ -265,7 +266,8 @@ def _sweep_one(X, Vt, nrm, ref, tol):
     sweeps, or -1 if a sweep still rotated after tol.max_sweeps.
     """
     n = X.shape[0]
-    ref[:] = 0.0
+    for j in range(n):
+        ref[j] = 0.0
     for sweep in range(tol.max_sweeps):
         renorm(X, nrm, ref, tol)
         rotated = 0
@@ -355,7 +357,8 @@ def _left_vectors(X, Ut, s, sv, perm, filled):
     ucols = Ut.shape[0]
     if ucols == 0:
         return False
-    filled[:] = False
+    for j in range(ucols):
+        filled[j] = False
     gaps = ucols - n
     for j in range(n):
         sj = sv[perm[j]]
@@ -666,16 +669,15 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
 # that only kernels call have no Python entry point (_HELPER).
 
 @njit(cache=_CACHE, nogil=True, fastmath=_FAST)
-def sweeps(a, trans, tol, X, Vt, expo, status):
+def sweeps(a, trans, tol, X, Vt, nrm, ref, expo, status):
     """One-sided Jacobi on each a[b] (or a[b].T when trans, whichever has rows >= columns).
 
     X[b] (k, max(m, n)) ends as the converged columns of A[b] scaled by 2^-expo[b], Vt[b]
     (k, k) as the rotations (not touched when Vt is (B, 0, 0)); status[b] is OK,
     NOT_FINITE or NOT_CONVERGED. Serial: the driver hands slices of the batch to its
-    threads. Scratch is allocated once per call, never inside the per-matrix loop.
+    threads. nrm and ref (k,) are scratch (from the driver: each kind of allocation here
+    would be a compile of its own).
     """
-    n = X.shape[1]
-    nrm, ref = np.empty(n), np.empty(n)
     for b in range(a.shape[0]):
         e = _load(a[b], trans, X[b])
         if e is None:
@@ -683,22 +685,20 @@ def sweeps(a, trans, tol, X, Vt, expo, status):
             continue
         expo[b] = e
         Vb = Vt[b]
-        Vb[:, :] = 0.0
         for j in range(Vb.shape[0]):
-            Vb[j, j] = 1.0
+            for i in range(Vb.shape[1]):
+                Vb[j, i] = 1.0 if i == j else 0.0
         status[b] = OK if _sweep_one(X[b], Vb, nrm, ref, tol) > 0 else NOT_CONVERGED
 
 
 @njit(cache=_CACHE, nogil=True)
-def finish(X, Vt, expo, trans, full, compute_uv, u, s, vh, status):
+def finish(X, Vt, expo, trans, u, s, vh, status, Ut, sv, perm, sgn, filled):
     """sweeps' output to s[b] and signed u[b], vh[b] (in a[b]'s orientation) where
     status[b] is OK. A matrix whose U has columns to complete (a zero singular value, or
-    a full U of a non-square A) gets status MORE instead, for complete."""
+    a full U of a non-square A) gets status MORE instead, for complete. Scratch: Ut
+    (ucols, max(m, n)) with ucols = 0 when U and V are not wanted, sv and perm (k,), sgn
+    and filled (ucols,)."""
     nbatch, n, m = X.shape
-    ucols = (m if full else n) if compute_uv else 0
-    Ut = np.empty((ucols, m), X.dtype)
-    sv, perm, sgn, filled = np.empty(n), np.empty(n, np.int64), np.empty(ucols), \
-        np.empty(ucols, np.bool_)
     for b in range(nbatch):
         if status[b] != OK:
             continue
@@ -707,19 +707,15 @@ def finish(X, Vt, expo, trans, full, compute_uv, u, s, vh, status):
             continue
         for j in range(n):
             s[b, j] = math.ldexp(s[b, j], int(expo[b]))
-        if compute_uv:
+        if Ut.shape[0]:
             _write(Ut, Vt[b], perm, sgn, trans, u[b], vh[b])
 
 
 @njit(cache=_CACHE, nogil=True)
-def complete(X, Vt, expo, trans, full, u, s, vh, status):
+def complete(X, Vt, expo, trans, u, s, vh, status, Ut, sv, perm, sgn, filled):
     """finish for the matrices it left with status MORE: U's missing columns completed to
     an orthonormal basis (complete_rows), then written as finish does; status OK."""
     nbatch, n, m = X.shape
-    ucols = m if full else n
-    Ut = np.empty((ucols, m), X.dtype)
-    sv, perm, sgn, filled = np.empty(n), np.empty(n, np.int64), np.empty(ucols), \
-        np.empty(ucols, np.bool_)
     for b in range(nbatch):
         if status[b] != MORE:
             continue

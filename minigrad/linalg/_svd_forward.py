@@ -296,7 +296,7 @@ def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int):
         # scales ak again by a power of two 2^-e (e != 0 for QR's R): exact, undone on s.
         X3, st = np.empty((1, n, m), ak.dtype), np.empty(1, np.int8)
         jac.sweeps(np.ascontiguousarray(ak)[None], False, tol, X3,
-                   np.empty((1, 0, 0), ak.dtype), expo, st)
+                   np.empty((1, 0, 0), ak.dtype), np.empty(n), np.empty(n), expo, st)
         X, status = X3[0], int(st[0])
     s = np.empty(n, X.dtype)
     ut = np.empty((nleft, m), X.dtype)
@@ -422,11 +422,14 @@ def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
     X = np.empty((nbatch, k, max(m, n)))
     Vt = np.empty((nbatch, k, k) if compute_uv else (nbatch, 0, 0))
     expo = np.empty(nbatch, np.int64)
-    jac.sweeps(a3, trans, tol, X, Vt, expo, status)
-    jac.finish(X, Vt, expo, trans, full, compute_uv, u, s, vh, status)
+    jac.sweeps(a3, trans, tol, X, Vt, np.empty(k), np.empty(k), expo, status)
+    ucols = (max(m, n) if full else k) if compute_uv else 0
+    scratch = (np.empty((ucols, max(m, n))), np.empty(k), np.empty(k, np.int64),
+               np.empty(ucols), np.empty(ucols, np.bool_))
+    jac.finish(X, Vt, expo, trans, u, s, vh, status, *scratch)
     # A zero singular value, or a full U of a non-square A: columns of U to complete.
     if compute_uv and (full and m != n or (status == jac.MORE).any()):
-        jac.complete(X, Vt, expo, trans, full, u, s, vh, status)
+        jac.complete(X, Vt, expo, trans, u, s, vh, status, *scratch)
 
 
 def _svd_batched_general(a3, full, compute_uv, tol):
