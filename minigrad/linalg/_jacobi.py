@@ -116,14 +116,6 @@ def _norm(X, p):
 
 
 @njit(cache=_CACHE, nogil=True, inline="always")
-def _swap_rows(X, p, q):
-    for i in range(X.shape[1]):
-        tmp = X[p, i]
-        X[p, i] = X[q, i]
-        X[q, i] = tmp
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
 def _tangent(zeta):
     """t = tan(theta) of the Jacobi rotation, the smaller root of t^2 + 2 zeta t - 1 = 0."""
     if abs(zeta) > _BIG_ZETA:
@@ -256,37 +248,6 @@ def renorm(X, nrm, ref, tol):
         new = _norm(X, j)
         ref[j] = max(ref[j], new)
         nrm[j] = _settle(X, j, new, ref[j], tol)
-
-
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
-def _sweep_one(X, Vt, nrm, ref, tol):
-    """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of X (the columns of A).
-
-    Rotations are mirrored on the rows of Vt unless it is empty. Returns the number of
-    sweeps, or -1 if a sweep still rotated after tol.max_sweeps.
-    """
-    n = X.shape[0]
-    for j in range(n):
-        ref[j] = 0.0
-    for sweep in range(tol.max_sweeps):
-        renorm(X, nrm, ref, tol)
-        rotated = 0
-        for p in range(n - 1):
-            # de Rijk: the largest remaining column goes first; fewer sweeps, nearly sorted.
-            best = p
-            for j in range(p + 1, n):
-                if nrm[j] > nrm[best]:
-                    best = j
-            if best != p:
-                _swap_rows(X, p, best)
-                if Vt.shape[0]:
-                    _swap_rows(Vt, p, best)
-                nrm[p], nrm[best] = nrm[best], nrm[p]
-                ref[p], ref[best] = ref[best], ref[p]
-            rotated += _pairs(X, Vt, nrm, ref, p, p + 1, n, tol)
-        if rotated == 0:
-            return sweep + 1
-    return -1
 
 
 # ---- finishing: singular values, left vectors, signs --------------------------------------
@@ -427,26 +388,6 @@ def _times_pow2(v, e, sc):
     """v * 2^-e, exactly: a multiply by sc where 2^-e is representable, else math.ldexp
     (two factors would do too, until a fastmath caller reassociates their product)."""
     return v * sc if sc != 0.0 else math.ldexp(v, -e)
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
-def _load(src, trans, X):
-    """X = (src, or src.T if trans) transposed and scaled by 2^-e so that the largest entry
-    lies in [0.5, 1): squares can then neither overflow nor (mostly) underflow.
-    Returns e, or None if src holds a NaN or Inf."""
-    n, m = X.shape
-    amax = 0.0
-    for i in range(src.shape[0]):
-        for j in range(src.shape[1]):
-            v = np.float64(src[i, j])
-            if not math.isfinite(v):
-                return None
-            amax = max(amax, abs(v))
-    e, sc = _scale_exponent(amax)
-    for j in range(n):
-        for i in range(m):
-            X[j, i] = _times_pow2(np.float64(src[j, i] if trans else src[i, j]), e, sc)
-    return e
 
 
 # ---- many tiny matrices at once: lanes ----------------------------------------------------
@@ -670,25 +611,73 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
 
 @njit(cache=_CACHE, nogil=True, fastmath=_FAST)
 def sweeps(a, trans, tol, X, Vt, nrm, ref, expo, status):
-    """One-sided Jacobi on each a[b] (or a[b].T when trans, whichever has rows >= columns).
+    """Cyclic one-sided Jacobi with de Rijk pivoting on each A = a[b] (or a[b].T when
+    trans, whichever has rows >= columns).
 
-    X[b] (k, max(m, n)) ends as the converged columns of A[b] scaled by 2^-expo[b], Vt[b]
-    (k, k) as the rotations (not touched when Vt is (B, 0, 0)); status[b] is OK,
-    NOT_FINITE or NOT_CONVERGED. Serial: the driver hands slices of the batch to its
-    threads. nrm and ref (k,) are scratch (from the driver: each kind of allocation here
-    would be a compile of its own).
+    X[b] (k, max(m, n)) is loaded with the columns of A scaled by 2^-expo[b], so that the
+    largest entry lies in [0.5, 1) (squares can then neither overflow nor, mostly,
+    underflow), and ends as the converged columns; Vt[b] (k, k) as the rotations, unless
+    Vt is (B, 0, 0). status[b] is OK, NOT_FINITE or NOT_CONVERGED (a sweep still rotated
+    after tol.max_sweeps). Serial: the driver hands slices of the batch to its threads. nrm
+    and ref (k,) are scratch, from the driver: each kind of allocation here would be a
+    compile of its own. One flat kernel (no inlined helpers: numba's inlining pass cost
+    more than the code it inlines).
     """
-    for b in range(a.shape[0]):
-        e = _load(a[b], trans, X[b])
-        if e is None:
+    nbatch, n, m = X.shape
+    for b in range(nbatch):
+        src = a[b]
+        amax = 0.0
+        nan = 0.0  # stays 0.0 unless an entry is NaN or Inf
+        for i in range(src.shape[0]):
+            for j in range(src.shape[1]):
+                v = abs(np.float64(src[i, j]))
+                amax = max(amax, v)
+                nan += v * 0.0
+        if nan != 0.0:
             status[b] = NOT_FINITE
             continue
+        # _scale_exponent and _times_pow2, written out
+        e = math.frexp(amax)[1] if amax > 0.0 else 0
+        sc = math.ldexp(1.0, -e) if abs(e) <= 1000 else 0.0
         expo[b] = e
-        Vb = Vt[b]
+        Xb, Vb = X[b], Vt[b]
+        for j in range(n):
+            for i in range(m):
+                v = np.float64(src[j, i] if trans else src[i, j])
+                Xb[j, i] = v * sc if sc != 0.0 else math.ldexp(v, -e)
+            ref[j] = 0.0
         for j in range(Vb.shape[0]):
-            for i in range(Vb.shape[1]):
+            for i in range(n):
                 Vb[j, i] = 1.0 if i == j else 0.0
-        status[b] = OK if _sweep_one(X[b], Vb, nrm, ref, tol) > 0 else NOT_CONVERGED
+        status[b] = NOT_CONVERGED
+        for _sweep in range(tol.max_sweeps):
+            renorm(Xb, nrm, ref, tol)
+            rotated = 0
+            for p in range(n - 1):
+                # de Rijk: the largest remaining column first; fewer sweeps, nearly sorted.
+                best = p
+                for j in range(p + 1, n):
+                    if nrm[j] > nrm[best]:
+                        best = j
+                if best != p:
+                    for i in range(m):
+                        tmp = Xb[p, i]
+                        Xb[p, i] = Xb[best, i]
+                        Xb[best, i] = tmp
+                    for i in range(Vb.shape[1]):
+                        tmp = Vb[p, i]
+                        Vb[p, i] = Vb[best, i]
+                        Vb[best, i] = tmp
+                    tmp = nrm[p]
+                    nrm[p] = nrm[best]
+                    nrm[best] = tmp
+                    tmp = ref[p]
+                    ref[p] = ref[best]
+                    ref[best] = tmp
+                rotated += _pairs(Xb, Vb, nrm, ref, p, p + 1, n, tol)
+            if rotated == 0:
+                status[b] = OK
+                break
 
 
 @njit(cache=_CACHE, nogil=True)
