@@ -373,7 +373,7 @@ def _write(Ut, Vt, perm, sgn, trans, u, vh):
                 vh[j, i] = Vt[perm[j], i] * sgn[j]
 
 
-# ---- one matrix of a batch ----------------------------------------------------------------
+# ---- scaling by powers of two ------------------------------------------------------------
 
 @njit(cache=_CACHE, nogil=True, inline="always")
 def _scale_exponent(amax):
@@ -417,7 +417,8 @@ class Lanes(NamedTuple):
 
 
 # svd_lanes' status for a matrix that lanes cannot finish (a column whose square loses
-# digits, no convergence, a zero singular value to complete U for): svd_batched does it.
+# digits, no convergence, a zero singular value to complete U for): the general kernels
+# (sweeps, finish, complete) do it.
 MORE = -1
 
 # The lane functions are inlined into svd_lanes (same flags): compiled separately, each
@@ -436,9 +437,10 @@ def _lanes(like, n, m):
 
 @njit(**_LANE)
 def _load_lanes(a, lo, hi, trans, L, tol):
-    """_load for a[lo:hi] into the lanes. Lanes left idle, non-finite or with a column so
-    small that its square loses digits (then svd_batched does it) hold zeros, which
-    converge at once. Indexes a[b] in place: views of a cost refcount traffic here."""
+    """sweeps' load for a[lo:hi] into the lanes. Lanes left idle, non-finite or with a
+    column so small that its square loses digits (then the general kernels do it) hold
+    zeros, which converge at once. Indexes a[b] in place: views of a cost refcount
+    traffic here."""
     n, m = L.X.shape[0], L.X.shape[1]
     L.X[:, :, :] = 0.0
     L.Vt[:, :, :] = 0.0
@@ -552,7 +554,7 @@ def _sweeps_lanes(L, tol, with_v):
 
 @njit(**_LANE)
 def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
-    """_finish for lane l into u[b], s[b], vh[b], written out by hand (no views or calls:
+    """finish for lane l into u[b], s[b], vh[b], written out by hand (no views or calls:
     at this size their refcounting costs more than the sweeps). Returns False, writing
     nothing, when a zero singular value leaves a column of U to complete."""
     n, m = L.X.shape[0], L.X.shape[1]
@@ -575,7 +577,7 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
         inv = 1.0 / sv[pj]
         for i in range(m):
             Ut[j, i] = X[pj, i, l] * inv
-        best = 0  # _finish's sign rule for u's column j
+        best = 0  # _write's sign rule for u's column j
         if trans:
             for i in range(1, n):
                 if abs(Vt[pj, i, l]) > abs(Vt[pj, best, l]):
@@ -606,8 +608,8 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
 # three kernels the driver calls one after the other (sweeps, finish, and complete only
 # where a U needs completing), not one kernel calling the others: a batch of 8x8 compiled
 # in ~14 s that way. The loops of a sweep (_pairs, renorm) are kernels of their own, glue
-# called from one place (_load, _sweep_one, _left_vectors, _write) is inlined, and kernels
-# that only kernels call have no Python entry point (_HELPER).
+# called from one place (_left_vectors, _write) is inlined, and kernels that only kernels
+# call have no Python entry point (_HELPER).
 
 @njit(cache=_CACHE, nogil=True, fastmath=_FAST)
 def sweeps(a, trans, tol, X, Vt, nrm, ref, expo, status):
@@ -752,9 +754,9 @@ def block_pairs(X, nrm, ref, tol, p0, p1, q0, q1, inner):
 
 @njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
 def svd_lanes(a, trans, compute_uv, tol, u, s, vh, status):
-    """svd_batched for matrices of at most _LANES_MAX_N columns and _LANES_MAX_M rows
+    """The general kernels for matrices of at most _LANES_MAX_N columns and _LANES_MAX_M rows
     (after the transpose) and a reduced or square U, _LANES at a time. A matrix it cannot
-    finish gets status MORE, for svd_batched."""
+    finish gets status MORE, for the general kernels."""
     nbatch = a.shape[0]
     m = a.shape[2] if trans else a.shape[1]
     n = a.shape[1] if trans else a.shape[2]
@@ -777,13 +779,13 @@ def svd_lanes(a, trans, compute_uv, tol, u, s, vh, status):
 # for every lane is a single loop that LLVM vectorises with everything in registers, where
 # the general lanes above pass each step through scratch rows, several loops per step. The
 # rules are _sweeps_lanes' (the relative test, the noise zeroing, the same hand-over to
-# svd_batched, MORE); the rotation is written with two square roots and one division
+# the general kernels, MORE); the rotation is written with two square roots and one division
 # instead of four and four. Plain scalars, no tuples or helper calls: numba's typing of
 # those took most of the first call's compile.
 # The arithmetic is the input's dtype: float32 lanes are twice as many per vector, and
 # one-sided Jacobi in float32 keeps float32's relative accuracy (as sgesvj) as long as no
 # square or product leaves float32's normal range, which _UP32 and _LIVE32 ensure; a matrix
-# closer to that edge goes to svd_batched (float64 dot products), as does every float32
+# closer to that edge goes to the general kernels (float64 dot products), as does every float32
 # matrix when tol asks for less than float32's eps (float32 sweeps would never meet it).
 
 _UP = 2.0**300  # squares of numbers scaled by it neither underflow nor (entries <= 1) overflow
