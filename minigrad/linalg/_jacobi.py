@@ -605,52 +605,30 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
 # numba types an inline="always" callee anew inside every caller, while a separate kernel is
 # typed once per signature but linked into each caller and optimised again by LLVM there,
 # so every level of nesting compiles its callees' code once more. Hence the batch SVD is
-# three kernels the driver calls one after the other (sweeps, finish, and complete only
-# where a U needs completing), not one kernel calling the others: a batch of 8x8 compiled
-# in ~14 s that way. The loops of a sweep (_pairs, renorm) are kernels of their own, glue
-# called from one place (_left_vectors, _write) is inlined, and kernels that only kernels
-# call have no Python entry point (_HELPER).
+# kernels the driver calls one after the other (sweeps, finish, and complete only where a
+# U needs completing; the load is numpy), not one kernel calling the others: a batch of
+# 8x8 compiled in ~14 s that way. The loops of a sweep (_pairs, renorm) are kernels of
+# their own, glue called from one place (_left_vectors, _write) is inlined, and kernels
+# that only kernels call have no Python entry point (_HELPER).
 
 @njit(cache=_CACHE, nogil=True, fastmath=_FAST)
-def sweeps(a, trans, tol, X, Vt, nrm, ref, expo, status):
-    """Cyclic one-sided Jacobi with de Rijk pivoting on each A = a[b] (or a[b].T when
-    trans, whichever has rows >= columns).
+def sweeps(X, Vt, nrm, ref, tol, status):
+    """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of each X[b] (the columns
+    of A[b], scaled so that squares neither overflow nor, mostly, underflow) where
+    status[b] is OK, rotations mirrored on the rows of Vt[b] unless Vt is (B, 0, 0);
+    status[b] = NOT_CONVERGED if a sweep still rotated after tol.max_sweeps.
 
-    X[b] (k, max(m, n)) is loaded with the columns of A scaled by 2^-expo[b], so that the
-    largest entry lies in [0.5, 1) (squares can then neither overflow nor, mostly,
-    underflow), and ends as the converged columns; Vt[b] (k, k) as the rotations, unless
-    Vt is (B, 0, 0). status[b] is OK, NOT_FINITE or NOT_CONVERGED (a sweep still rotated
-    after tol.max_sweeps). Serial: the driver hands slices of the batch to its threads. nrm
-    and ref (k,) are scratch, from the driver: each kind of allocation here would be a
-    compile of its own. One flat kernel (no inlined helpers: numba's inlining pass cost
-    more than the code it inlines).
+    Serial: the driver hands slices of the batch to its threads. nrm and ref (k,) are
+    scratch, from the driver: each kind of allocation here would be a compile of its own.
+    One flat kernel, no inlined helpers: numba's inlining pass cost more than the code.
     """
     nbatch, n, m = X.shape
     for b in range(nbatch):
-        src = a[b]
-        amax = 0.0
-        nan = 0.0  # stays 0.0 unless an entry is NaN or Inf
-        for i in range(src.shape[0]):
-            for j in range(src.shape[1]):
-                v = abs(np.float64(src[i, j]))
-                amax = max(amax, v)
-                nan += v * 0.0
-        if nan != 0.0:
-            status[b] = NOT_FINITE
+        if status[b] != OK:
             continue
-        # _scale_exponent and _times_pow2, written out
-        e = math.frexp(amax)[1] if amax > 0.0 else 0
-        sc = math.ldexp(1.0, -e) if abs(e) <= 1000 else 0.0
-        expo[b] = e
         Xb, Vb = X[b], Vt[b]
         for j in range(n):
-            for i in range(m):
-                v = np.float64(src[j, i] if trans else src[i, j])
-                Xb[j, i] = v * sc if sc != 0.0 else math.ldexp(v, -e)
             ref[j] = 0.0
-        for j in range(Vb.shape[0]):
-            for i in range(n):
-                Vb[j, i] = 1.0 if i == j else 0.0
         status[b] = NOT_CONVERGED
         for _sweep in range(tol.max_sweeps):
             renorm(Xb, nrm, ref, tol)
