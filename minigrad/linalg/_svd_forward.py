@@ -421,8 +421,13 @@ def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
     amax = np.maximum(a3.max(axis=(1, 2)), -a3.min(axis=(1, 2)))  # NaN propagates
     status[:] = np.where(np.isfinite(amax), jac.OK, jac.NOT_FINITE)
     expo = np.frexp(amax)[1]
+    src = a3 if trans else a3.transpose(0, 2, 1)
     X = np.empty((nbatch, k, max(m, n)))
-    np.ldexp(a3 if trans else a3.transpose(0, 2, 1), -expo[:, None, None], out=X)
+    # A multiply by 2^-e (np.ldexp is 6x slower), where that factor is a normal number.
+    np.multiply(src, np.ldexp(1.0, -np.clip(expo, -1000, 1000))[:, None, None], out=X)
+    far = np.flatnonzero(np.abs(expo) > 1000)  # subnormal or huge input
+    if far.size:
+        X[far] = np.ldexp(src[far], -expo[far, None, None])
     Vt = np.empty((nbatch, k, k) if compute_uv else (nbatch, 0, 0))
     Vt[:] = np.eye(Vt.shape[1])
     jac.sweeps(X, Vt, np.empty(k), np.empty(k), tol, status)
