@@ -70,29 +70,6 @@ class Tol(NamedTuple):
     max_sweeps: int
 
 
-class Workspace(NamedTuple):
-    """Scratch for one matrix of n columns and m >= n rows (ucols rows of Ut)."""
-
-    X: np.ndarray  # (n, m) the columns being orthogonalised
-    Vt: np.ndarray  # (n, n) rotations accumulated, or (0, 0) when V is not wanted
-    Ut: np.ndarray  # (ucols, m) left vectors as rows
-    nrm: np.ndarray  # (n,) column norms (not squared: squares of 1e-160 underflow)
-    ref: np.ndarray  # (n,) the largest norm each column has had
-    sv: np.ndarray  # (n,)
-    perm: np.ndarray  # (n,) int64
-    sgn: np.ndarray  # (ucols,)
-    filled: np.ndarray  # (ucols,) bool
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
-def workspace(like, n, m, ucols, with_v):
-    """A Workspace in like's dtype."""
-    nv = n if with_v else 0
-    return Workspace(np.empty((n, m), like.dtype), np.empty((nv, nv), like.dtype),
-                     np.empty((ucols, m), like.dtype), np.empty(n), np.empty(n), np.empty(n),
-                     np.empty(n, np.int64), np.empty(ucols), np.empty(ucols, np.bool_))
-
-
 # ---- rows: dot products, norms, rotations -------------------------------------------------
 
 # Not inline="always": numba-level inlining would compile the loop with the caller's (strict)
@@ -136,14 +113,6 @@ def _norm(X, p):
     if amax == 0.0:
         return 0.0
     return _scaled_dot(X, p, p, amax, amax) ** 0.5 * amax
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
-def _swap_rows(X, p, q):
-    for i in range(X.shape[1]):
-        tmp = X[p, i]
-        X[p, i] = X[q, i]
-        X[q, i] = tmp
 
 
 @njit(cache=_CACHE, nogil=True, inline="always")
@@ -213,7 +182,8 @@ def _settle(X, p, new, ref, tol):
     size of the rounding any rotation commits."""
     if new > tol.small and new > tol.noise * ref:
         return new
-    X[p, :] = 0.0
+    for i in range(X.shape[1]):  # loops, not slice assignments: each of those is a compile
+        X[p, i] = 0.0
     return 0.0
 
 
@@ -280,36 +250,6 @@ def renorm(X, nrm, ref, tol):
         nrm[j] = _settle(X, j, new, ref[j], tol)
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
-def sweeps(X, Vt, nrm, ref, tol):
-    """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of X (the columns of A).
-
-    Rotations are mirrored on the rows of Vt unless it is empty. Returns the number of
-    sweeps, or -1 if a sweep still rotated after tol.max_sweeps.
-    """
-    n = X.shape[0]
-    ref[:] = 0.0
-    for sweep in range(tol.max_sweeps):
-        renorm(X, nrm, ref, tol)
-        rotated = 0
-        for p in range(n - 1):
-            # de Rijk: the largest remaining column goes first; fewer sweeps, nearly sorted.
-            best = p
-            for j in range(p + 1, n):
-                if nrm[j] > nrm[best]:
-                    best = j
-            if best != p:
-                _swap_rows(X, p, best)
-                if Vt.shape[0]:
-                    _swap_rows(Vt, p, best)
-                nrm[p], nrm[best] = nrm[best], nrm[p]
-                ref[p], ref[best] = ref[best], ref[p]
-            rotated += _pairs(X, Vt, nrm, ref, p, p + 1, n, tol)
-        if rotated == 0:
-            return sweep + 1
-    return -1
-
-
 # ---- finishing: singular values, left vectors, signs --------------------------------------
 
 @njit(**_HELPER)
@@ -364,8 +304,10 @@ def _sort_descending(sv, perm):
 @njit(cache=_CACHE, nogil=True, inline="always")
 def _left_vectors(X, Ut, s, sv, perm, filled):
     """s = the row norms of the converged X, descending, and Ut's first n rows the rows
-    of X normalised in that order (zero rows, and any rows past n, completed to an
-    orthonormal basis); Ut may have 0 rows when only s is wanted."""
+    of X normalised in that order, filled[i] False for the rows left to complete to an
+    orthonormal basis (for zero rows, and any rows past n). Returns whether there are
+    any: complete_rows, which allocates, runs only then, and compiles only where asked
+    for. Ut may have 0 rows when only s is wanted."""
     n = X.shape[0]
     for j in range(n):
         sv[j] = _norm(X, j)
@@ -375,8 +317,9 @@ def _left_vectors(X, Ut, s, sv, perm, filled):
         s[j] = sv[perm[j]]
     ucols = Ut.shape[0]
     if ucols == 0:
-        return
-    filled[:] = False
+        return False
+    for j in range(ucols):
+        filled[j] = False
     gaps = ucols - n
     for j in range(n):
         sj = sv[perm[j]]
@@ -386,22 +329,15 @@ def _left_vectors(X, Ut, s, sv, perm, filled):
             filled[j] = True
         else:
             gaps += 1
-    if gaps:  # complete_rows allocates: skip it if it has no work
-        complete_rows(Ut, filled)
+    return gaps > 0
 
 
-@njit(**_HELPER)
-def _finish(ws, e, trans, compute_uv, u, s, vh):
-    """The converged workspace (X, and Vt) to s (times 2^e), and signed u and vh written
-    in the orientation of the source (A transposed when trans)."""
-    n, m = ws.X.shape
-    _left_vectors(ws.X, ws.Ut, s, ws.sv, ws.perm, ws.filled)
-    for j in range(n):
-        s[j] = math.ldexp(s[j], e)
-    if not compute_uv:
-        return
-    Ut, Vt, perm, sgn = ws.Ut, ws.Vt, ws.perm, ws.sgn
-    ucols = Ut.shape[0]
+@njit(cache=_CACHE, nogil=True, inline="always")
+def _write(Ut, Vt, perm, sgn, trans, u, vh):
+    """The complete left vectors Ut and the rotations Vt (in perm's order) to signed u and
+    vh, written in the orientation of the source (A transposed when trans)."""
+    ucols, m = Ut.shape
+    n = Vt.shape[0]
     # Sign convention: the first largest-|.| entry of each column of U (in src's
     # orientation) is positive; v_j flips with u_j, complement vectors are normalised on
     # their own. Index loops, not row views: numba types and lowers them much faster.
@@ -437,7 +373,7 @@ def _finish(ws, e, trans, compute_uv, u, s, vh):
                 vh[j, i] = Vt[perm[j], i] * sgn[j]
 
 
-# ---- one matrix of a batch ----------------------------------------------------------------
+# ---- scaling by powers of two ------------------------------------------------------------
 
 @njit(cache=_CACHE, nogil=True, inline="always")
 def _scale_exponent(amax):
@@ -452,43 +388,6 @@ def _times_pow2(v, e, sc):
     """v * 2^-e, exactly: a multiply by sc where 2^-e is representable, else math.ldexp
     (two factors would do too, until a fastmath caller reassociates their product)."""
     return v * sc if sc != 0.0 else math.ldexp(v, -e)
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
-def _load(src, trans, X):
-    """X = (src, or src.T if trans) transposed and scaled by 2^-e so that the largest entry
-    lies in [0.5, 1): squares can then neither overflow nor (mostly) underflow.
-    Returns e, or None if src holds a NaN or Inf."""
-    n, m = X.shape
-    amax = 0.0
-    for i in range(src.shape[0]):
-        for j in range(src.shape[1]):
-            v = np.float64(src[i, j])
-            if not math.isfinite(v):
-                return None
-            amax = max(amax, abs(v))
-    e, sc = _scale_exponent(amax)
-    for j in range(n):
-        for i in range(m):
-            X[j, i] = _times_pow2(np.float64(src[j, i] if trans else src[i, j]), e, sc)
-    return e
-
-
-@njit(cache=_CACHE, nogil=True, inline="always")
-def _svd_one(src, trans, compute_uv, tol, u, s, vh, ws):
-    """SVD of one matrix A (= src, or src.T when trans, so that A is m x n with m >= n)
-    into u, s, vh (in the orientation of src), V accumulated. Returns a status code."""
-    e = _load(src, trans, ws.X)
-    if e is None:
-        return NOT_FINITE
-    Vt = ws.Vt
-    Vt[:, :] = 0.0
-    for j in range(Vt.shape[0]):
-        Vt[j, j] = 1.0
-    if sweeps(ws.X, Vt, ws.nrm, ws.ref, tol) < 0:
-        return NOT_CONVERGED
-    _finish(ws, e, trans, compute_uv, u, s, vh)
-    return OK
 
 
 # ---- many tiny matrices at once: lanes ----------------------------------------------------
@@ -518,7 +417,8 @@ class Lanes(NamedTuple):
 
 
 # svd_lanes' status for a matrix that lanes cannot finish (a column whose square loses
-# digits, no convergence, a zero singular value to complete U for): svd_batched does it.
+# digits, no convergence, a zero singular value to complete U for): the general kernels
+# (sweeps, finish, complete) do it.
 MORE = -1
 
 # The lane functions are inlined into svd_lanes (same flags): compiled separately, each
@@ -537,9 +437,10 @@ def _lanes(like, n, m):
 
 @njit(**_LANE)
 def _load_lanes(a, lo, hi, trans, L, tol):
-    """_load for a[lo:hi] into the lanes. Lanes left idle, non-finite or with a column so
-    small that its square loses digits (then svd_batched does it) hold zeros, which
-    converge at once. Indexes a[b] in place: views of a cost refcount traffic here."""
+    """sweeps' load for a[lo:hi] into the lanes. Lanes left idle, non-finite or with a
+    column so small that its square loses digits (then the general kernels do it) hold
+    zeros, which converge at once. Indexes a[b] in place: views of a cost refcount
+    traffic here."""
     n, m = L.X.shape[0], L.X.shape[1]
     L.X[:, :, :] = 0.0
     L.Vt[:, :, :] = 0.0
@@ -653,7 +554,7 @@ def _sweeps_lanes(L, tol, with_v):
 
 @njit(**_LANE)
 def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
-    """_finish for lane l into u[b], s[b], vh[b], written out by hand (no views or calls:
+    """finish for lane l into u[b], s[b], vh[b], written out by hand (no views or calls:
     at this size their refcounting costs more than the sweeps). Returns False, writing
     nothing, when a zero singular value leaves a column of U to complete."""
     n, m = L.X.shape[0], L.X.shape[1]
@@ -676,7 +577,7 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
         inv = 1.0 / sv[pj]
         for i in range(m):
             Ut[j, i] = X[pj, i, l] * inv
-        best = 0  # _finish's sign rule for u's column j
+        best = 0  # _write's sign rule for u's column j
         if trans:
             for i in range(1, n):
                 if abs(Vt[pj, i, l]) > abs(Vt[pj, best, l]):
@@ -702,15 +603,103 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
 
 # First-call compile time (seconds per kernel on a fresh install) is set by the call tree:
 # numba types an inline="always" callee anew inside every caller, while a separate kernel is
-# typed once per signature but linked into each caller and optimised again by LLVM there.
-# So the loops of a sweep (sweeps, _pairs) and of the finish (_finish, complete_rows) are
-# kernels of their own, glue called from one place (_svd_one, _load, _left_vectors) is
-# inlined, and kernels that only kernels call have no Python entry point (_HELPER).
+# typed once per signature but linked into each caller and optimised again by LLVM there,
+# so every level of nesting compiles its callees' code once more. Hence the batch SVD is
+# kernels the driver calls one after the other (sweeps, finish, and complete only where a
+# U needs completing; the load is numpy), not one kernel calling the others: a batch of
+# 8x8 compiled in ~14 s that way. The loops of a sweep (_pairs, renorm) are kernels of
+# their own, glue called from one place (_left_vectors, _write) is inlined, and kernels
+# that only kernels call have no Python entry point (_HELPER).
+
+@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+def sweeps(X, Vt, nrm, ref, tol, status):
+    """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of each X[b] (the columns
+    of A[b], scaled so that squares neither overflow nor, mostly, underflow) where
+    status[b] is OK, rotations mirrored on the rows of Vt[b] unless Vt is (B, 0, 0);
+    status[b] = NOT_CONVERGED if a sweep still rotated after tol.max_sweeps.
+
+    Serial: the driver hands slices of the batch to its threads. nrm and ref (k,) are
+    scratch, from the driver: each kind of allocation here would be a compile of its own.
+    One flat kernel, no inlined helpers: numba's inlining pass cost more than the code.
+    """
+    nbatch, n, m = X.shape
+    for b in range(nbatch):
+        if status[b] != OK:
+            continue
+        Xb, Vb = X[b], Vt[b]
+        for j in range(n):
+            ref[j] = 0.0
+        status[b] = NOT_CONVERGED
+        for _sweep in range(tol.max_sweeps):
+            renorm(Xb, nrm, ref, tol)
+            rotated = 0
+            for p in range(n - 1):
+                # de Rijk: the largest remaining column first; fewer sweeps, nearly sorted.
+                best = p
+                for j in range(p + 1, n):
+                    if nrm[j] > nrm[best]:
+                        best = j
+                if best != p:
+                    for i in range(m):
+                        tmp = Xb[p, i]
+                        Xb[p, i] = Xb[best, i]
+                        Xb[best, i] = tmp
+                    for i in range(Vb.shape[1]):
+                        tmp = Vb[p, i]
+                        Vb[p, i] = Vb[best, i]
+                        Vb[best, i] = tmp
+                    tmp = nrm[p]
+                    nrm[p] = nrm[best]
+                    nrm[best] = tmp
+                    tmp = ref[p]
+                    ref[p] = ref[best]
+                    ref[best] = tmp
+                rotated += _pairs(Xb, Vb, nrm, ref, p, p + 1, n, tol)
+            if rotated == 0:
+                status[b] = OK
+                break
+
+
+@njit(cache=_CACHE, nogil=True)
+def finish(X, Vt, expo, trans, u, s, vh, status, Ut, sv, perm, sgn, filled):
+    """sweeps' output to s[b] and signed u[b], vh[b] (in a[b]'s orientation) where
+    status[b] is OK. A matrix whose U has columns to complete (a zero singular value, or
+    a full U of a non-square A) gets status MORE instead, for complete. Scratch: Ut
+    (ucols, max(m, n)) with ucols = 0 when U and V are not wanted, sv and perm (k,), sgn
+    and filled (ucols,)."""
+    nbatch, n, m = X.shape
+    for b in range(nbatch):
+        if status[b] != OK:
+            continue
+        if _left_vectors(X[b], Ut, s[b], sv, perm, filled):
+            status[b] = MORE
+            continue
+        for j in range(n):
+            s[b, j] = math.ldexp(s[b, j], int(expo[b]))
+        if Ut.shape[0]:
+            _write(Ut, Vt[b], perm, sgn, trans, u[b], vh[b])
+
+
+@njit(cache=_CACHE, nogil=True)
+def complete(X, Vt, expo, trans, u, s, vh, status, Ut, sv, perm, sgn, filled):
+    """finish for the matrices it left with status MORE: U's missing columns completed to
+    an orthonormal basis (complete_rows), then written as finish does; status OK."""
+    nbatch, n, m = X.shape
+    for b in range(nbatch):
+        if status[b] != MORE:
+            continue
+        _left_vectors(X[b], Ut, s[b], sv, perm, filled)
+        complete_rows(Ut, filled)
+        for j in range(n):
+            s[b, j] = math.ldexp(s[b, j], int(expo[b]))
+        _write(Ut, Vt[b], perm, sgn, trans, u[b], vh[b])
+        status[b] = OK
 
 @njit(cache=_CACHE, nogil=True)
 def left_vectors(X, Ut, s, sv, perm, filled):
-    """_left_vectors, for the driver's lone-matrix path."""
-    _left_vectors(X, Ut, s, sv, perm, filled)
+    """_left_vectors with the rows completed, for the driver's lone-matrix path."""
+    if _left_vectors(X, Ut, s, sv, perm, filled):
+        complete_rows(Ut, filled)
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -743,9 +732,9 @@ def block_pairs(X, nrm, ref, tol, p0, p1, q0, q1, inner):
 
 @njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
 def svd_lanes(a, trans, compute_uv, tol, u, s, vh, status):
-    """svd_batched for matrices of at most _LANES_MAX_N columns and _LANES_MAX_M rows
+    """The general kernels for matrices of at most _LANES_MAX_N columns and _LANES_MAX_M rows
     (after the transpose) and a reduced or square U, _LANES at a time. A matrix it cannot
-    finish gets status MORE, for svd_batched."""
+    finish gets status MORE, for the general kernels."""
     nbatch = a.shape[0]
     m = a.shape[2] if trans else a.shape[1]
     n = a.shape[1] if trans else a.shape[2]
@@ -762,36 +751,19 @@ def svd_lanes(a, trans, compute_uv, tol, u, s, vh, status):
             status[lo + l] = state
 
 
-@njit(cache=_CACHE, nogil=True)
-def svd_batched(a, trans, full, compute_uv, tol, u, s, vh, status):
-    """Batched SVD of a[b] (or a[b].T when trans, whichever has rows >= columns).
-
-    Outputs are written in a's orientation: u (B, M, M|k), s (B, k), vh (B, k|N, N),
-    status (B,). Serial: the driver hands slices of the batch to its threads. Scratch is
-    allocated once per call, never inside the per-matrix loop.
-    """
-    m = a.shape[2] if trans else a.shape[1]
-    n = a.shape[1] if trans else a.shape[2]
-    # Without U and V, empty Ut and Vt (C-contiguous, as the lone path's: one compile of
-    # sweeps serves both).
-    ws = workspace(a, n, m, (m if full else n) if compute_uv else 0, compute_uv)
-    for b in range(a.shape[0]):
-        status[b] = _svd_one(a[b], trans, compute_uv, tol, u[b], s[b], vh[b], ws)
-
-
 # ---- batches of 3x3: lanes with each matrix in scalars ------------------------------------
 
 # A 3x3 step touches 12 numbers (two columns of A and of V). Loaded into scalars, one step
 # for every lane is a single loop that LLVM vectorises with everything in registers, where
 # the general lanes above pass each step through scratch rows, several loops per step. The
 # rules are _sweeps_lanes' (the relative test, the noise zeroing, the same hand-over to
-# svd_batched, MORE); the rotation is written with two square roots and one division
+# the general kernels, MORE); the rotation is written with two square roots and one division
 # instead of four and four. Plain scalars, no tuples or helper calls: numba's typing of
 # those took most of the first call's compile.
 # The arithmetic is the input's dtype: float32 lanes are twice as many per vector, and
 # one-sided Jacobi in float32 keeps float32's relative accuracy (as sgesvj) as long as no
 # square or product leaves float32's normal range, which _UP32 and _LIVE32 ensure; a matrix
-# closer to that edge goes to svd_batched (float64 dot products), as does every float32
+# closer to that edge goes to the general kernels (float64 dot products), as does every float32
 # matrix when tol asks for less than float32's eps (float32 sweeps would never meet it).
 
 _UP = 2.0**300  # squares of numbers scaled by it neither underflow nor (entries <= 1) overflow

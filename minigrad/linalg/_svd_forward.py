@@ -285,17 +285,19 @@ def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int):
     (nleft = 0, n or m rows: the extra ones complete an orthonormal basis), unsigned,
     without accumulating V. Returns (status, s, ut)."""
     jac = _kernels()
+    m, n = ak.shape
     X = np.array(ak.T, order="C")  # row j = column j of ak; the sweeps work in place
-    n, m = X.shape
-    nrm, ref = np.empty(n), np.empty(n)
     if threads > 1 and n >= 4 * threads:
-        done = _sweeps_threaded(X, nrm, ref, tol, threads)
-    else:
-        done = jac.sweeps(X, np.empty((0, 0), X.dtype), nrm, ref, tol)
+        status = jac.OK if _sweeps_threaded(X, np.empty(n), np.empty(n), tol, threads) >= 0 \
+            else jac.NOT_CONVERGED
+    else:  # the batch kernel on a batch of one (in float64 the very build batches use)
+        st = np.zeros(1, np.int8)  # OK
+        jac.sweeps(X[None], np.empty((1, 0, 0), X.dtype), np.empty(n), np.empty(n), tol, st)
+        status = int(st[0])
     s = np.empty(n, X.dtype)
     ut = np.empty((nleft, m), X.dtype)
-    if done < 0:
-        return jac.NOT_CONVERGED, s, ut
+    if status != jac.OK:
+        return status, s, ut
     jac.left_vectors(X, ut, s, np.empty(n), np.empty(n, np.int64), np.empty(nleft, np.bool_))
     return jac.OK, s, ut
 
@@ -379,7 +381,7 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     if not lanes:
         tasks = [(a3[c], trans, full, compute_uv, tol, u[c], s[c], vh[c], status[c])
                  for c in chunks]
-        _threads.run(jac.svd_batched, tasks, threads)
+        _threads.run(_general, tasks, threads)
         return (u, s, vh), status
     if lanes3:
         _threads.run(jac.svd_lanes3, [(a3[c], compute_uv, tol, u[c], s[c], vh[c], status[c])
@@ -406,12 +408,44 @@ def _outputs(nbatch: int, m: int, n: int, full: bool, compute_uv: bool, dtype):
     return u, np.empty((nbatch, k), dtype=dtype), vh, np.empty(nbatch, dtype=np.int8)
 
 
+def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
+    """The general batch kernels on a3 (float64, m x n, or n x m when trans): SVDs into u,
+    s, vh (in a3's orientation) and status. Separate kernels, not one calling the others:
+    each nesting level would compile its callees again (see _jacobi's entry points)."""
+    jac = _kernels()
+    nbatch, m, n = a3.shape
+    k = min(m, n)
+    # X[b] = the columns of A[b] as rows, scaled by 2^-expo[b] (exact) so that the largest
+    # entry lies in [0.5, 1): squares then neither overflow nor (mostly) underflow. In
+    # numpy, not a kernel: a kernel this simple still took ~0.7 s to compile.
+    amax = np.maximum(a3.max(axis=(1, 2)), -a3.min(axis=(1, 2)))  # NaN propagates
+    status[:] = np.where(np.isfinite(amax), jac.OK, jac.NOT_FINITE)
+    expo = np.frexp(amax)[1]
+    src = a3 if trans else a3.transpose(0, 2, 1)
+    X = np.empty((nbatch, k, max(m, n)))
+    # A multiply by 2^-e (np.ldexp is 6x slower), where that factor is a normal number.
+    np.multiply(src, np.ldexp(1.0, -np.clip(expo, -1000, 1000))[:, None, None], out=X)
+    far = np.flatnonzero(np.abs(expo) > 1000)  # subnormal or huge input
+    if far.size:
+        X[far] = np.ldexp(src[far], -expo[far, None, None])
+    Vt = np.empty((nbatch, k, k) if compute_uv else (nbatch, 0, 0))
+    Vt[:] = np.eye(Vt.shape[1])
+    jac.sweeps(X, Vt, np.empty(k), np.empty(k), tol, status)
+    ucols = (max(m, n) if full else k) if compute_uv else 0
+    scratch = (np.empty((ucols, max(m, n))), np.empty(k), np.empty(k, np.int64),
+               np.empty(ucols), np.empty(ucols, np.bool_))
+    jac.finish(X, Vt, expo, trans, u, s, vh, status, *scratch)
+    # A zero singular value, or a full U of a non-square A: columns of U to complete.
+    if compute_uv and (full and m != n or (status == jac.MORE).any()):
+        jac.complete(X, Vt, expo, trans, u, s, vh, status, *scratch)
+
+
 def _svd_batched_general(a3, full, compute_uv, tol):
-    """The general batch kernel on all of a3, in float64, on the calling thread."""
+    """The general batch kernels on all of a3, in float64, on the calling thread."""
     a3 = a3.astype(np.float64, copy=False)
     nbatch, m, n = a3.shape
     u, s, vh, status = _outputs(nbatch, m, n, full, compute_uv, a3.dtype)
-    _kernels().svd_batched(a3, m < n, full, compute_uv, tol, u, s, vh, status)
+    _general(a3, m < n, full, compute_uv, tol, u, s, vh, status)
     return (u, s, vh), status
 
 
