@@ -477,7 +477,7 @@ def test_custom_function_contract() -> None:
 
 
 def test_needs_input_grad_reports_which_inputs_need_grad() -> None:
-    seen, fail = [], [False]
+    seen = []
 
     class Probe(Function):
         @staticmethod
