@@ -4,22 +4,27 @@
 numba compiles each kernel on its first call and caches it on disk; on a fresh install
 that first call takes seconds per kind of SVD. This runs every kind once, float64 and
 float32, so that numba's cache holds them all, and shows progress on stderr. With a warm
-cache it only loads them (well under a second each).
+cache it only loads them (well under a second each). Last, it compiles the same kernels
+into extension modules (minigrad/_aot.py), each checked to give the JIT's results bit for
+bit, so that a later process's first SVD, eigh, small matmul or SVD backward imports no
+numba at all; where they cannot be built (no C compiler, no numba.pycc), the JIT serves.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
-from minigrad.linalg import _svd_forward
+import minigrad as mg
+from minigrad import _aot
+from minigrad.linalg import _eigh_forward, _svd_backward, _svd_forward
 from minigrad.linalg._eigh_forward import eigh_forward
 from minigrad.linalg._svd_forward import Path, Plan, svd_forward
-from minigrad.linalg._svd_vjp_kernel import svd_vjp_square
-from minigrad.ops import _matmul_kernels
-from minigrad.ops._matmul_kernels import bmm
+from minigrad.ops import _matmul_kernels, matmul
 
 # Each row reaches different kernels: the lanes of 3x3 and of other tiny matrices, the
 # general batch kernel, the lone-matrix sweeps (and values only), and the threaded sweep of
@@ -31,39 +36,131 @@ KINDS = [
     ("one matrix", (60, 50), Plan(Path.LONE, 1)),
     ("one large matrix, threaded sweeps", (60, 50), Plan(Path.LONE, 2)),
 ]
+DTYPES = (np.float64, np.float32)
+TOTAL = len(KINDS) * len(DTYPES) + 3
+
+
+def _step(n: int, label: str) -> float:
+    print(f"minigrad.warmup [{n}/{TOTAL}] {label} ...", end="", file=sys.stderr, flush=True)
+    return time.perf_counter()
+
+
+def _done(t: float, what: str = "") -> None:
+    took = f"{time.perf_counter() - t:.1f} s"
+    print(f" {what} ({took})" if what else f" {took}", file=sys.stderr, flush=True)
+
+
+def _svds(show: bool = False) -> list:
+    """Every kind of SVD once per dtype (a progress line each when show); the results."""
+    rng, out, n = np.random.default_rng(0), [], 0
+    for dtype in DTYPES:
+        for label, shape, plan in KINDS:
+            n += 1
+            t = _step(n, f"{label}, {np.dtype(dtype).name}") if show else 0.0
+            a = rng.standard_normal(shape).astype(dtype)
+            out += [svd_forward(a, True, _plan=plan),
+                    svd_forward(a, False, compute_uv=False, _plan=plan)]
+            if show:
+                _done(t)
+    return out
+
+
+def _eighs() -> list:
+    """eigh through each of its kernel's paths (lanes, one matrix, A V sweeps): one kernel,
+    float64 for every dtype."""
+    rng = np.random.default_rng(1)
+    return [eigh_forward(rng.standard_normal(shape), compute_v=v)
+            for shape in ((32, 3, 3), (3, 30, 30), (60, 60)) for v in (True, False)]
+
+
+def _small() -> list:
+    """The small-batch matmul and the fused SVD backward, once per dtype."""
+    rng, out = np.random.default_rng(2), []
+    for dtype in DTYPES:
+        a = rng.standard_normal((16, 3, 3)).astype(dtype)
+        u, s, vh = svd_forward(a, True)
+        out += [((mg.tensor(a) @ mg.tensor(a)).numpy(),),
+                (_svd_backward.svd_vjp_square(u, s, vh, a, None, a),)]
+    return out
+
+
+def _use_small(kernels) -> None:
+    """Make the small kernels' callers pick again, from kernels (None: numba's JIT)."""
+    _aot.use("small", kernels)
+    matmul._kernels.clear()
+    _svd_backward._vjp_kernels.clear()
+
+
+# (stem, sources, the JIT's kernels and their names, how to choose a set of kernels, a run
+# of every kernel): what build_aot compiles and checks.
+def _groups() -> list:
+    return [
+        ("jacobi", _svd_forward.AOT_SOURCES,
+         lambda: (_svd_forward._jit(), _svd_forward.ENTRY_POINTS),
+         lambda k: _aot.use("jacobi", k), _svds),
+        ("eigh", _eigh_forward.AOT_SOURCES,
+         lambda: (_eigh_forward._jit(), _eigh_forward.ENTRY_POINTS),
+         lambda k: _aot.use("eigh", k), _eighs),
+        ("small", _aot.SMALL_SOURCES,
+         lambda: (SimpleNamespace(**_matmul_kernels.jitted), tuple(_matmul_kernels.jitted)),
+         _use_small, _small),
+    ]
+
+
+def _same(x: list, y: list) -> bool:
+    return all((p is None and q is None) or (p.dtype == q.dtype and np.array_equal(p, q))
+               for a, b in zip(x, y) for p, q in zip(a, b))
+
+
+def build_aot(jit_results: dict) -> str:
+    """Compile each group of kernels ahead of time (unless built already) and check that
+    the module gives the JIT's results (jit_results[stem]) bit for bit, else remove it.
+    Returns what happened, per group."""
+    said = []
+    for stem, sources, jit, choose, run in _groups():
+        module, names = jit()
+        fallback = lambda m=module: m  # noqa: E731 (bound now, not at the loop's end)
+        if _aot.load(stem, sources, fallback) is not None:
+            said.append(f"{stem} built already")
+            continue
+        path = _aot.build(stem, sources, module, names)
+        choose(_aot.load(stem, sources, fallback))
+        try:
+            same = _same(run(), jit_results[stem])
+        finally:
+            choose(None if stem == "small" else module)
+        if not same:
+            os.remove(path)  # load() then finds no module: the JIT serves
+            said.append(f"{stem} skipped: its results differ from the JIT's")
+        else:
+            said.append(f"{stem} built")
+    return ", ".join(said)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every kind of SVD once per dtype, printing how long each took."""
+    """Run every kind of SVD, eigh and small kernel once per dtype through numba's JIT,
+    then compile them ahead of time, printing how long each took."""
     t0 = time.perf_counter()
     _svd_forward._noticed.update(("float32", "float64"))  # the progress lines say it already
     _matmul_kernels.notice_compiles = False
-    rng = np.random.default_rng(0)
-    total = len(KINDS) * 2 + 2
-    step = 0
-    for dtype in (np.float64, np.float32):
-        for label, shape, plan in KINDS:
-            step += 1
-            t = time.perf_counter()
-            print(f"minigrad.warmup [{step}/{total}] {label}, {np.dtype(dtype).name} ...",
-                  end="", file=sys.stderr, flush=True)
-            a = rng.standard_normal(shape).astype(dtype)
-            svd_forward(a, True, _plan=plan)
-            svd_forward(a, False, compute_uv=False, _plan=plan)
-            print(f" {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
-    t = time.perf_counter()  # the small-batch matmul and SVD backward, one per dtype
-    print(f"minigrad.warmup [{total - 1}/{total}] batched small matmul and SVD backward ...",
-          end="", file=sys.stderr, flush=True)
-    for dtype in (np.float64, np.float32):
-        a = rng.standard_normal((16, 3, 3)).astype(dtype)
-        u, s, vh = svd_forward(a, True)
-        bmm(a, a)
-        svd_vjp_square(u, s, vh, a, None, a)
-    print(f" {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
-    t = time.perf_counter()  # eigh: one kernel, float64 for every dtype, all its paths
-    print(f"minigrad.warmup [{total}/{total}] eigh ...", end="", file=sys.stderr, flush=True)
-    eigh_forward(rng.standard_normal((32, 3, 3)))
-    print(f" {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+    # The JIT kernels, even where compiled modules exist: their signatures are what the
+    # modules are built from.
+    for stem, _, jit, choose, _ in _groups():
+        choose(None if stem == "small" else jit()[0])
+    results = {"jacobi": _svds(show=True)}
+    t = _step(TOTAL - 2, "batched small matmul and SVD backward")
+    results["small"] = _small()
+    _done(t)
+    t = _step(TOTAL - 1, "eigh")
+    results["eigh"] = _eighs()
+    _done(t)
+    t = _step(TOTAL, "the same kernels compiled ahead of time")
+    try:
+        done = build_aot(results)
+    except Exception as e:  # no compiler, no numba.pycc, ...: the JIT still serves
+        first = str(e).splitlines()[0] if str(e) else ""
+        done = f"skipped ({type(e).__name__}: {first}); numba's JIT serves"
+    _done(t, done)
     print(f"minigrad.warmup: the SVD, eigh and matmul kernels are compiled and cached "
           f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     return 0

@@ -3,9 +3,14 @@ the numba Jacobi kernels (_eigh_jacobi.py). The Tensor layer (eigh.py) calls eig
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from minigrad import _aot
+
 from . import _threads
+from ._jacobi_contract import NOT_FINITE
 from .errors import LinAlgError
 
 DEFAULT_MAX_SWEEPS = 60  # cyclic Jacobi needs 5-10 on random input (quadratic convergence)
@@ -19,11 +24,23 @@ _WORK_DTYPE = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float3
                np.dtype(np.float64): np.float64}
 
 
-def _kernels():
+def _jit():
     """The numba kernels, imported on first use: `import minigrad` must not pay for numba."""
     from . import _eigh_jacobi
 
     return _eigh_jacobi
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# What the compiled kernels depend on, and the kernel the driver calls (see _aot.py).
+AOT_SOURCES = (os.path.join(_HERE, "_eigh_jacobi.py"), os.path.join(_HERE, "_jacobi_contract.py"))
+ENTRY_POINTS = ("eigh_range",)
+
+
+def _kernels():
+    """The kernels compiled ahead of time by the warm-up when built for this source and
+    machine (no numba import), else numba's JIT."""
+    return _aot.kernels("eigh", AOT_SOURCES, _jit)
 
 
 def _where(batch: tuple, flat: int) -> str:
@@ -75,7 +92,7 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
     bad = np.flatnonzero(status)
     if bad.size:
         where = _where(batch, bad[0])
-        if status[bad[0]] == jac.NOT_FINITE:
+        if status[bad[0]] == NOT_FINITE:
             raise LinAlgError(f"linalg.eigh{where}: the input is not finite (contains NaN or "
                               "Inf in the triangle it reads)")
         raise LinAlgError(f"linalg.eigh{where}: Jacobi did not converge in {max_sweeps} "

@@ -18,9 +18,8 @@ import math
 import numpy as np
 from numba import njit
 
-OK = 0
-NOT_FINITE = 1
-NOT_CONVERGED = 2
+# The status codes the driver reads (as the SVD's kernels write them).
+from minigrad.linalg._jacobi_contract import NOT_CONVERGED, NOT_FINITE, OK
 
 # Reassociation lets LLVM vectorise the row loops; no 'nnan'/'ninf' (the finiteness checks
 # must survive).

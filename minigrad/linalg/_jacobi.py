@@ -19,6 +19,19 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+# The driver's side of the interface (thresholds, status codes, lane limits); the kernels
+# read them as compile-time constants.
+from minigrad.linalg._jacobi_contract import (  # noqa: F401 (Tol: the kernels' argument)
+    _LANES,
+    _LANES_MAX_M,
+    _LANES_MAX_N,
+    MORE,
+    NOT_CONVERGED,
+    NOT_FINITE,
+    OK,
+    Tol,
+)
+
 
 def _probe():
     pass
@@ -40,10 +53,6 @@ def _cache_available() -> bool:
 
 _CACHE = _cache_available()
 
-OK = 0
-NOT_FINITE = 1
-NOT_CONVERGED = 2
-
 # Reassociating a sum lets LLVM vectorise the dot products; nothing else is relaxed
 # (no 'nnan'/'ninf': the finiteness checks must survive).
 _FAST = {"reassoc", "contract"}
@@ -59,15 +68,6 @@ _ROOT_SAFE = 2.0**-480  # rows above this norm have squares and products above _
 
 # Kernels that only other kernels call need no entry point from Python.
 _HELPER = {"cache": _CACHE, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
-
-
-class Tol(NamedTuple):
-    """The iteration's thresholds (see _svd_forward for the defaults)."""
-
-    rotate: float  # rotate a pair while |cos(angle)| > rotate
-    noise: float  # a row cut below this fraction of the largest norm it had is rounding noise
-    small: float  # rows below this norm (largest entry ~1) are zero to working precision
-    max_sweeps: int
 
 
 # ---- rows: dot products, norms, rotations -------------------------------------------------
@@ -396,9 +396,6 @@ def _times_pow2(v, e, sc):
 # through the batch in blocks of _LANES: one Jacobi step is then the same few flops on
 # _LANES independent matrices, a loop LLVM vectorises; matrix by matrix, a 3x3 is a chain
 # of dependent divisions and square roots that leaves the core idle.
-_LANES = 32
-_LANES_MAX_N = 4
-_LANES_MAX_M = 8
 
 
 class Lanes(NamedTuple):
@@ -415,11 +412,6 @@ class Lanes(NamedTuple):
     sv: np.ndarray  # (n,)
     perm: np.ndarray  # (n,) int64
 
-
-# svd_lanes' status for a matrix that lanes cannot finish (a column whose square loses
-# digits, no convergence, a zero singular value to complete U for): the general kernels
-# (sweeps, finish, complete) do it.
-MORE = -1
 
 # The lane functions are inlined into svd_lanes (same flags): compiled separately, each
 # caller re-optimises its callees' linked code, which multiplied the first-call compile time.

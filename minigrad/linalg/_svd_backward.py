@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _aot
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._svd_parts import (
@@ -130,8 +131,6 @@ def _fused(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | Non
            gVh: Tensor | None) -> Tensor:
     """``_plain_fast``'s numbers from one numba pass, for square matrices when the result
     will not be differentiated again."""
-    from ._svd_vjp_kernel import svd_vjp_square  # numba: imported on first use only
-
     k = S.shape[-1]
 
     def flat(t: Tensor | None) -> np.ndarray | None:
@@ -140,6 +139,34 @@ def _fused(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | Non
     gs = None if gS is None else gS._array.reshape(-1, k)
     out = svd_vjp_square(flat(U), S._array.reshape(-1, k), flat(Vh), flat(gU), gs, flat(gVh))
     return Tensor._make(out.reshape(U.shape))
+
+
+_vjp_kernels: dict = {}  # dtype -> svd_vjp_square's kernel in use
+
+
+def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray | None,
+                   gs: np.ndarray | None, gvh: np.ndarray | None) -> np.ndarray:
+    """gA = U [diag(gS) + X] Vh for (B, k, k) factors and cotangents (None: zero), with
+    X_ij = N+_ij / 2(s_j - s_i) + N-_ij / 2(s_j + s_i) as in _plain_fast, by one kernel
+    pass (_svd_vjp_kernel.py): compiled ahead of time by the warm-up, else numba's."""
+    dt = s.dtype
+    kernel = _vjp_kernels.get(dt)
+    if kernel is None:
+        def jit():
+            from ._svd_vjp_kernel import vjp_kernel  # numba: imported on first use only
+
+            return vjp_kernel(dt)
+
+        kernel = _vjp_kernels[dt] = _aot.single(f"svd_vjp_{dt}", jit)
+    # The kernel's signature has every array in dt (cotangents arrive in it already).
+    u, vh, gu, gs, gvh = (None if x is None else x.astype(dt, copy=False)
+                          for x in (u, vh, gu, gs, gvh))
+    absent3 = np.zeros((1, 1, 1), dt)
+    flags = np.array([gu is not None, gs is not None, gvh is not None], np.int64)
+    out = np.empty(u.shape, dt)
+    kernel(u, s, vh, absent3 if gu is None else gu, np.zeros((1, 1), dt) if gs is None else gs,
+           absent3 if gvh is None else gvh, flags, out)
+    return out
 
 
 def _in_range(s: np.ndarray) -> bool:

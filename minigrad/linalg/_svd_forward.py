@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import os
 import sys
 import threading
 from contextlib import contextmanager
@@ -14,7 +15,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from minigrad import _aot
 from minigrad.linalg import _threads
+from minigrad.linalg._jacobi_contract import (
+    _LANES,
+    _LANES_MAX_M,
+    _LANES_MAX_N,
+    MORE,
+    NOT_CONVERGED,
+    NOT_FINITE,
+    OK,
+    Tol,
+)
 from minigrad.linalg.errors import LinAlgError
 
 DEFAULT_MAX_SWEEPS = 60  # one-sided Jacobi typically needs 5-12; dgesvj caps at 30
@@ -59,12 +71,27 @@ def plan(nbatch: int, m: int, n: int) -> Plan:
     return Plan(Path.QR if max(m, n) >= _QR_RATIO * k else Path.LONE, threads)
 
 
-def _kernels():
-    """The numba kernels, imported on first use: importing numba costs ~0.2 s, which
-    `import minigrad` should not pay."""
+def _jit():
+    """The numba kernels, imported on first use: `import minigrad` should not pay for
+    importing numba."""
     from minigrad.linalg import _jacobi
 
     return _jacobi
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# Whatever the compiled kernels depend on: an edit to either makes the module stale.
+AOT_SOURCES = (os.path.join(_HERE, "_jacobi.py"), os.path.join(_HERE, "_jacobi_contract.py"))
+# The kernels this driver calls.
+ENTRY_POINTS = ("svd_lanes3", "svd_lanes", "sweeps", "finish", "complete", "left_vectors",
+                "renorm_sorted", "block_pairs")
+
+
+def _kernels():
+    """The kernels compiled ahead of time by `python -m minigrad.warmup` (see _aot.py) when
+    they are built for this source and machine, else numba's JIT: a warm process's first
+    SVD then imports no numba."""
+    return _aot.kernels("jacobi", AOT_SOURCES, _jit)
 
 
 _noticed: set = set()  # dtypes whose compile notice has been printed
@@ -74,9 +101,11 @@ _ran: set = set()  # (dtype, path, m, n, full) already run once: their kernels a
 def _cache_misses() -> int:
     """How many kernel compilations numba has started in this process (a cache miss comes
     before each)."""
+    jac = sys.modules.get("minigrad.linalg._jacobi")
+    if jac is None:  # no numba kernel touched yet: nothing compiling
+        return 0
     from numba.core.dispatcher import Dispatcher
 
-    jac = _kernels()
     return sum(sum(d.stats.cache_misses.values()) for d in vars(jac).values()
                if isinstance(d, Dispatcher))
 
@@ -141,7 +170,7 @@ def _tolerances(tol, max_sweeps, rows: int, work):
     finfo = np.finfo(work)
     # Rows reduced to noise are dropped at the dtype's rounding level, whatever tol is: a
     # loose tol must not zero real columns.
-    return _kernels().Tol(float(tol), min(float(tol), default),
+    return Tol(float(tol), min(float(tol), default),
                           float(finfo.tiny / finfo.eps), min(sweeps, _SWEEPS_CAP))
 
 
@@ -162,11 +191,10 @@ def _as_input(a) -> np.ndarray:
 
 def _raise_for(status: int, index: tuple, max_sweeps: int) -> None:
     """The LinAlgError for a kernel status code (batch index () for a lone matrix)."""
-    jac = _kernels()
-    if status == jac.NOT_FINITE:
+    if status == NOT_FINITE:
         where = f" at batch index {index}" if index else ""
         raise LinAlgError(f"svd: the input is not finite (contains NaN or Inf){where}")
-    if status == jac.NOT_CONVERGED:
+    if status == NOT_CONVERGED:
         where = f" for batch index {index}" if index else ""
         raise LinAlgError(
             f"svd: Jacobi did not converge in {max_sweeps} sweeps{where}; "
@@ -288,18 +316,18 @@ def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int):
     m, n = ak.shape
     X = np.array(ak.T, order="C")  # row j = column j of ak; the sweeps work in place
     if threads > 1 and n >= 4 * threads:
-        status = jac.OK if _sweeps_threaded(X, np.empty(n), np.empty(n), tol, threads) >= 0 \
-            else jac.NOT_CONVERGED
+        status = OK if _sweeps_threaded(X, np.empty(n), np.empty(n), tol, threads) >= 0 \
+            else NOT_CONVERGED
     else:  # the batch kernel on a batch of one (in float64 the very build batches use)
         st = np.zeros(1, np.int8)  # OK
         jac.sweeps(X[None], np.empty((1, 0, 0), X.dtype), np.empty(n), np.empty(n), tol, st)
         status = int(st[0])
     s = np.empty(n, X.dtype)
     ut = np.empty((nleft, m), X.dtype)
-    if status != jac.OK:
+    if status != OK:
         return status, s, ut
     jac.left_vectors(X, ut, s, np.empty(n), np.empty(n, np.int64), np.empty(nleft, np.bool_))
-    return jac.OK, s, ut
+    return OK, s, ut
 
 
 def _svd_lone(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int):
@@ -307,7 +335,7 @@ def _svd_lone(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int):
     produce is recovered with BLAS (_other_side)."""
     m, n = a.shape
     status, s, ut = _jacobi_left(a, (m if full else n) if compute_uv else 0, tol, threads)
-    if status != _kernels().OK or not compute_uv:
+    if status != OK or not compute_uv:
         return status, None, s, None
     return status, ut.T, s, _other_side(a, ut.T, s).T
 
@@ -327,7 +355,7 @@ def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int):
     r = np.ascontiguousarray(r[:n])
     # Jacobi on the columns of R^T: its left vectors are R's right ones.
     status, s, vrt = _jacobi_left(r.T, n if compute_uv else 0, tol, threads)
-    if status != _kernels().OK or not compute_uv:
+    if status != OK or not compute_uv:
         return status, None, s, None
     u = q[:, :n] @ _other_side(r.T, vrt.T, s)
     if mode == "complete":
@@ -341,7 +369,7 @@ def _svd_one_matrix(a: np.ndarray, full: bool, compute_uv: bool, tol, plan: Plan
     """The LONE and QR paths: A scaled by a power of two (exact; so that neither squares
     nor 1 / s overflow or underflow), the transpose taken so that rows >= columns."""
     if not np.isfinite(a).all():
-        _raise_for(_kernels().NOT_FINITE, (), tol.max_sweeps)
+        _raise_for(NOT_FINITE, (), tol.max_sweeps)
     amax = float(np.abs(a).max())
     e = math.frexp(amax)[1] if amax > 0 else 0
     trans = a.shape[0] < a.shape[1]
@@ -366,7 +394,7 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     k = min(m, n)
     jac = _kernels()
     trans = m < n
-    lanes = (k <= jac._LANES_MAX_N and max(m, n) <= jac._LANES_MAX_M
+    lanes = (k <= _LANES_MAX_N and max(m, n) <= _LANES_MAX_M
              and not (full and compute_uv and m != n))
     lanes3 = lanes and m == n == 3  # the commonest tiny case has a kernel of its own
     if not lanes3:
@@ -376,7 +404,7 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     u, s, vh, status = _outputs(nbatch, m, n, full, compute_uv, a3.dtype)
     # A few chunks per thread (a descheduled thread then delays only its chunk), each a
     # whole number of the kernel's lanes.
-    step = max(jac._LANES, -(-nbatch // (4 * threads)) // jac._LANES * jac._LANES)
+    step = max(_LANES, -(-nbatch // (4 * threads)) // _LANES * _LANES)
     chunks = [slice(lo, lo + step) for lo in range(0, nbatch, step)]
     if not lanes:
         tasks = [(a3[c], trans, full, compute_uv, tol, u[c], s[c], vh[c], status[c])
@@ -389,7 +417,7 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     else:
         _threads.run(jac.svd_lanes, [(a3[c], trans, compute_uv, tol, u[c], s[c], vh[c],
                                       status[c]) for c in chunks], threads)
-    more = np.flatnonzero(status == jac.MORE)
+    more = np.flatnonzero(status == MORE)
     if more.size:
         (u[more], s[more], vh[more]), status[more] = _svd_batched_general(
             a3[more], full, compute_uv, tol)
@@ -419,7 +447,7 @@ def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
     # entry lies in [0.5, 1): squares then neither overflow nor (mostly) underflow. In
     # numpy, not a kernel: a kernel this simple still took ~0.7 s to compile.
     amax = np.maximum(a3.max(axis=(1, 2)), -a3.min(axis=(1, 2)))  # NaN propagates
-    status[:] = np.where(np.isfinite(amax), jac.OK, jac.NOT_FINITE)
+    status[:] = np.where(np.isfinite(amax), OK, NOT_FINITE)
     expo = np.frexp(amax)[1]
     src = a3 if trans else a3.transpose(0, 2, 1)
     X = np.empty((nbatch, k, max(m, n)))
@@ -436,7 +464,7 @@ def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
                np.empty(ucols), np.empty(ucols, np.bool_))
     jac.finish(X, Vt, expo, trans, u, s, vh, status, *scratch)
     # A zero singular value, or a full U of a non-square A: columns of U to complete.
-    if compute_uv and (full and m != n or (status == jac.MORE).any()):
+    if compute_uv and (full and m != n or (status == MORE).any()):
         jac.complete(X, Vt, expo, trans, u, s, vh, status, *scratch)
 
 

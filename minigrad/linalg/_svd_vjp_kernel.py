@@ -14,7 +14,7 @@ One signature per dtype, compiled on first use and cached on disk.
 import numpy as np
 from numba import from_dtype, njit, types
 
-from ..ops._matmul_kernels import compile_for
+from ..ops._matmul_kernels import compile_for, jitted
 
 
 @njit(nogil=True, inline="always")
@@ -74,26 +74,16 @@ def _vjp(u, s, vh, gu, gs, gvh, flags, out):
         _core(u, s, vh, gu, gs, gvh, has_gu, has_gs, has_gvh, out, k)
 
 
-_compiled: dict = {}
-
-
-def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray | None,
-                   gs: np.ndarray | None, gvh: np.ndarray | None) -> np.ndarray:
-    """gA = U [diag(gS) + X] Vh for (B, k, k) factors and cotangents (None: zero), with
-    X_ij = N+_ij / 2(s_j - s_i) + N-_ij / 2(s_j + s_i) as in ``_svd_backward``."""
-    dt = s.dtype
-    kernel = _compiled.get(dt)
-    if kernel is None:
-        a3 = types.Array(from_dtype(dt), 3, "A", readonly=True)
-        a2 = types.Array(from_dtype(dt), 2, "A", readonly=True)
-        flags = types.Array(types.int64, 1, "C")
-        out = types.Array(from_dtype(dt), 3, "C")
-        kernel = _compiled[dt] = compile_for(
-            _vjp, types.void(a3, a2, a3, a3, a2, a3, flags, out),
-            f"the SVD backward of small batched matrices for {dt}")
-    absent3 = np.zeros((1, 1, 1), dt)
-    flags = np.array([gu is not None, gs is not None, gvh is not None], np.int64)
-    out = np.empty(u.shape, dt)
-    kernel(u, s, vh, absent3 if gu is None else gu, np.zeros((1, 1), dt) if gs is None else gs,
-           absent3 if gvh is None else gvh, flags, out)
-    return out
+def vjp_kernel(dt: np.dtype):
+    """kernel(u, s, vh, gu, gs, gvh, flags, out): gA into out, for (B, k, k) factors and
+    cotangents of dtype dt (any strides; an absent cotangent is a (1, 1, 1) or (1, 1) zero
+    with its flag 0), flags int64 [has_gu, has_gs, has_gvh] and out C-contiguous."""
+    name = f"svd_vjp_{np.dtype(dt)}"
+    if name in jitted:
+        return jitted[name]
+    a3 = types.Array(from_dtype(dt), 3, "A", readonly=True)
+    a2 = types.Array(from_dtype(dt), 2, "A", readonly=True)
+    flags = types.Array(types.int64, 1, "C")
+    out = types.Array(from_dtype(dt), 3, "C")
+    return compile_for(_vjp, types.void(a3, a2, a3, a3, a2, a3, flags, out),
+                       f"the SVD backward of small batched matrices for {dt}", name)

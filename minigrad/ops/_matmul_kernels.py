@@ -45,7 +45,12 @@ notice_compiles = True  # python -m minigrad.warmup shows its own progress inste
 NOTICE_AFTER_S = 0.5  # a load from numba's cache takes milliseconds, a compile seconds
 
 
-def compile_for(py_func, signature, what: str):
+# Every kernel compile_for made in this process, by name: the warm-up compiles these ahead
+# of time too (minigrad/_aot.py), and callers find them by the same names (_aot.single).
+jitted: dict = {}
+
+
+def compile_for(py_func, signature, what: str, name: str):
     """njit at one signature, cached on disk; compiled in-process when no cache directory
     is writable (a read-only install), as the SVD kernels do. x / 0 is inf or nan, as in
     numpy (numba's default raises). A load from the cache takes milliseconds; when it is
@@ -57,24 +62,22 @@ def compile_for(py_func, signature, what: str):
     if notice_compiles:
         notice.start()
     try:
-        return njit(signature, cache=True, nogil=True, error_model="numpy")(py_func)
+        kernel = njit(signature, cache=True, nogil=True, error_model="numpy")(py_func)
     except RuntimeError:  # numba found nowhere to cache
-        return njit(signature, nogil=True, error_model="numpy")(py_func)
+        kernel = njit(signature, nogil=True, error_model="numpy")(py_func)
     finally:
         notice.cancel()
+    jitted[name] = kernel
+    return kernel
 
 
-_compiled: dict = {}
-
-
-def bmm(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """x @ y for x (B, m, k) and y (B, k, n) of one float dtype, k >= 1: out (B, m, n)."""
-    kernel = _compiled.get(x.dtype)
-    if kernel is None:
-        a3 = types.Array(from_dtype(x.dtype), 3, "A")
-        r3 = types.Array(from_dtype(x.dtype), 3, "A", readonly=True)  # broadcast views
-        kernel = _compiled[x.dtype] = compile_for(_bmm, types.void(r3, r3, a3),
-                                                   f"the batched small matmul for {x.dtype}")
-    out = np.empty((x.shape[0], x.shape[1], y.shape[2]), x.dtype)
-    kernel(x, y, out)
-    return out
+def bmm_kernel(dtype: np.dtype):
+    """kernel(x, y, out): out = x @ y for x (B, m, k), y (B, k, n), out (B, m, n) of dtype,
+    any strides (out's too), k >= 1."""
+    name = f"bmm_{np.dtype(dtype)}"
+    if name in jitted:
+        return jitted[name]
+    a3 = types.Array(from_dtype(dtype), 3, "A")
+    r3 = types.Array(from_dtype(dtype), 3, "A", readonly=True)  # broadcast views
+    return compile_for(_bmm, types.void(r3, r3, a3), f"the batched small matmul for {dtype}",
+                       name)

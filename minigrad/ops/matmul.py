@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _aot
 from ..autograd.function import Context, Function
 from ._base import operands
 
@@ -64,8 +65,24 @@ def _tiny_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     count = math.prod(batch)
     if count < _MIN_BATCH:
         return None
-    from . import _matmul_kernels  # numba: imported (and compiled) on first use only
-
     x3 = np.broadcast_to(x, (count, m, k)) if x.ndim == 2 else x.reshape(count, m, k)
     y3 = np.broadcast_to(y, (count, k, n)) if y.ndim == 2 else y.reshape(count, k, n)
-    return _matmul_kernels.bmm(x3, y3).reshape(batch + (m, n))
+    out = np.empty((count, m, n), dt)
+    _bmm_kernel(dt)(x3, y3, out)
+    return out.reshape(batch + (m, n))
+
+
+_kernels: dict = {}  # dtype -> the batched small matmul in use
+
+
+def _bmm_kernel(dt: np.dtype):
+    """The kernel compiled ahead of time by the warm-up (no numba import), else numba's."""
+    kernel = _kernels.get(dt)
+    if kernel is None:
+        def jit():
+            from . import _matmul_kernels  # numba: imported (and compiled) on first use only
+
+            return _matmul_kernels.bmm_kernel(dt)
+
+        kernel = _kernels[dt] = _aot.single(f"bmm_{dt}", jit)
+    return kernel
