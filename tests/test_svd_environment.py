@@ -173,3 +173,28 @@ def test_compile_notice_watches_only_the_first_call_of_a_kind(monkeypatch):
     _svd_forward.svd_forward(a[:, :2])  # another kind: watched once
     _svd_forward.svd_forward(a[:, :2])
     assert len(started) == 2
+
+
+def test_compile_notice_reads_numba_only_once_its_import_completed(monkeypatch):
+    """The notice's thread polls numba's compile counters. Until the calling thread's
+    import of the numba kernels has completed it must not touch numba: a second thread
+    importing numba.core while the first is mid-import failed the SVD with a circular
+    ImportError (seen on a fresh cache)."""
+    from minigrad.linalg import _svd_forward
+
+    _svd_forward._jit()  # the kernels' module is in sys.modules either way
+    monkeypatch.setattr(_svd_forward, "_jit_loaded", [])
+    imported = []
+    real_import = __builtins__["__import__"] if isinstance(__builtins__, dict) \
+        else __builtins__.__import__
+
+    def watching(name, *args, **kwargs):
+        imported.append(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.__import__", watching)
+    assert _svd_forward._cache_misses() == 0
+    assert not [n for n in imported if n.startswith("numba")]
+    monkeypatch.setattr(_svd_forward, "_jit_loaded", [_svd_forward._jit()])
+    assert _svd_forward._cache_misses() >= 0
+    assert "numba.core.dispatcher" in imported

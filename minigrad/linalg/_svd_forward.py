@@ -71,11 +71,15 @@ def plan(nbatch: int, m: int, n: int) -> Plan:
     return Plan(Path.QR if max(m, n) >= _QR_RATIO * k else Path.LONE, threads)
 
 
+_jit_loaded: list = []  # the numba kernels' module, once its import has completed
+
+
 def _jit():
     """The numba kernels, imported on first use: `import minigrad` should not pay for
     importing numba."""
     from minigrad.linalg import _jacobi
 
+    _jit_loaded[:] = [_jacobi]
     return _jacobi
 
 
@@ -101,9 +105,11 @@ _ran: set = set()  # (dtype, path, m, n, full) already run once: their kernels a
 def _cache_misses() -> int:
     """How many kernel compilations numba has started in this process (a cache miss comes
     before each)."""
-    jac = sys.modules.get("minigrad.linalg._jacobi")
-    if jac is None:  # no numba kernel touched yet: nothing compiling
+    if not _jit_loaded:  # no numba kernel touched yet, nothing compiling
+        # (and the notice's thread must not import numba while this one is importing it:
+        # two threads in one import fail on partly initialised modules)
         return 0
+    jac = _jit_loaded[0]
     from numba.core.dispatcher import Dispatcher
 
     return sum(sum(d.stats.cache_misses.values()) for d in vars(jac).values()
