@@ -20,12 +20,8 @@ import importlib.util
 import json
 import os
 import platform
-import shutil
 import sys
-import tempfile
 import threading
-import types
-import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -37,9 +33,10 @@ _SCALARS = {"bool": bool, "int": int, "float": float}
 
 def _kinds(args: tuple) -> tuple:
     """The arguments' types as numba would type them, cheaply (a few us for a kernel's
-    arguments): arrays by dtype, ndim, layout (C before F, as numba), aligned and
-    writeable; scalars and tuples by their Python type."""
-    return tuple([(x.dtype.char, x.ndim, _layout_bits(x.flags.num)) if type(x) is np.ndarray
+    arguments): arrays by dtype (byte order included), ndim, layout (C before F, as numba),
+    aligned and writeable; scalars and tuples by their Python type. Anything else numba
+    could take (numpy scalars, unaligned arrays) is simply not found: the JIT takes it."""
+    return tuple([(x.dtype, x.ndim, _layout_bits(x.flags.num)) if type(x) is np.ndarray
                   else (type(x), *map(type, x)) if isinstance(x, tuple) else type(x)
                   for x in args])
 
@@ -49,33 +46,12 @@ def _layout_bits(num: int) -> int:
     return num & ~_F if num & _C else num
 
 
-def _numba_kind(t) -> object:
-    """The build side of _kinds, for the numba type t, in JSON (load() maps it back)."""
-    from numba.core import types as nt
-    from numba.np.numpy_support import as_dtype
-
-    if isinstance(t, nt.Array):
-        bits = {"C": _C, "F": _F, "A": 0}[t.layout]
-        bits |= (_ALIGNED if t.aligned else 0) | (_WRITEABLE if t.mutable else 0)
-        return ["array", as_dtype(t.dtype).char, t.ndim, bits]
-    if isinstance(t, nt.BaseNamedTuple):
-        cls = t.instance_class
-        return ["tuple", cls.__module__, cls.__qualname__] + [_numba_kind(v) for v in t.types]
-    if isinstance(t, nt.Boolean):
-        return "bool"
-    if t == nt.int64:
-        return "int"
-    if t == nt.float64:
-        return "float"
-    return str(t)  # nothing a call produces: such a signature is never looked up
-
-
 def _from_json(kind) -> object:
     """_numba_kind's JSON back to what _kinds gives."""
     if isinstance(kind, str):
         return _SCALARS.get(kind, kind)
     if kind[0] == "array":
-        return tuple(kind[1:])
+        return (np.dtype(kind[1]), kind[2], kind[3])
     cls = getattr(importlib.import_module(kind[1]), kind[2])
     return (cls, *(_from_json(k) for k in kind[3:]))
 
@@ -90,12 +66,33 @@ def _cpu() -> str:
         return platform.machine() + platform.processor()
 
 
+def _numba_version() -> bytes:
+    """numba's and llvmlite's version files, found without importing them: the code they
+    generate is in the module."""
+    out = b""
+    for package in ("numba", "llvmlite"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.origin:
+            try:
+                with open(os.path.join(os.path.dirname(spec.origin), "_version.py"), "rb") as f:
+                    out += f.read()
+            except OSError:
+                out += spec.origin.encode()
+    return out
+
+
 def _key(sources: Sequence[str]) -> str:
+    """What a module is built for: the kernels' sources (and this file's and the
+    builder's, which write the manifest), numba, the CPU (as numba's JIT targets it),
+    numpy and Python."""
     h = hashlib.sha256()
-    for path in (__file__, *sources):  # this file too: it writes the manifest
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (__file__, os.path.join(here, "_aot_build.py"), *sources):
         with open(path, "rb") as f:
             h.update(f.read())
-    h.update(f"{sys.version}|{np.__version__}|{_cpu()}".encode())
+    h.update(_numba_version())
+    cpu = os.environ.get("NUMBA_CPU_NAME", ""), os.environ.get("NUMBA_CPU_FEATURES", "")
+    h.update(f"{sys.version}|{np.__version__}|{_cpu()}|{cpu}".encode())
     return h.hexdigest()[:16]
 
 
@@ -112,10 +109,12 @@ def _directory() -> str:
     return os.path.join(user, "minigrad", "aot")
 
 
-def _paths(stem: str, sources: Sequence[str]) -> tuple[str, str, str]:
-    """(directory, module name, manifest path) of the module for these sources."""
+def _paths(stem: str, sources: Sequence[str], where: str | None = None
+           ) -> tuple[str, str, str]:
+    """(directory, module name, manifest path) of the module for these sources (in
+    `where` instead of the cache directory: the builder's staging directory)."""
     name = f"_{stem}_{_key(sources)}"
-    where = _directory()
+    where = where or _directory()
     return where, name, os.path.join(where, name + ".json")
 
 
@@ -123,7 +122,7 @@ _chosen: dict = {}  # stem -> the kernels in use (compiled module or JIT), chose
 _choosing = threading.Lock()
 
 
-def kernels(stem: str, sources: Sequence[str], jit: Callable[[], object]):
+def kernels(stem: str, sources: Sequence[str], jit: Callable[[], object]) -> object:
     """The compiled module for these sources when it is built for this machine, else
     jit() (the numba module): decided on first use, once per process."""
     if stem not in _chosen:
@@ -147,7 +146,7 @@ def single(name: str, jit: Callable[[], Callable]) -> Callable:
     return jit() if compiled is None else compiled
 
 
-def use(stem: str, chosen) -> None:
+def use(stem: str, chosen: object) -> None:
     """Make `chosen` the kernels of stem from now on (the warm-up and tests pick)."""
     _chosen[stem] = chosen
 
@@ -160,10 +159,12 @@ class Kernels:
         self._table = table  # name -> {argument kinds: compiled function}
         self._fallback = fallback
 
-    def __getattr__(self, name: str):
-        by_kind = self._table.get(name)
-        if by_kind is None:
+    def __getattr__(self, name: str) -> Callable:
+        if name.startswith("__"):
             raise AttributeError(name)
+        by_kind = self._table.get(name)
+        if by_kind is None:  # a kernel the module was built without: the JIT's
+            return getattr(self._fallback(), name)
 
         def call(*args):
             f = by_kind.get(_kinds(args))
@@ -175,7 +176,11 @@ class Kernels:
         setattr(self, name, call)  # later lookups skip __getattr__
         return call
 
-    def only(self, name: str):
+    def names(self) -> set:
+        """The kernels the module holds."""
+        return set(self._table)
+
+    def only(self, name: str) -> Callable | None:
         """The one compiled function of a kernel compiled at a single signature, or None.
         No per-call check: that signature takes its inputs in 'A' layout (any strides),
         and its callers pass its dtypes and allocate its C-contiguous outputs."""
@@ -183,9 +188,11 @@ class Kernels:
         return next(iter(by_kind.values())) if len(by_kind) == 1 else None
 
 
-def load(stem: str, sources: Sequence[str], fallback: Callable[[], object]) -> Kernels | None:
-    """The compiled module built for these sources on this machine, or None."""
-    where, name, manifest = _paths(stem, sources)
+def load(stem: str, sources: Sequence[str], fallback: Callable[[], object],
+         where: str | None = None) -> Kernels | None:
+    """The compiled module built for these sources on this machine (looked for in the
+    cache directory, or in `where`), or None."""
+    where, name, manifest = _paths(stem, sources, where)
     try:
         with open(manifest) as f:
             exports = json.load(f)
@@ -206,70 +213,7 @@ def load(stem: str, sources: Sequence[str], fallback: Callable[[], object]) -> K
             key = tuple(_from_json(k) for k in kinds)
             table.setdefault(kernel, {})[key] = getattr(module, entry)
     except (ValueError, TypeError, LookupError, ImportError, AttributeError):
-        return None  # a damaged manifest: as if there were none
+        # A damaged manifest, or one of another build than the module beside it (entries
+        # are named by their signature): as if there were none.
+        return None
     return Kernels(table, fallback)
-
-
-def build(stem: str, sources: Sequence[str], module, names: Sequence[str]) -> str:
-    """Compile every signature the JIT has compiled for module's kernels `names` (numba
-    dispatchers, module's attributes) into the extension module load() looks for; returns
-    its path. Raises if numba.pycc, setuptools or a C compiler is missing."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba.pycc is "pending deprecation"
-        from numba.core import compiler
-        from numba.core.registry import cpu_target
-        from numba.pycc import CC
-        from numba.pycc import compiler as pycc_compiler
-    where, name, manifest = _paths(stem, sources)
-    cc = CC(name)
-    cc.target_cpu = "host"  # as the JIT: this machine's instruction set
-    options = {}  # the copy of each kernel's Python function -> its njit options
-    exports = []
-    for kernel in names:
-        dispatcher = getattr(module, kernel)
-        for i, sig in enumerate(dispatcher.signatures):
-            # A fresh function object per signature: pycc typing the same one twice in a
-            # module failed to unify a local's types.
-            f = dispatcher.py_func
-            copy = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__,
-                                      f.__closure__)
-            options[copy] = dispatcher.targetoptions
-            entry = f"{kernel}_{i}"
-            cres = dispatcher.overloads[sig]
-            cc.export(entry, cres.signature)(copy)
-            exports.append((entry, kernel, [_numba_kind(t) for t in sig]))
-    plain = pycc_compiler.compile_extra
-
-    def with_kernel_flags(typingctx, targetctx, func, args, return_type, flags, **kw):
-        # pycc compiles every export with one default set of flags; each kernel needs its
-        # own (fastmath, error_model, nogil), or the module computes other roundings than
-        # the JIT does.
-        own = compiler.Flags()
-        cpu_target.options.parse_as_flags(own, options[func])
-        own.no_compile, own.nrt = flags.no_compile, flags.nrt
-        return plain(typingctx, targetctx, func, args, return_type, own, **kw)
-
-    os.makedirs(where, exist_ok=True)
-    build_dir = tempfile.mkdtemp(prefix=".build-", dir=where)  # os.replace stays on one disk
-    try:
-        cc.output_dir = build_dir
-        pycc_compiler.compile_extra = with_kernel_flags
-        try:
-            cc.compile()
-        finally:
-            pycc_compiler.compile_extra = plain
-        built = os.path.join(build_dir, cc.output_file)
-        target = os.path.join(where, name + importlib.machinery.EXTENSION_SUFFIXES[0])
-        os.replace(built, target)  # atomic: a concurrent load sees all of it or nothing
-        with open(os.path.join(build_dir, "manifest"), "w") as f:
-            json.dump(exports, f)
-        os.replace(os.path.join(build_dir, "manifest"), manifest)
-    finally:
-        shutil.rmtree(build_dir, ignore_errors=True)
-    for old in os.listdir(where):  # the modules of earlier sources: stale for good
-        if old.startswith(f"_{stem}_") and not old.startswith(name):
-            try:
-                os.remove(os.path.join(where, old))
-            except OSError:  # another process's, in use or gone: harmless
-                pass
-    return target

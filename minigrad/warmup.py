@@ -12,7 +12,6 @@ numba at all; where they cannot be built (no C compiler, no numba.pycc), the JIT
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -115,32 +114,46 @@ def _same(x: list, y: list) -> bool:
 
 def build_aot(jit_results: dict) -> str:
     """Compile each group of kernels in jit_results ahead of time (unless built already)
-    and check that the module gives the JIT's results (jit_results[stem]) bit for bit, else
-    remove it. Returns what happened, per group."""
+    and publish the module only once it gives the JIT's results (jit_results[stem]) bit for
+    bit on these runs. Returns what happened, per group."""
+    from minigrad import _aot_build  # numba.pycc: only here
+
     said = []
     for stem, sources, jit, choose, run in _groups():
         if stem not in jit_results:
             continue
         module, names = jit()
         fallback = lambda m=module: m  # noqa: E731 (bound now, not at the loop's end)
-        if _aot.load(stem, sources, fallback) is not None:
+        built = _aot.load(stem, sources, fallback)
+        if built is not None and set(names) <= built.names():
             said.append(f"{stem} built already")
             continue
-        path = _aot.build(stem, sources, module, names)
-        choose(_aot.load(stem, sources, fallback))
         try:
-            same = _same(run(), jit_results[stem])
-        finally:
-            choose(None if stem == "small" else module)
-        if not same:
-            os.remove(path)  # load() then finds no module: the JIT serves
-            said.append(f"{stem} skipped: its results differ from the JIT's")
-        else:
+            staging = _aot_build.build(stem, sources, module, names)
+        except Exception as e:  # no compiler, no numba.pycc, ...: the JIT still serves
+            first = str(e).splitlines()[0] if str(e) else ""
+            said.append(f"{stem} skipped ({type(e).__name__}: {first}); numba's JIT serves")
+            continue
+        candidate = _aot.load(stem, sources, fallback, where=staging)
+        same = False
+        if candidate is not None:
+            choose(candidate)
+            try:
+                same = _same(run(), jit_results[stem])
+            finally:
+                choose(None if stem == "small" else module)
+        if same:
+            _aot_build.publish(stem, sources, staging)
             said.append(f"{stem} built")
+        else:
+            _aot_build.discard(staging)
+            said.append(f"{stem} skipped: " + ("its results differ from the JIT's" if
+                        candidate is not None else "the module built does not load"))
     return ", ".join(said)
 
 
 def _build(results: dict) -> str:
+    """build_aot, and anything unexpected said instead of raised: the JIT still serves."""
     try:
         return build_aot(results)
     except Exception as e:  # no compiler, no numba.pycc, ...: the JIT still serves

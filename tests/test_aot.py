@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 
-from minigrad import _aot
+from minigrad import _aot, _aot_build
 from minigrad.linalg import _svd_forward as F
 from minigrad.linalg._jacobi_contract import Tol
 from minigrad.linalg._svd_forward import Path, Plan, svd_forward
@@ -156,7 +156,7 @@ def test_argument_kinds_match_numbas_types():
     # Not the unaligned array: numba types it as aligned, _kinds conservatively not.
     driver = _ndarrays()[:-1] + [True, 3, 2.5, Tol(1e-8, 1e-8, 1e-300, 60)]
     for v in driver:
-        recorded = _aot._from_json(_aot._numba_kind(numba.typeof(v)))
+        recorded = _aot._from_json(_aot_build._numba_kind(numba.typeof(v)))
         assert recorded == _aot._kinds((v,))[0], v
 
 
@@ -180,6 +180,8 @@ def test_arguments_the_module_was_not_built_for_go_to_the_jit():
     for arg in (x, x.astype(np.float32), ro, np.ones(8)[::2], np.ones((2, 2)), x):
         assert kernels.norm(arg) == float(np.abs(arg).sum())
     assert calls == ["compiled", "jit", "jit", "jit", "jit", "compiled"]
+    Jit.other = staticmethod(lambda: "the JIT's")  # a kernel the module was built without
+    assert kernels.other() == "the JIT's"
     with pytest.raises(AttributeError):
         kernels.missing  # noqa: B018
 
@@ -221,3 +223,26 @@ def test_compiled_kernels_release_the_gil(compiled):
     t.join()
     assert args[-1][0] == 0  # converged
     assert steps > 1000, f"only {steps} steps of Python ran during the kernel"
+
+
+def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, monkeypatch):
+    """The warm-up checks each module against the JIT before anything can load it: here
+    the JIT's results it compares with are made to differ, and nothing is published."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler: the compiled module cannot be built here")
+    from minigrad import warmup
+    from minigrad.linalg import _eigh_forward
+
+    saved = _aot._chosen.get("eigh")
+    jit = _eigh_forward._jit()
+    _aot.use("eigh", jit)  # the JIT runs: its signatures are what the build compiles
+    try:
+        want = warmup._eighs()
+        off = [(w + 1.0, None if v is None else v) for w, v in want]
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # only _aot reads it now
+        said = warmup.build_aot({"eigh": off})
+    finally:
+        _aot.use("eigh", saved if saved is not None else jit)
+    assert said == "eigh skipped: its results differ from the JIT's"
+    assert _aot.load("eigh", _eigh_forward.AOT_SOURCES, _eigh_forward._jit) is None
+    assert os.listdir(tmp_path / "minigrad-aot") == []  # the staging directory is gone too

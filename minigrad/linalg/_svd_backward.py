@@ -158,9 +158,14 @@ def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray 
             return vjp_kernel(dt)
 
         kernel = _vjp_kernels[dt] = _aot.single(f"svd_vjp_{dt}", jit)
-    # The kernel's signature has every array in dt (cotangents arrive in it already).
+    # The compiled kernel checks nothing (_aot.Kernels.only): its signature has every array
+    # in dt (cotangents arrive in it already), the factors 3-D and s 2-D.
     u, vh, gu, gs, gvh = (None if x is None else x.astype(dt, copy=False)
                           for x in (u, vh, gu, gs, gvh))
+    if s.ndim != 2 or any(x is not None and x.ndim != 3 for x in (u, vh, gu, gvh)) or (
+            gs is not None and gs.ndim != 2):
+        raise ValueError("svd_vjp_square: expects (B, k, k) factors and cotangents and "
+                         "(B, k) singular values")
     absent3 = np.zeros((1, 1, 1), dt)
     flags = np.array([gu is not None, gs is not None, gvh is not None], np.int64)
     out = np.empty(u.shape, dt)
