@@ -8,7 +8,9 @@ write a dozen batch-sized temporaries, each of them fresh pages from the OS on e
 arithmetic. Used when the gradient will not be differentiated again (the engine runs the
 backward without recording); higher orders take the ops.
 
-One signature per dtype, compiled on first use and cached on disk.
+One signature per dtype, compiled on first use and cached on disk; the warm-up also
+compiles it ahead of time (minigrad/_aot.py), and _svd_backward.svd_vjp_square calls that
+module when it is built.
 """
 
 import numpy as np

@@ -6,7 +6,9 @@ arithmetic takes 30 us. Here the whole batch is one loop. The common square size
 bounds that are constants, which LLVM unrolls (3x faster than bounds read at run time).
 
 One signature per dtype, on 'A' layout arrays (C-contiguous, transposed and broadcast
-operands all match it), compiled on the first product of that dtype and cached on disk.
+operands all match it), compiled on the first product of that dtype and cached on disk;
+the warm-up also compiles it ahead of time (minigrad/_aot.py), which ops/matmul.py calls
+when it is built.
 """
 
 import sys
