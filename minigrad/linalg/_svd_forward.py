@@ -176,8 +176,8 @@ def _tolerances(tol, max_sweeps, rows: int, work):
     finfo = np.finfo(work)
     # Rows reduced to noise are dropped at the dtype's rounding level, whatever tol is: a
     # loose tol must not zero real columns.
-    return Tol(float(tol), min(float(tol), default),
-                          float(finfo.tiny / finfo.eps), min(sweeps, _SWEEPS_CAP))
+    return Tol(float(tol), min(float(tol), default), float(finfo.tiny / finfo.eps),
+               min(sweeps, _SWEEPS_CAP))
 
 
 def _as_input(a) -> np.ndarray:
