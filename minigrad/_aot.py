@@ -138,17 +138,25 @@ SMALL_SOURCES = (os.path.join(_HERE, "ops", "_matmul_kernels.py"),
                  os.path.join(_HERE, "linalg", "_svd_vjp_kernel.py"))
 
 
+_singles: dict = {}  # name -> the small kernel `single` chose
+
+
 def single(name: str, jit: Callable[[], Callable]) -> Callable:
     """The compiled kernel `name` of the small-matrix module (see Kernels.only) when it
-    is built, else jit() (numba's)."""
-    small = kernels("small", SMALL_SOURCES, lambda: None)
-    compiled = None if small is None else small.only(name)
-    return jit() if compiled is None else compiled
+    is built, else jit() (numba's); chosen once per name."""
+    kernel = _singles.get(name)
+    if kernel is None:
+        small = kernels("small", SMALL_SOURCES, lambda: None)
+        kernel = None if small is None else small.only(name)
+        kernel = _singles[name] = jit() if kernel is None else kernel
+    return kernel
 
 
 def use(stem: str, chosen: object) -> None:
     """Make `chosen` the kernels of stem from now on (the warm-up and tests pick)."""
     _chosen[stem] = chosen
+    if stem == "small":
+        _singles.clear()  # chosen again, from `chosen`
 
 
 class Kernels:

@@ -24,7 +24,7 @@ from minigrad import _aot
 from minigrad.linalg import _eigh_forward, _svd_backward, _svd_forward
 from minigrad.linalg._eigh_forward import eigh_forward
 from minigrad.linalg._svd_forward import Path, Plan, svd_forward
-from minigrad.ops import _matmul_kernels, matmul
+from minigrad.ops import _matmul_kernels
 
 # Each row reaches different kernels: the lanes of 3x3 and of other tiny matrices, the
 # general batch kernel, the lone-matrix sweeps (and values only), and the threaded sweep of
@@ -84,13 +84,6 @@ def _small() -> list:
     return out
 
 
-def _use_small(kernels) -> None:
-    """Make the small kernels' callers pick again, from kernels (None: numba's JIT)."""
-    _aot.use("small", kernels)
-    matmul._kernels.clear()
-    _svd_backward._vjp_kernels.clear()
-
-
 # (stem, sources, the JIT's kernels and their names, how to choose a set of kernels, a run
 # of every kernel): what build_aot compiles and checks.
 def _groups() -> list:
@@ -103,7 +96,7 @@ def _groups() -> list:
          lambda k: _aot.use("eigh", k), _eighs),
         ("small", _aot.SMALL_SOURCES,
          lambda: (SimpleNamespace(**_matmul_kernels.jitted), tuple(_matmul_kernels.jitted)),
-         _use_small, _small),
+         lambda k: _aot.use("small", k), _small),
     ]
 
 

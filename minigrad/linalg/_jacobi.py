@@ -19,18 +19,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-# The driver's side of the interface (thresholds, status codes, lane limits); the kernels
-# read them as compile-time constants.
-from minigrad.linalg._jacobi_contract import (  # noqa: F401 (Tol: the kernels' argument)
-    _LANES,
-    _LANES_MAX_M,
-    _LANES_MAX_N,
-    MORE,
-    NOT_CONVERGED,
-    NOT_FINITE,
-    OK,
-    Tol,
-)
+# The status codes and the lane width the driver agrees on; the kernels read them as
+# compile-time constants.
+from minigrad.linalg._jacobi_contract import _LANES, MORE, NOT_CONVERGED, NOT_FINITE, OK
 
 
 def _probe():

@@ -141,23 +141,13 @@ def _fused(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | Non
     return Tensor._make(out.reshape(U.shape))
 
 
-_vjp_kernels: dict = {}  # dtype -> svd_vjp_square's kernel in use
-
-
 def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray | None,
                    gs: np.ndarray | None, gvh: np.ndarray | None) -> np.ndarray:
     """gA = U [diag(gS) + X] Vh for (B, k, k) factors and cotangents (None: zero), with
     X_ij = N+_ij / 2(s_j - s_i) + N-_ij / 2(s_j + s_i) as in _plain_fast, by one kernel
     pass (_svd_vjp_kernel.py): compiled ahead of time by the warm-up, else numba's."""
     dt = s.dtype
-    kernel = _vjp_kernels.get(dt)
-    if kernel is None:
-        def jit():
-            from ._svd_vjp_kernel import vjp_kernel  # numba: imported on first use only
-
-            return vjp_kernel(dt)
-
-        kernel = _vjp_kernels[dt] = _aot.single(f"svd_vjp_{dt}", jit)
+    kernel = _aot.single(f"svd_vjp_{dt}", lambda: _jit_vjp(dt))
     # The compiled kernel checks nothing (_aot.Kernels.only): its signature has every array
     # in dt (cotangents arrive in it already), the factors 3-D and s 2-D.
     u, vh, gu, gs, gvh = (None if x is None else x.astype(dt, copy=False)
@@ -172,6 +162,12 @@ def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray 
     kernel(u, s, vh, absent3 if gu is None else gu, np.zeros((1, 1), dt) if gs is None else gs,
            absent3 if gvh is None else gvh, flags, out)
     return out
+
+
+def _jit_vjp(dt: np.dtype):
+    from ._svd_vjp_kernel import vjp_kernel  # numba: imported on first use only
+
+    return vjp_kernel(dt)
 
 
 def _in_range(s: np.ndarray) -> bool:

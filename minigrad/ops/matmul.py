@@ -68,21 +68,12 @@ def _tiny_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     x3 = np.broadcast_to(x, (count, m, k)) if x.ndim == 2 else x.reshape(count, m, k)
     y3 = np.broadcast_to(y, (count, k, n)) if y.ndim == 2 else y.reshape(count, k, n)
     out = np.empty((count, m, n), dt)
-    _bmm_kernel(dt)(x3, y3, out)
+    # The kernel compiled ahead of time by the warm-up (no numba import), else numba's.
+    _aot.single(f"bmm_{dt}", lambda: _jit_bmm(dt))(x3, y3, out)
     return out.reshape(batch + (m, n))
 
 
-_kernels: dict = {}  # dtype -> the batched small matmul in use
+def _jit_bmm(dt: np.dtype):
+    from . import _matmul_kernels  # numba: imported (and compiled) on first use only
 
-
-def _bmm_kernel(dt: np.dtype):
-    """The kernel compiled ahead of time by the warm-up (no numba import), else numba's."""
-    kernel = _kernels.get(dt)
-    if kernel is None:
-        def jit():
-            from . import _matmul_kernels  # numba: imported (and compiled) on first use only
-
-            return _matmul_kernels.bmm_kernel(dt)
-
-        kernel = _kernels[dt] = _aot.single(f"bmm_{dt}", jit)
-    return kernel
+    return _matmul_kernels.bmm_kernel(dt)
