@@ -246,3 +246,18 @@ def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, 
     assert said == "eigh skipped: its results differ from the JIT's"
     assert _aot.load("eigh", _eigh_forward.AOT_SOURCES, _eigh_forward._jit) is None
     assert os.listdir(tmp_path / "minigrad-aot") == []  # the staging directory is gone too
+
+
+def test_svd_vjp_square_refuses_arrays_its_compiled_kernel_would_misread():
+    """The compiled small kernels check nothing (Kernels.only), so their callers must: a
+    factor of the wrong ndim is a ValueError, not memory read as the wrong shape."""
+    from minigrad.linalg._svd_backward import svd_vjp_square
+
+    a = np.random.default_rng(0).standard_normal((16, 3, 3))
+    u, s, vh = svd_forward(a)
+    good = svd_vjp_square(u, s, vh, a, None, a)
+    assert good.shape == (16, 3, 3)
+    for bad in ((u[0], s, vh, a, None, a), (u, s[0], vh, a, None, a),
+                (u, s, vh, a[0], None, a), (u, s, vh, None, s[..., None], None)):
+        with pytest.raises(ValueError, match="expects"):
+            svd_vjp_square(*bad)
