@@ -3,7 +3,9 @@
     python benchmarks/bench_svd.py [--quick]
 
 Every row times the contenders interleaved in one loop and reports medians, because the
-machine is shared and noisy; the ratio is time / numpy's time (below 1 means faster).
+machine is shared and noisy; the ratio is time / numpy's time (below 1 means faster). For
+one matrix, "plain" is minigrad without the eigenvector start (Plan.gram False): the sweeps
+from A itself, as before that start existed.
 """
 
 import argparse
@@ -18,7 +20,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from minigrad.linalg._svd_forward import svd_forward  # noqa: E402
+from minigrad.linalg._svd_forward import plan, svd_forward  # noqa: E402
 from minigrad.linalg._threads import num_threads  # noqa: E402
 
 try:
@@ -69,6 +71,9 @@ def time_row(a: np.ndarray, full: bool, repeats: int) -> dict:
         "numpy": lambda: np.linalg.svd(a, full_matrices=full),
         "minigrad": lambda: svd_forward(a, full_matrices=full),
     }
+    if a.ndim == 2:
+        plain = plan(1, *a.shape)._replace(gram=False)
+        fns["plain"] = lambda: svd_forward(a, full_matrices=full, _plan=plain)
     if torch is not None:
         ta = torch.from_numpy(a)
         fns["torch"] = lambda: torch.linalg.svd(ta, full_matrices=full)
@@ -115,7 +120,7 @@ def main() -> None:
     print(blas_note())
     print(f"median of {repeats} interleaved repeats; ratio = time / numpy time\n")
     head = (f"{'case':<15}{'dtype':<9}{'full':<6}{'numpy ms':>10}{'minigrad ms':>13}"
-            f"{'mg/np':>8}{'torch/np':>10}  {'target':<15}result")
+            f"{'mg/np':>8}{'plain/np':>10}{'torch/np':>10}  {'target':<15}result")
     print(head)
     print("-" * len(head))
     rng = np.random.default_rng(0)
@@ -128,13 +133,14 @@ def main() -> None:
                 t = time_row(a, full, repeats)
                 ratio = t["minigrad"] / t["numpy"]
                 tr = f"{t['torch'] / t['numpy']:.2f}" if "torch" in t else "-"
+                pl = f"{t['plain'] / t['numpy']:.2f}" if "plain" in t else "-"
                 want = f"<= {target:.2f}" if target >= 1 else f">= {1 / target:.0f}x faster"
                 ok = ratio <= target
                 misses += not ok
                 verdict = "PASS" if ok else f"MISS ({ratio / target:.2f}x over)"
                 print(f"{label:<15}{np.dtype(dtype).name:<9}{str(full):<6}"
                       f"{1e3 * t['numpy']:>10.2f}{1e3 * t['minigrad']:>13.2f}{ratio:>8.2f}"
-                      f"{tr:>10}  {want:<15}{verdict}", flush=True)
+                      f"{pl:>10}{tr:>10}  {want:<15}{verdict}", flush=True)
     wall, t_import, t_svd = fresh_process()
     ok = wall < 1.0
     misses += not ok

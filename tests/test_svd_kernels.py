@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minigrad.linalg import _svd_forward as fwd
 from minigrad.linalg._svd_forward import Path, Plan
 from minigrad.linalg._svd_forward import svd_forward as _svd_forward
 from minigrad.linalg.errors import LinAlgError
@@ -25,15 +26,19 @@ def eps(dtype) -> float:
     return float(np.finfo(dtype).eps)
 
 
+# LONE and QR start from A^T A's eigenvectors where _gram_start allows (random input
+# mostly): the "-plain" plans keep the sweeps from A itself on that input too.
 PLANS = {"batched": None, "lone": Plan(Path.LONE, 1), "lone-threads": Plan(Path.LONE, 2),
-         "qr": Plan(Path.QR, 1)}
+         "qr": Plan(Path.QR, 1), "lone-plain": Plan(Path.LONE, 1, False),
+         "qr-plain": Plan(Path.QR, 1, False)}
 
 
 @pytest.fixture(params=list(PLANS))
 def path(request):
     """Run a test through each dispatch path, forced here on small inputs: the batch kernel,
     the lone-matrix kernel (serial, and with threads inside the sweep), and LAPACK QR +
-    Jacobi on R. (Batched inputs always take the batch kernel.)"""
+    Jacobi on R, with and without the eigenvector start. (Batched inputs always take the
+    batch kernel.)"""
     return PLANS[request.param]
 
 
@@ -539,3 +544,131 @@ def test_3x3_kernel_matches_the_general_one(dtype, full):
     a[40, 1, 2] = np.inf
     with pytest.raises(LinAlgError, match=r"not finite.*\(40,\)"):
         svd_forward(a, full)
+
+
+def orthogonal(rng, n: int) -> np.ndarray:
+    q, r = np.linalg.qr(rng.standard_normal((n, n)))
+    return q * np.sign(np.diagonal(r))
+
+
+def with_spectrum(rng, m: int, s: np.ndarray) -> np.ndarray:
+    """m x len(s) with singular values s and random (not graded) singular vectors."""
+    n = s.size
+    return (orthogonal(rng, m)[:, :n] * s) @ orthogonal(rng, n)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gram_start_on_well_conditioned_input(dtype):
+    """The start (V0, a V0): V0 orthonormal, and a V0's columns orthogonal to below
+    sqrt(eps) in descending norm, those norms being the singular values."""
+    a = np.random.default_rng(21).standard_normal((80, 60)).astype(dtype)
+    v0, b = fwd._gram_start(a)
+    e = eps(dtype)
+    assert v0.dtype == b.dtype == dtype
+    np.testing.assert_allclose(v0.T @ v0, np.eye(60), rtol=0, atol=C * 60 * e)
+    norms = np.linalg.norm(b, axis=0)
+    assert np.all(np.diff(norms) <= 0)
+    cos = (b.T @ b) / np.outer(norms, norms) - np.eye(60)
+    assert np.max(np.abs(cos)) <= np.sqrt(e)
+    np.testing.assert_allclose(norms, np.linalg.svd(a.astype(np.float64), compute_uv=False),
+                               rtol=C * 80 * e)
+
+
+@pytest.mark.parametrize("kind", ["graded", "ill-conditioned", "rank-deficient", "zero",
+                                  "nan"])
+def test_gram_start_refuses(kind):
+    """Where the eigenvector start would cost accuracy, or has nothing to offer, the gate
+    keeps the plain sweeps: graded columns (gate (b), though cond(a)^2 passes (a)), cond
+    above eps^-3/8 (gate (a)), a rank deficiency, zero, NaN."""
+    rng = np.random.default_rng(22)
+    a = rng.standard_normal((80, 60))
+    if kind == "graded":
+        a = a * np.logspace(0, -2, 60)
+        assert np.linalg.cond(a) ** 2 < fwd._COND2
+    elif kind == "ill-conditioned":
+        a = with_spectrum(rng, 80, np.logspace(0, -7, 60))
+    elif kind == "rank-deficient":
+        a = low_rank(rng, 80, 60, 7)
+    elif kind == "zero":
+        a = np.zeros((80, 60))
+    else:
+        a[5, 5] = np.nan
+    assert fwd._gram_start(a) is None
+
+
+@pytest.mark.parametrize("plan", [Plan(Path.LONE, 1), Plan(Path.LONE, 2), Plan(Path.QR, 1)],
+                         ids=["lone", "lone-threads", "qr"])
+@pytest.mark.parametrize("m", [24, 48])
+def test_float32_starts_from_float64_eigenvectors(plan, m):
+    """The start's Gram and eigh are float64 for float32 input too, so a V0's columns are
+    orthogonal to float64's precision and rounded to float32 once: cond 1e3 in float32
+    keeps every singular value to C * eps32 relatively (measured 0.4-1.7 eps32), where the
+    sweeps from A itself lose up to cond * eps32 (36-48 eps32 measured)."""
+    rng = np.random.default_rng(m + 1)
+    a = with_spectrum(rng, m, np.logspace(0, -3, 24)).astype(np.float32)
+    assert fwd._gram_start(a) is not None
+    ref = mp_singular_values(a)
+    s = svd_forward(a, False, _plan=plan)[1]
+    assert s.dtype == np.float32
+    assert np.max(np.abs(s.astype(np.float64) - ref) / ref) <= C * eps(np.float32)
+
+
+@pytest.mark.parametrize("m", [24, 48])
+def test_gram_start_keeps_relative_accuracy(path, m):
+    """cond 1e3 with unit-norm-like columns, which passes the gate: every singular value,
+    the smallest included, to C * m * eps * cond relatively on every path (Jacobi's own
+    bound, here cond(A D^-1) ~ cond(A))."""
+    rng = np.random.default_rng(m)
+    a = with_spectrum(rng, m, np.logspace(0, -3, 24))
+    assert fwd._gram_start(a) is not None
+    ref = mp_singular_values(a)
+    s = svd_forward(a, False, _plan=path)[1]
+    assert np.max(np.abs(s - ref) / ref) <= C * m * eps(np.float64) * np.linalg.cond(a)
+
+
+@pytest.mark.parametrize("shape, plan", [((100, 100), Path.LONE), ((300, 80), Path.QR),
+                                         ((80, 300), Path.QR)])
+def test_gram_start_saves_sweeps(shape, plan):
+    """The point of the start: from V0 the sweeps converge within 3 (one rotating, one to
+    confirm), where from A itself 3 are not enough."""
+    a = np.random.default_rng(24).standard_normal(shape)
+    check_svd(a, False, plan=Plan(plan, 1))
+    u, s, vh = svd_forward(a, False, max_sweeps=3, _plan=Plan(plan, 1))
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=0,
+                               atol=C * max(shape) * eps(np.float64) * s[0])
+    with pytest.raises(LinAlgError, match="did not converge"):
+        svd_forward(a, False, max_sweeps=3, _plan=Plan(plan, 1, False))
+
+
+@pytest.mark.parametrize("shape", [(200, 60), (60, 200)])
+@pytest.mark.parametrize("full, compute_uv, taken", [(False, True, True), (True, False, True),
+                                                     (False, False, True),
+                                                     (True, True, False)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tall_gram_path(monkeypatch, shape, full, compute_uv, taken, dtype):
+    """Tall (or wide) and well conditioned: Cholesky QR of a V0 instead of Householder QR,
+    except when the full U is wanted, whose last m - k columns only Householder gives."""
+    calls = []
+    inner = fwd._svd_gram_tall
+    monkeypatch.setattr(fwd, "_svd_gram_tall", lambda *args: calls.append(1) or inner(*args))
+    a = np.random.default_rng(25).standard_normal(shape).astype(dtype)
+    if compute_uv:
+        check_svd(a, full, plan=Plan(Path.QR, 1))
+    else:
+        u, s, vh = svd_forward(a, full, compute_uv=False, _plan=Plan(Path.QR, 1))
+        assert u is None and vh is None and s.dtype == dtype
+        np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False),
+                                   rtol=0, atol=C * 200 * eps(dtype) * s[0])
+    assert bool(calls) == taken
+
+
+def test_tall_gram_path_refuses_columns_far_from_orthogonal():
+    """Cholesky QR only where Gershgorin keeps cond(b D^-1) <= sqrt(3): random columns of a
+    200 x 60 (cosines ~ 0.07 each, summing past 1/2) are refused, and A V0 taken."""
+    a = np.random.default_rng(26).standard_normal((200, 60))
+    tol = fwd._tolerances(None, fwd.DEFAULT_MAX_SWEEPS, 200, np.float64)
+    assert fwd._svd_gram_tall(a, np.eye(60), a, True, tol, 1) is None
+    v0, b = fwd._gram_start(a)
+    status, u, s, vh = fwd._svd_gram_tall(a, v0, b, True, tol, 1)
+    assert status == fwd.OK
+    np.testing.assert_allclose((u * s) @ vh, a, rtol=0, atol=C * 200 * eps(np.float64) * s[0])
