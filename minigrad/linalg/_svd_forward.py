@@ -36,7 +36,7 @@ _SWEEPS_CAP = 2**31 - 1  # more is "no cap" in practice, and must fit the kernel
 # sweeps, as there is no batch to spread over), and its second factor is recovered with BLAS
 # instead of being accumulated rotation by rotation; if it is also tall (rows >= _QR_RATIO *
 # k), a QR first shrinks it to k x k. Where it is well conditioned, both start from the
-# eigenvectors of A^T A (_gram_start), which leaves the sweeps one or two to do, and the QR
+# eigenvectors of A^T A (_gram_start), which leaves the sweeps two or three to do, and the QR
 # is Cholesky's; else LAPACK's Householder QR. Batches go to the batch kernel.
 _BIG = 48
 _QR_RATIO = 1.5
@@ -361,7 +361,9 @@ def _gram_start(a: np.ndarray):
     extreme eigenvectors) gives cond(A D^-1) >= cond(A) / _GRADED (Rayleigh quotients of
     D^-1 A^T A D^-1 at D v; v_min's is right as gate (a) holds), so the loss is at most a
     factor _GRADED over Jacobi's own bound. Graded, ill-conditioned, singular or non-finite
-    input keeps the plain sweeps, having paid for the eigh.
+    input keeps the plain sweeps, having paid for the eigh. (b) is conservative: a V0's
+    rounding is componentwise, and on graded input that passes (a) the start measured as
+    accurate as the plain sweeps; it stays for its proof.
     """
     a64 = a.astype(np.float64, copy=False)
     g = a64.T @ a64
