@@ -377,8 +377,7 @@ def _gram_start(a: np.ndarray):
     return np.ascontiguousarray(v0, dtype=a.dtype), (a64 @ v0).astype(a.dtype)
 
 
-def _svd_lone(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int,
-              gram: bool = True):
+def _svd_lone(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int, gram: bool):
     """One matrix (scaled, m x n, m >= n) to the kernel, preconditioned (_gram_start)
     where that is safe: the left vectors and s of a V0 are a's. The side Jacobi does not
     produce is recovered with BLAS (_other_side), from a itself."""
@@ -391,8 +390,7 @@ def _svd_lone(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int,
     return status, ut.T, s, _other_side(a, ut.T, s).T
 
 
-def _svd_gram_tall(a: np.ndarray, v0: np.ndarray, b: np.ndarray, compute_uv: bool, tol,
-                   threads: int):
+def _svd_gram_tall(v0: np.ndarray, b: np.ndarray, compute_uv: bool, tol, threads: int):
     """Reduced SVD of one tall a (scaled, m >= n) from b = a V0 (_gram_start), whose
     columns are nearly orthogonal, or None when they are not orthogonal enough.
 
@@ -401,9 +399,10 @@ def _svd_gram_tall(a: np.ndarray, v0: np.ndarray, b: np.ndarray, compute_uv: boo
     |C| summing to <= 1/2) keeps that cond <= sqrt(3). Jacobi then runs on the k x k
     x = R D = Q^T b, so a = Q x V0^T: U = Q U_x, V = V0 V_x. This is QR without LAPACK's
     Householder QR, whose reduced Q alone cost as much as numpy's whole SVD of 2000 x 200."""
-    n = a.shape[1]
-    d = np.sqrt(np.einsum("ij,ij->j", b, b))
-    c = (b.T @ b) / np.outer(d, d)
+    n = b.shape[1]
+    c = b.T @ b
+    d = np.sqrt(np.diagonal(c))  # b's column norms
+    c = c / np.outer(d, d)
     if np.abs(c).sum(axis=1).max() > 1.5:  # 1 on the diagonal, <= 1/2 beside it
         return None
     r = np.linalg.cholesky(c).T
@@ -416,8 +415,7 @@ def _svd_gram_tall(a: np.ndarray, v0: np.ndarray, b: np.ndarray, compute_uv: boo
     return status, u, s, (v0 @ _other_side(x, uxt.T, s)).T
 
 
-def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int,
-            gram: bool = True):
+def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int, gram: bool):
     """SVD of one tall matrix a (scaled, m >= n): from a V0 by Cholesky QR where
     _gram_start allows (and only k columns of U are wanted), else via A P = Q R (columns
     sorted by norm, a cheap stand-in for QR column pivoting), then Jacobi on the rows of R
@@ -425,7 +423,7 @@ def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int,
     are recovered afterwards (_other_side)."""
     m, n = a.shape
     start = _gram_start(a) if gram and not (full and compute_uv) else None
-    done = None if start is None else _svd_gram_tall(a, *start, compute_uv, tol, threads)
+    done = None if start is None else _svd_gram_tall(*start, compute_uv, tol, threads)
     if done is not None:
         return done
     perm = np.argsort(-np.einsum("ij,ij->j", a, a), kind="stable")
