@@ -95,8 +95,17 @@ def _rosenbrock(lib, xy):
 
 
 def _lbfgs_run(lib, kw: dict, calls: int,
-               nudge: float = 0.0) -> list[tuple[np.ndarray, float, int, int]]:
-    start = np.array([-1.2, 1.0, 2.0, -1.0]) * (1 + nudge * np.array([1, -1, 1, 1]))
+               jitter: int | None = None) -> list[tuple[np.ndarray, float, int, int]]:
+    """x, the loss, and the evaluation and iteration counts after each call. ``jitter``
+    seeds a relative error of at most eps put into the start and into every gradient:
+    last-digit differences like those of another BLAS or CPU."""
+    rng = None if jitter is None else np.random.default_rng(jitter)
+    eps = np.finfo(np.float64).eps
+
+    def rounded(a: np.ndarray) -> np.ndarray:
+        return a if rng is None else a * (1 + eps * rng.uniform(-1, 1, a.shape))
+
+    start = rounded(np.array([-1.2, 1.0, 2.0, -1.0]))
     x = nn.Parameter(mg.tensor(start)) if lib is mg else lib.tensor(start, requires_grad=True)
     opt = (optim if lib is mg else lib.optim).LBFGS([x], **kw)
 
@@ -104,6 +113,8 @@ def _lbfgs_run(lib, kw: dict, calls: int,
         opt.zero_grad()
         loss = _rosenbrock(lib, x)
         loss.backward()
+        if rng is not None:
+            x.grad = mg.tensor(rounded(x.grad.numpy()))
         return loss
 
     out = []
@@ -124,16 +135,19 @@ LBFGS_CASES = [dict(), dict(line_search_fn="strong_wolfe"),
 def test_lbfgs_matches_torch_call_by_call(kw: dict) -> None:
     torch = pytest.importorskip("torch")
     ours, theirs = _lbfgs_run(mg, kw, 6), _lbfgs_run(torch, kw, 6)
-    # The Rosenbrock valley amplifies last-digit differences (numpy's and torch's dot products
-    # round differently): the tolerance is 10x torch's own spread when its start moves by one
-    # ulp. Every branch taken must agree exactly: the evaluation and iteration counts.
-    nudged = _lbfgs_run(torch, kw, 6, nudge=1e-16)
-    for i, (o, t, n) in enumerate(zip(ours, theirs, nudged, strict=True)):
-        x_tol = 10 * np.abs(t[0] - n[0]).max() + 1e-10
-        f_tol = 10 * abs(t[1] - n[1]) + 1e-10 * max(abs(t[1]), 1.0)
+    # numpy's and torch's dot products round differently, and differently on each CPU and
+    # BLAS kernel; the Rosenbrock valley amplifies last-digit differences (by up to ~1e7).
+    # Every branch taken must agree exactly: the evaluation and iteration counts. The
+    # values must agree within 10x the spread that last-digit errors in the start and in
+    # every gradient give this problem (its own conditioning, measured on minigrad).
+    runs = [_lbfgs_run(mg, kw, 6, jitter=seed) for seed in range(3)]
+    for i, (o, t) in enumerate(zip(ours, theirs, strict=True)):
+        assert o[2:] == t[2:], f"call {i}: evaluations and iterations"
+        assert all(r[i][2:] == o[2:] for r in runs), f"call {i}: rounding moved a branch"
+        x_tol = 10 * max(np.abs(r[i][0] - o[0]).max() for r in runs) + 1e-14
+        f_tol = 10 * max(abs(r[i][1] - o[1]) for r in runs) + 1e-14 * max(abs(t[1]), 1.0)
         np.testing.assert_allclose(o[0], t[0], rtol=0, atol=x_tol, err_msg=f"call {i}")
         np.testing.assert_allclose(o[1], t[1], rtol=0, atol=f_tol, err_msg=f"call {i}")
-        assert o[2:] == t[2:], f"call {i}: evaluations and iterations"
 
 
 def test_lbfgs_with_line_search_converges_on_rosenbrock() -> None:
