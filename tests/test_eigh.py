@@ -298,12 +298,26 @@ def test_symmetric_functions_of_tied_eigenvalues_are_exact():
     assert gradcheck(lambda t: mg.linalg.eigvalsh(from_x(t))[..., 2:].sum(), (x,))
 
 
-def test_a_kink_at_a_tie_raises():
-    """max(L) at a repeated maximum: directional derivatives differ, no gradient."""
+def test_a_kink_at_a_tie_gives_the_minimum_norm_subgradient():
+    """max(L) at a repeated maximum: directional derivatives differ; the minimum-norm
+    subgradient is the projector on the top eigenspace over its multiplicity (P / 3 for a
+    triple top eigenvalue), in any basis the forward chose. kinks="raise" raises."""
+    q = np.linalg.qr(np.random.default_rng(40).standard_normal((5, 5)))[0]
+    A0 = q @ np.diag([-1.0, 0.5, 4.0, 4.0, 4.0]) @ q.T
+    top = lambda a: mg.linalg.eigvalsh(a)[-1]  # noqa: E731
+    E = np.random.default_rng(41).standard_normal((5, 5))
+    E = E + E.T
+    with mg.no_grad():
+        f = [top(mg.tensor(A0 + h * E)).item() for h in (-1e-6, 0.0, 1e-6)]
+    assert abs((f[2] - f[1]) - (f[1] - f[0])) > 1e-8  # the one-sided slopes differ
+    A = mg.tensor(A0, requires_grad=True)
+    top(A).backward()
+    P = q[:, 2:] @ q[:, 2:].T
+    np.testing.assert_allclose(A.grad.numpy(), P / 3, atol=1e-14)
     A = mg.tensor(np.diag([1.0, 3.0, 3.0]), requires_grad=True)
-    with pytest.raises(LinAlgError, match=r"L\[1\] = L\[2\] = 3 are repeated.*weighs them "
-                                          "differently"):
-        mg.linalg.eigvalsh(A)[-1].backward()
+    with mg.linalg.tie_policy(kinks="raise"), pytest.raises(
+            LinAlgError, match=r"L\[1\] = L\[2\] = 3 are repeated.*weighs them differently"):
+        top(A).backward()
 
 
 def test_a_loss_on_an_arbitrary_eigenbasis_raises():

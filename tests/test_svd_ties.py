@@ -315,21 +315,102 @@ def test_float32_tall_matrix_with_a_small_gap_is_not_treated_as_a_tie():
     assert err < 30 * np.finfo(np.float32).eps / 0.0086
 
 
-# ---- 7. kinks: a crossing at a truncation has no gradient, and minigrad says so ------------
+# ---- 7. kinks: the minimum-norm subgradient (as max and abs), or an error if asked --------
 def _one_sided(fn, A0: np.ndarray, E: np.ndarray, h: float = 1e-6) -> tuple[float, float]:
     with mg.no_grad():
         f = lambda a: fn(mg.tensor(a)).item()  # noqa: E731
         return (f(A0 + h * E) - f(A0)) / h, (f(A0) - f(A0 - h * E)) / h
 
 
-def test_top_singular_value_at_a_tie_is_a_kink():
-    A0 = rotation(15) @ np.diag([2.0, 2.0, 1.0]) @ rotation(16).T
+def _grad(fn, A0: np.ndarray) -> np.ndarray:
+    A = t64(A0)
+    fn(A).backward()
+    return A.grad.numpy()
+
+
+def _is_subgradient(fn, A0: np.ndarray, G: np.ndarray, seed: int) -> bool:
+    """For a convex fn: fn(A0 + E) >= fn(A0) + <G, E> for random E of several sizes."""
+    rng = np.random.default_rng(seed)
+    with mg.no_grad():
+        f0 = fn(mg.tensor(A0)).item()
+        return all(fn(mg.tensor(A0 + h * E)).item() >= f0 + h * (G * E).sum() - 1e-12
+                   for h in (1e-4, 1e-2, 1.0) for E in rng.standard_normal((20,) + A0.shape))
+
+
+def test_top_singular_value_at_a_tie_takes_the_mean_over_the_tie():
+    """S[0] at s_0 = s_1: the one-sided slopes differ (a kink); the minimum-norm subgradient
+    is U_B V_B^T / 2 over the tied pair, whichever basis the forward chose."""
+    Q, P = rotation(15), rotation(16)
+    A0 = Q @ np.diag([2.0, 2.0, 1.0]) @ P.T
     top = lambda a: mg.linalg.svd(a).S[0]  # noqa: E731
     right, left = _one_sided(top, A0, np.random.default_rng(17).standard_normal((3, 3)))
-    assert abs(right - left) > 1e-2  # the one-sided slopes differ: no gradient exists
-    A = t64(A0)
-    with pytest.raises(LinAlgError, match=r"s\[0\] = s\[1\] = 2.*kink"):
-        top(A).backward()
+    assert abs(right - left) > 1e-2  # no gradient exists
+    G = _grad(top, A0)
+    np.testing.assert_allclose(G, Q[:, :2] @ P[:, :2].T / 2, atol=1e-14)
+    assert _is_subgradient(top, A0, G, 18)
+    with mg.linalg.tie_policy(kinks="raise"), pytest.raises(
+            LinAlgError, match=r"s\[0\] = s\[1\] = 2.*kink"):
+        top(t64(A0)).backward()
+
+
+def test_spectral_norm_at_the_identity_is_identity_over_n():
+    for n in (2, 5):
+        G = _grad(lambda a: mg.linalg.matrix_norm(a, 2), np.eye(n))
+        np.testing.assert_allclose(G, np.eye(n) / n, atol=1e-15)
+    # torch returns one of the one-sided gradients here (a single e_i e_i^T)
+    G = _grad(lambda a: mg.linalg.matrix_norm(a, -2), np.eye(4))  # the smallest: the same
+    np.testing.assert_allclose(G, np.eye(4) / 4, atol=1e-15)
+
+
+def test_nuclear_norm_at_rank_deficiency_and_at_zero():
+    """The nuclear norm of a rank-2 6x5 matrix: U_r V_r^T (each zero value is |t|: dropped);
+    at A = 0: 0. Both are the minimum-norm subgradients."""
+    rng = np.random.default_rng(22)
+    A0 = rng.standard_normal((6, 2)) @ rng.standard_normal((2, 5))
+    nuc = lambda a: mg.linalg.matrix_norm(a, "nuc")  # noqa: E731
+    right, left = _one_sided(nuc, A0, rng.standard_normal((6, 5)))
+    assert abs(right - left) > 1e-2
+    u, s, vh = np.linalg.svd(A0)
+    G = _grad(nuc, A0)
+    np.testing.assert_allclose(G, u[:, :2] @ vh[:2], atol=1e-13)
+    assert _is_subgradient(nuc, A0, G, 23)
+    np.testing.assert_array_equal(_grad(nuc, np.zeros((6, 5))), np.zeros((6, 5)))
+    np.testing.assert_array_equal(_grad(lambda a: mg.linalg.svd(a).S.sum(), np.zeros((3, 3))),
+                                  np.zeros((3, 3)))
+    with mg.linalg.tie_policy(kinks="raise"), pytest.raises(LinAlgError, match="kink"):
+        nuc(t64(A0)).backward()
+
+
+def test_the_subgradient_is_the_mean_of_the_one_sided_gradients_over_a_batch():
+    """A batch with a tie in one element only: the others keep their gradient; the tied one
+    gets the average of U diag(g) V^T over the orderings of the tie."""
+    A0 = np.stack([rotation(3) @ np.diag([3.0, 2.0, 1.0]) @ rotation(4).T,
+                   rotation(5) @ np.diag([2.0, 2.0, 2.0]) @ rotation(6).T])
+    w = np.array([1.0, 0.5, 0.25])
+    G = _grad(lambda a: (mg.linalg.svdvals(a) * mg.tensor(w)).sum(), A0)
+    u, s, vh = np.linalg.svd(A0)
+    np.testing.assert_allclose(G[0], (u[0] * w) @ vh[0], atol=1e-14)
+    np.testing.assert_allclose(G[1], w.mean() * A0[1] / 2, atol=1e-14)  # U V^T = A / 2
+
+
+def test_orthogonal_init_then_exact_spectral_norm_trains():
+    """nn.init.orthogonal_ makes every singular value 1: the exact spectral norm's first
+    backward meets an n-fold tie in the largest. It used to raise; now it trains."""
+    mg.manual_seed(0)
+    layer = mg.nn.Linear(6, 6).double()
+    mg.nn.init.orthogonal_(layer.weight)
+    mg.nn.utils.spectral_norm(layer)
+    opt = mg.optim.SGD(layer.parameters(), lr=0.1)
+    x, y = mg.randn(32, 6, dtype=mg.float64), mg.randn(32, 6, dtype=mg.float64)
+    losses = []
+    for _ in range(20):
+        opt.zero_grad()
+        loss = ((layer(x) - y) ** 2).mean()
+        loss.backward()
+        assert np.isfinite(layer.weight_orig.grad.numpy()).all()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
 
 
 def test_truncation_inside_a_tie_raises():
@@ -346,15 +427,6 @@ def test_truncation_inside_a_tie_raises():
     assert abs(right - left) > 1e-2
     with pytest.raises(LinAlgError, match=r"s\[0\] = s\[1\] = 2"):
         rank1(t64(A0)).backward()
-
-
-def test_nuclear_norm_at_rank_deficiency_is_a_kink():
-    A0 = np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 0.5])
-    nuc = lambda a: mg.linalg.svd(a).S.sum()  # noqa: E731
-    right, left = _one_sided(nuc, A0, np.random.default_rng(22).standard_normal((3, 3)))
-    assert abs(right - left) > 1e-2
-    with pytest.raises(LinAlgError, match="kink"):
-        nuc(t64(A0)).backward()
 
 
 def test_symmetric_functions_of_tied_singular_values_keep_their_gradient():

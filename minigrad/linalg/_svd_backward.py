@@ -24,6 +24,7 @@ import numpy as np
 from .. import _aot
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
+from . import _kinks
 from ._svd_parts import (
     C_NOISE,
     Factors,
@@ -68,12 +69,11 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
         return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
     Uk = U if U.shape[-1] == k else U[..., :k]
     Vhk = Vh if Vh.shape[-2] == k else Vh[..., :k, :]
-    if gU is None and gVh is None:
-        if policy.kind == "exact" and not nested():
-            check_s_only(S._array, gS._array)
-        return (Uk * gS.unsqueeze(-2)) @ Vhk
     s = S._array
     eps = float(np.finfo(S.dtype).eps)
+    if gU is None and gVh is None:
+        gS = _at_kinks(s, gS, policy, eps)
+        return (Uk * gS.unsqueeze(-2)) @ Vhk
     has_inv = (m > k and gU is not None) or (n > k and gVh is not None)  # R or Q below
 
     def near_pole() -> np.ndarray:
@@ -121,6 +121,22 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     if later is not None:
         gA = _Tap.apply(gA, later)
     return gA
+
+
+def _at_kinks(s: np.ndarray, gS: Tensor, policy: TiePolicy, eps: float) -> Tensor:
+    """For a loss of S alone: gS with the minimum-norm subgradient taken at kinks
+    (``_kinks``): over each tie, its mean; 0 at s = 0. Under kinks="raise" the exact policy
+    raises there instead. (A loss that reads U or V too is not treated so: a zero column of
+    their cotangents may be a product with s_j = 0, as in U diag(S) Vh, not blindness; such
+    a loss's tie with a triplet it drops raises as a truncation inside a tie.)"""
+    tie = tie_level(s, eps)
+    if not maybe_poles(s, tie, True):
+        return gS
+    if policy.kinks == "raise":
+        if policy.kind == "exact" and not nested():
+            check_s_only(s, gS._array)
+        return gS
+    return _kinks.apply(gS, _kinks.blocks(s, tie, np.ones(s.shape, bool), zero=s <= tie))
 
 
 _FUSED_K = 8  # square k x k at most this: one pass beats the batched ops

@@ -27,9 +27,10 @@ Where nu is not x mu (to rounding, the rounding judged by the loss's curvature w
 cotangents are themselves rounding noise, as F - R at a rotation) the loss depends on an
 arbitrary basis there: at a tie it has no gradient; near one (isolated pair, gap below
 sqrt(eps) s_1) its gradient is as ill-conditioned as the singular vectors. Both raise
-LinAlgError. So does a kink: a function of S alone that treats tied values differently, a
-singular value at 0 that the loss changes with (it behaves like |t|), or a tie between a
-triplet the loss keeps through S and one it drops.
+LinAlgError. So does a tie between a triplet the loss reads through U or V and S and one
+it drops (a truncation inside a tie). A kink of a loss of S alone (tied values weighed
+differently, a singular value at 0 that the loss changes with) takes the minimum-norm
+subgradient before any of this (``_kinks``, ``ties.py``).
 
 Triplets with exactly zero cotangent (a truncated part, a null space the loss multiplies
 by 0) give exactly zero terms. A later pass through the result gives them cotangents from

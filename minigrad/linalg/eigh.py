@@ -11,8 +11,10 @@ higher derivatives. At and near repeated eigenvalues the tie policy decides (``t
 for the SVD): "exact" (the default) takes each 0/0 term's limit from the loss's second
 derivatives (``_eigh_ties``): the Daleckii-Krein f'(l) for U f(L) U^T, 0 for a projector
 onto a whole eigenspace, to second order; it raises where the loss has no gradient (an
-arbitrary eigenbasis, a kink). Pairs whose eigenvector cotangents are both exactly zero
-(functions of the eigenvalues, dropped eigenpairs) give exactly zero terms.
+arbitrary eigenbasis), and takes the minimum-norm subgradient at a kink (``_kinks``: a
+repeated largest eigenvalue gives the projector on its eigenspace over its multiplicity).
+Pairs whose eigenvector cotangents are both exactly zero (functions of the eigenvalues,
+dropped eigenpairs) give exactly zero terms.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..autograd.function import Context, Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import _eigh_ties as _et
+from . import _kinks
 from . import ties as _ties
 from ._checks import check_matrix
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
@@ -123,6 +126,11 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
     near = _et.near_level(l) if exact else tie
     poles = policy.kind != "lorentzian" and _near_ties(l, near)
     eye = np.eye(n, dtype=bool)
+    if gU is None and policy.kinks == "subgradient" and _near_ties(l, tie):
+        # A function of L alone at a tie that weighs it unevenly is a kink: the mean over
+        # the tie (``_kinks``). Where U is read too, a zero column of gU may be a product
+        # with 0 (U diag(L - l) U^T), not blindness: that case raises below as before.
+        gL = _kinks.apply(gL, _kinks.blocks(l, tie, np.ones(l.shape, bool)))
     if poles:
         dl = np.abs(l[..., None, :] - l[..., :, None])
         blind = (np.ones(l.shape, bool) if gU is None
