@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _aot
 from ..autograd.grad_mode import is_grad_enabled
+from ..functions import where
 from ..tensor import Tensor
 from . import _kinks
 from ._svd_parts import (
@@ -32,6 +33,7 @@ from ._svd_parts import (
     Poles,
     Terms,
     absent_triplets,
+    colmax,
     fold_complement,
     maybe_poles,
     near_level,
@@ -42,7 +44,7 @@ from ._svd_parts import (
     quot_cols,
     tie_level,
 )
-from ._tie_errors import check_s_only
+from ._tie_errors import check_s_only, check_solo_ties
 from ._tie_limits import (
     Downstream,
     _Tap,
@@ -50,6 +52,7 @@ from ._tie_limits import (
     exact_terms,
     nested,
     note_chained,
+    product_limits,
     remember_dropped,
 )
 from .ties import TiePolicy
@@ -77,7 +80,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     has_inv = (m > k and gU is not None) or (n > k and gVh is not None)  # R or Q below
 
     def near_pole() -> np.ndarray:
-        return near_level(s, eps) if policy.kind == "exact" else tie_level(s, eps)
+        return near_level(s, eps) if policy.kind in ("exact", "local") else tie_level(s, eps)
 
     plain = policy.kind != "lorentzian" and _in_range(s) and (
         no_poles or not maybe_poles(s, near_pole(), has_inv))
@@ -98,17 +101,30 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     elif not maybe_poles(s, near, has_inv):
         P = _plain(num, minus_s, plus_s, S)
     else:
-        poles = Poles(s, tie, near, has_inv, absent_triplets(gS, gUe, gVe, k))
+        absent = absent_triplets(gS, gUe, gVe, k)
+        earlier = earlier_here(down)
+        poles = Poles(s, tie, near, has_inv, absent,
+                      None if earlier is None else absent | earlier.absent)
+        if policy.kind == "exact" and not nested() and earlier is None:
+            check_solo_ties(poles, num, scale_noise * (colmax(gUe) + colmax(gVe)))
         # Inside another tie limit's look downstream only that limit is exact: ties met
         # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
         # and what bounds the cost; see the module docstring).
-        if policy.kind == "zero" or nested() or not poles.any():
+        decided = None
+        if policy.kind in ("exact", "local") and not nested() and earlier is None:
+            decided = product_limits(num, S, gS, poles, scale_noise * (
+                colmax(gUe) + colmax(gVe)), scale_noise)
+            if decided is not None:
+                poles.decide(decided[0])
+        if policy.kind in ("zero", "local") or nested() or not poles.any():
             if nested() and poles.any():
                 note_chained()
             P = _plain(num, minus_s, plus_s, S, poles)
         else:
             P = exact_terms(num, poles, S, minus_s, plus_s, gS, gUe, gVe, f, down, scale_noise,
-                            eps, earlier_here(down), svd_backward)
+                            eps, earlier, svd_backward)
+        if decided is not None:
+            P = P._replace(plus=P.plus + where(Tensor._make(decided[0]), decided[1], 0.0))
         later = remember_dropped(down, poles, policy, (gU, gS, gVh))
     X = P.plus * 0.5 if P.minus is None else (P.plus + P.minus) * 0.5
     if gS is not None:
@@ -219,7 +235,7 @@ def _plain(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,
         R = None if num.R is None else num.R / S.unsqueeze(-2)
         Q = None if num.Q is None else num.Q / S.unsqueeze(-2)
         return Terms(plus, minus, R, Q)
-    zp = poles.zero_exact | poles.tie_p
+    zp = poles.zero_exact | poles.tie_p | poles.decided_p
     zm = poles.zero_exact | poles.tie_m
     zz = poles.tie_z | poles.gone_z
     return Terms(quot(num.plus, minus_s, zp), quot(num.minus, plus_s, zm),

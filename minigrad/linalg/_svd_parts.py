@@ -108,10 +108,16 @@ def maybe_poles(s: np.ndarray, near: np.ndarray, has_inv: bool) -> bool:
 
 class Poles:
     """Masks of the entries at a pole (``tie_*``: within the accuracy of S) or near one
-    (``weak_*``: where nu / x loses digits), minus pairs whose cotangents are all zero."""
+    (``weak_*``: where nu / x loses digits), minus pairs whose cotangents are all zero.
+
+    A pair with one member ``dropped`` (the loss never reads it: its cotangents are zero by
+    construction, a slice, in this pass or in the pass this one differentiates) needs no
+    limit: near a pole nu / x is its true value (a truncation close to a crossing is as
+    ill-conditioned as that), and at a tie (``solo_tie``) nu must vanish, else the loss
+    depends on which of the tied vectors it kept; its term is then 0."""
 
     def __init__(self, s: np.ndarray, tie: np.ndarray, near: np.ndarray, has_inv: bool,
-                 absent: np.ndarray) -> None:
+                 absent: np.ndarray, dropped: np.ndarray | None = None) -> None:
         k = s.shape[-1]
         off = ~np.eye(k, dtype=bool)
         dp = np.abs(s[..., None, :] - s[..., :, None])
@@ -119,12 +125,19 @@ class Poles:
         t2, n2 = tie[..., None], near[..., None]
         gone = absent[..., :, None] & absent[..., None, :]  # exactly zero terms: no pole
         live = off & ~gone
+        dropped = absent if dropped is None else dropped
+        solo = live & (dropped[..., :, None] ^ dropped[..., None, :])
+        duo = live & ~solo
         self.s, self.absent, self.tie_level = s, absent, tie
-        self.tie_p = live & (dp <= t2)
-        self.weak_p = live & (dp > t2) & (dp <= n2)
-        self.tie_m = live & (dm <= t2)
-        self.weak_m = live & (dm > t2) & (dm <= n2)
-        self.zero_exact = ~live  # the diagonal, and pairs of absent triplets: exactly 0
+        self.tie_p = duo & (dp <= t2)
+        self.weak_p = duo & (dp > t2) & (dp <= n2)
+        self.tie_m = duo & (dm <= t2)
+        self.weak_m = duo & (dm > t2) & (dm <= n2)
+        self.solo_tie = solo & (dp <= t2)  # s_j + s_i <= tie implies it
+        self.solo_tie_m = solo & (dm <= t2)
+        # the diagonal, pairs of absent triplets, and solo ties (checked): exactly 0
+        self.zero_exact = ~live | self.solo_tie | self.solo_tie_m
+        self.decided_p = np.zeros_like(live)  # + pole terms decided elsewhere: 0 here
         if has_inv:
             self.tie_z = ~absent & (s <= tie)
             self.weak_z = ~absent & (s > tie) & (s <= near)
@@ -133,6 +146,12 @@ class Poles:
         self.gone_z = absent & (s <= near)
         self.dropped_near = bool(self.gone_z.any() or (
             gone & off & ((dp <= n2) | (dm <= n2))).any())
+
+    def decide(self, mask: np.ndarray) -> None:
+        """The + pole entries ``mask`` are decided elsewhere: no limit, 0 here."""
+        self.tie_p = self.tie_p & ~mask
+        self.weak_p = self.weak_p & ~mask
+        self.decided_p = mask
 
     def any(self) -> bool:
         return bool(self.tie_p.any() or self.weak_p.any() or self.tie_m.any()

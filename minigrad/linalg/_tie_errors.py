@@ -5,8 +5,28 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._svd_parts import C_NOISE, C_TIE, Poles, batch_text, maybe_poles, tie_level
+from ._svd_parts import (
+    C_NOISE,
+    C_TIE,
+    Numerators,
+    Poles,
+    batch_text,
+    maybe_poles,
+    tie_level,
+)
 from .errors import LinAlgError
+
+
+def check_solo_ties(poles: Poles, num: Numerators, noise: np.ndarray) -> None:
+    """A tie between a triplet the loss reads and one it drops (a truncation inside a
+    tie): a function of A only if the loss is blind to which of them it kept, nu = 0."""
+    for name, mask in (("plus", poles.solo_tie), ("minus", poles.solo_tie_m)):
+        nu = getattr(num, name)
+        if nu is None or not mask.any():
+            continue
+        bad = mask & (np.abs(nu._array) > noise[..., None, None])
+        if bad.any():
+            raise _basis_error(name, [int(v) for v in np.argwhere(bad)[0]], poles)
 
 
 def check_kinks(poles: Poles, gS: Tensor | None, eps: float) -> None:
@@ -16,7 +36,7 @@ def check_kinks(poles: Poles, gS: Tensor | None, eps: float) -> None:
     g = np.abs(gS._array)
     present = g > C_NOISE * eps * g.max(axis=-1, keepdims=True)
     a = poles.absent
-    straddle = poles.tie_p & (a[..., None, :] ^ a[..., :, None])
+    straddle = poles.solo_tie & (a[..., None, :] ^ a[..., :, None])
     kink = straddle & (present[..., :, None] | present[..., None, :])
     if kink.any():
         *b, i, j = (int(v) for v in np.argwhere(kink)[0])
@@ -113,7 +133,7 @@ def _basis_error(name: str, idx: list, poles: Poles) -> LinAlgError:
             "no gradient.")
     i, j = min(i, j), max(i, j)
     v = float(s[tuple(b) + (i,)])
-    zero = v <= float(poles.tie_level[tuple(b) + (0,)])
+    zero = v <= float(poles.tie_level[tuple(b) + (0,)]) or name == "minus"
     what = (f"s[{i}] = s[{j}] = 0 (rank deficiency)" if zero
             else f"s[{i}] = s[{j}] = {v:.6g} (repeated)")
     dropped = poles.absent[tuple(b) + (i,)] or poles.absent[tuple(b) + (j,)]

@@ -69,6 +69,7 @@ from ._svd_parts import (
     Poles,
     Terms,
     colmax,
+    near_level,
     quot,
 )
 from ._tie_errors import check_kinks, raise_if_undefined
@@ -160,7 +161,7 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
     zz = poles.gone_z[..., None, :]
     out = {}
     for name, (nu, x, need, lim) in terms.items():
-        zero = zp if name in ("plus", "minus") else zz
+        zero = zp | poles.decided_p if name == "plus" else zp if name == "minus" else zz
         if nu is None:
             out[name] = None
         elif bad[name] is None:
@@ -172,6 +173,60 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
                 Tensor._make(np.broadcast_to(zero, lim.shape)), 0.0, _Held.apply(lim))
             out[name] = quot(nu, x, zero | take, value)
     return Terms(out["plus"], out["minus"], out["R"], out["Q"])
+
+
+def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
+                   noise: np.ndarray, scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
+    """The + pole terms that first-order data decide, without a look downstream: where the
+    cotangents are those of a loss reading the factors through products, A's (U S V^T) or a
+    tensor-network bond's (U sqrt(S) and sqrt(S) Vh contracted over the bond), i.e. where
+
+        J = G S,  K = G^T S,  gS = diag(G)   for some G   (J = U^T gU, K = V^T gV),
+
+    to rounding on every pair the loss reads (s_i above the near-pole level), the term is
+
+        N+_ij / (s_j - s_i) = J_ij / s_j + J_ji / s_i,
+
+    an identity off the tie (so near a pole it is the plain quotient without its
+    cancellation) and, at a tie, the limit for such a loss. At a tie it is taken only where
+    the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the symmetry-protected ties
+    of tensor networks, where it is 0 with the right derivatives); a coupled tied pair
+    looks downstream as before, since a loss that also reads U V^T alone (a polar factor,
+    whose limit is 0) can mimic those cotangents at the tie. (A loss f(A) whose f vanishes
+    exactly at the tied value, summed with a product, would mimic them even uncoupled: the
+    one case this rule gets wrong, and a contrived one.) Returns the mask of the entries it
+    decides and their values, or None where the cotangents are not of that form."""
+    if num.J is None or num.K is None or not (poles.tie_p.any() or poles.weak_p.any()):
+        return None
+    got = _product_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
+                         scale_noise)
+    return None if got is None or not got[0].any() else got
+
+
+def _product_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.ndarray,
+                   tie: np.ndarray, weak: np.ndarray, noise: np.ndarray,
+                   scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
+    """``product_limits``' test and values on the triplets ``reads``; None where the test
+    fails. The mask leaves out coupled tied pairs."""
+    s = S._array
+    reads = reads & (s > near_level(s, float(np.finfo(s.dtype).eps)))
+    pair = reads[..., :, None] & reads[..., None, :]
+    j, k = J._array, K._array
+    s1 = s[..., :1]
+    g = np.zeros(s.shape) if gS is None else gS._array
+    tol = noise[..., None] * s1 + scale_noise * s1 * np.abs(g).max(axis=-1, keepdims=True)
+    resid = np.abs(s[..., :, None] * j - np.swapaxes(k, -1, -2) * s[..., None, :])
+    if (np.where(pair, resid, 0.0) > tol[..., None]).any():
+        return None
+    diag_j, diag_k = np.diagonal(j, 0, -2, -1), np.diagonal(k, 0, -2, -1)
+    if (np.where(reads, np.abs(s * g - diag_j) + np.abs(s * g - diag_k), 0.0) > tol).any():
+        return None
+    coupled = np.maximum(np.maximum(np.abs(j), np.abs(np.swapaxes(j, -1, -2))),
+                         np.maximum(np.abs(k), np.abs(np.swapaxes(k, -1, -2))))
+    take = pair & (weak | (tie & (coupled <= noise[..., None, None])))
+    safe = where(Tensor._make(reads), S, 1.0).unsqueeze(-2)
+    Jq = J / safe  # [i, j] = J_ij / s_j
+    return take, Jq + Jq.mT
 
 
 def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor | None,
@@ -397,7 +452,7 @@ class _Local(_Source):
                  formula: Callable) -> None:
         self.leaves = tuple(Tensor(t._array, requires_grad=True) for t in (U, S, Vh))
         with enable_grad():
-            G = formula(*self.leaves, *earlier.grads, TiePolicy("zero"))
+            G = formula(*self.leaves, *earlier.grads, TiePolicy("local"))
             psi = (G * earlier.D).sum()
         self.grads = self._hvp(psi, list(self.leaves), True)
 

@@ -35,7 +35,8 @@ _KINKS = ("subgradient", "raise")
 
 class TiePolicy(NamedTuple):
     """``kind`` is "exact", "zero" or "lorentzian"; ``eps`` is the Lorentzian's width;
-    ``kinks`` is "subgradient" or "raise"."""
+    ``kinks`` is "subgradient" or "raise". (Internally "local" rebuilds a recorded exact
+    pass's formula: its first-order limits, 0 where it looked downstream.)"""
 
     kind: str = "exact"
     eps: float = 0.0
