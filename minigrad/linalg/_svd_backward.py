@@ -87,7 +87,8 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
 
     plain = policy.kind != "lorentzian" and _in_range(s) and (
         no_poles or not maybe_poles(s, near_pole(), has_inv))
-    if plain and m == n == U.shape[-1] <= _FUSED_K and s.size >= _FUSED_BATCH * k and not is_grad_enabled():
+    square = m == n == U.shape[-1]
+    if plain and square and m <= _FUSED_K and s.size >= _FUSED_BATCH * k and not is_grad_enabled():
         return _fused(U, S, Vh, gU, gS, gVh)
     f = Factors(U, Vh, Uk, Vhk.mT, k, not kept_only)
     scale_noise = C_NOISE * eps * np.sqrt(max(m, n))

@@ -25,7 +25,8 @@ derivative with them.
 
 At a truncation inside a tie (s_k equal to the largest discarded value, to the accuracy of
 the computed S) the kept vectors are not a function of A and the top-k singular values have
-a kink: the backward raises, unless the loss gives the tied kept triplets exactly zero
+a kink: the backward raises (under every tie policy: the policies govern ties inside the
+kept block), unless the loss gives the tied kept triplets exactly zero
 cotangent (it reads only other triplets).
 """
 

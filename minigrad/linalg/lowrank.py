@@ -78,9 +78,9 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,
     means (``center``), q = min(6, m, n) by default; V's columns are the principal
     directions and S^2 / (m - 1) the variances along them.
 
-    >>> A = mg.tensor([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.5], [0.0, -0.5]])
+    >>> A = mg.tensor([[3.0, 1.0], [1.0, 1.0], [3.0, 1.0], [1.0, 1.0], [2.0, 2.0], [2.0, 0.0]])
     >>> U, S, V = mg.pca_lowrank(A, q=1); S, V.abs()
-    (tensor([1.4142]), tensor([[1.],
+    (tensor([2.]), tensor([[1.],
             [0.]]))
     """
     _check_tensor(A, "pca_lowrank")
