@@ -115,6 +115,20 @@ def test_ties_and_noise_among_the_discarded_values_never_enter() -> None:
                                rtol=1e-9, atol=1e-11)
 
 
+def test_the_iterative_complement_solve_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A wide gap at the cut and few kept triplets: conjugate gradients cost less than the
+    # dense solve, and must give its numbers (the full SVD's gradient).
+    import minigrad.linalg._svd_trunc as trunc
+    ran = []
+    cg = trunc._cg
+    monkeypatch.setattr(trunc, "_cg", lambda *a: ran.append(cg(*a) is not None) or cg(*a))
+    a = decaying(22, 60, 50, 0.5)
+    loss = spectral_loss(23, 60, 50)
+    np.testing.assert_allclose(grad_of(loss, top, a, 2), grad_of(loss, leading, a, 2),
+                               rtol=1e-9, atol=1e-11)
+    assert ran and all(ran)
+
+
 def test_a_tie_inside_the_kept_block_takes_the_exact_limit() -> None:
     # U diag(S) Vh of the top 3 at s_1 = s_2: the full SVD's tie machinery, reused.
     a = with_values(7, 7, 5, [3.0, 3.0, 1.0, 0.5, 0.2])

@@ -16,12 +16,15 @@ on the right for (L, N) and gives gA = L V_k^T + U_k N^T. Eliminating L:
 on the smaller side of A (the other one by transposing). s_j^2 I - B^T B is positive definite
 exactly when s_k exceeds every discarded value: its eigenvalues are s_j^2 - s_l^2 over the
 discarded s_l (and s_j^2 on the kept space), so ties and noise among the discarded values
-never enter, and the conditioning is that of the gap at the cut. The solve is dense and
-written with minigrad ops (so the backward differentiates again): B and B^T B cost
-O(m n min(m, n)), the k shifted systems O(k min(m, n)^3) time and O(k min(m, n)^2) memory,
-no more than the dense forward's own order for k up to about min(m, n) / 10. The forward's
-discarded triplets are not used: the backward would then depend on them, and a second
-derivative with them.
+never enter, and the conditioning is that of the gap at the cut. ``_ShiftedSolve`` solves it
+(n = min(m, n)) either densely, one eigendecomposition of B^T B serving every shift
+(O(m n^2 + n^3) time, O(n^2) memory), or by conjugate gradients on the k systems at once
+(O(m n k) a step, about sqrt(kappa) ln(1/eps) / 2 steps, kappa = s_k^2 / (s_k^2 - s_{k+1}^2);
+O(n k) memory beyond A), whichever that count says is cheaper: large A with a clear gap
+at the cut (svd_lowrank's case) never forms an n x n matrix. Its own backward is the same
+solve of the cotangent (implicit differentiation, with minigrad ops), so the truncated
+backward differentiates again. The forward's discarded triplets are not used: the backward
+would then depend on them, and a second derivative with them.
 
 At a truncation inside a tie (s_k equal to the largest discarded value, to the accuracy of
 the computed S) the kept vectors are not a function of A and the top-k singular values have
@@ -43,7 +46,6 @@ from ._svd_forward import svd_forward
 from ._svd_parts import batch_text, maybe_poles, near_level, tie_level
 from ._tie_limits import Downstream
 from .errors import LinAlgError
-from .solve import solve
 
 
 def top_forward(a: np.ndarray, k: int, tol: float | None,
@@ -91,7 +93,7 @@ class _SVDTop(Function):
                           kept_only=True)
         if gU is not None or gVh is not None:
             gA = gA + complement_pullback(A, U, S, Vh.mT, gU, None if gVh is None else gVh.mT,
-                                          tied)
+                                          ctx.s_next, tied)
         return gA, None, None
 
 
@@ -122,14 +124,16 @@ def _check_cut(tied: np.ndarray, gU: Tensor | None, gS: Tensor | None, gVh: Tens
 
 
 def complement_pullback(A: Tensor, U: Tensor, S: Tensor, V: Tensor, gU: Tensor | None,
-                        gV: Tensor | None, skip: np.ndarray | None = None) -> Tensor:
+                        gV: Tensor | None, s_next: np.ndarray,
+                        skip: np.ndarray | None = None) -> Tensor:
     """gA = L V^T + U N^T from the self-adjoint system on the complement (module docstring),
-    using only A and the kept triplets. ``skip`` (*, k): columns whose cotangents are all
-    zero and whose system may be singular (kept values tied with a discarded one)."""
+    using only A and the kept triplets; ``s_next`` (*,), the largest discarded value, only
+    chooses how to solve. ``skip`` (*, k): columns whose cotangents are all zero and whose
+    system may be singular (kept values tied with a discarded one)."""
     if skip is not None and skip.all():
         return Tensor._make(np.zeros(A.shape, A.dtype))
     if A.shape[-2] < A.shape[-1]:  # solve on the smaller side
-        return complement_pullback(A.mT, V, S, U, gV, gU, skip).mT
+        return complement_pullback(A.mT, V, S, U, gV, gU, s_next, skip).mT
     AQ = A - (A @ V) @ V.mT
     B = AQ - U @ (U.mT @ AQ)  # P A Q, the deflated matrix
     PgU = None if gU is None else gU - U @ (U.mT @ gU)
@@ -143,10 +147,103 @@ def complement_pullback(A: Tensor, U: Tensor, S: Tensor, V: Tensor, gU: Tensor |
         mask = Tensor._make(skip)
         shift = where(mask, (S[..., :1] * S[..., :1]) * 2.0, shift)
         Sd = where(mask, S[..., :1], S)
-    n = A.shape[-1]
-    eye = Tensor._make(np.eye(n, dtype=A.dtype))
-    G = (B.mT @ B).unsqueeze(-3)  # (*, 1, n, n)
-    systems = shift.unsqueeze(-1).unsqueeze(-1) * eye - G  # (*, k, n, n)
-    N = solve(systems, rhs.mT).mT  # (*, n, k)
+    N = _ShiftedSolve.apply(A, U, V, shift, rhs, s_next * s_next)
     L = B @ N if PgU is None else PgU + B @ N
     return (L / Sd.unsqueeze(-2)) @ V.mT + U @ N.mT
+
+
+def _mT(x: Tensor) -> Tensor:
+    return x.mT
+
+
+def _np_mT(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def _deflate(A, U, V, tr=_mT):
+    """B = P A Q = (I - U U^T) A (I - V V^T), for Tensors or (with tr=_np_mT) ndarrays."""
+    AQ = A - (A @ V) @ tr(V)
+    return AQ - U @ (tr(U) @ AQ)
+
+
+class _ShiftedSolve(Function):
+    """N with (shift_j I - B^T B) n_j = r_j for each column j, B = P A Q (A tall).
+
+    Differentiable to every order by implicit differentiation: with W the same solve of the
+    cotangent, g shift_j = -w_j . n_j and (A, U, V) get the gradient of <B W, B N> with W, N
+    held, which is written with minigrad ops (and this solve)."""
+
+    @staticmethod
+    def forward(ctx: Context, A: Tensor, U: Tensor, V: Tensor, shift: Tensor, R: Tensor,
+                floor: np.ndarray) -> Tensor:
+        out = Tensor._make(shifted_solve(A._array, U._array, V._array, shift._array,
+                                         R._array, floor))
+        ctx.save_for_backward(A, U, V, shift, out)  # the output itself: higher order
+        ctx.floor = floor
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, gN: Tensor) -> tuple:
+        A, U, V, shift, N = ctx.saved_tensors
+        W = _ShiftedSolve.apply(A, U, V, shift, gN, ctx.floor)
+        B = _deflate(A, U, V)
+        Z = (B @ N) @ W.mT + (B @ W) @ N.mT  # d<BW, BN> = <dB, Z>
+        ZQ = Z - (Z @ V) @ V.mT
+        PZ = Z - U @ (U.mT @ Z)
+        gA = PZ - (PZ @ V) @ V.mT  # B = P A Q: <dB, Z> = <dA, P Z Q> + <dP, Z Q A^T> + ...
+        ZtU = Z.mT @ U
+        gU = -(ZQ @ (A.mT @ U) + A @ (ZtU - V @ (V.mT @ ZtU)))  # dP = -(dU U^T + U dU^T)
+        gV = -(A.mT @ (PZ @ V) + Z.mT @ (A @ V - U @ (U.mT @ (A @ V))))
+        return gA, gU, gV, -(W * N).sum(-2), W, None
+
+
+def shifted_solve(a: np.ndarray, u: np.ndarray, v: np.ndarray, shift: np.ndarray,
+                  r: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """n_j = (shift_j I - B^T B)^-1 r_j, B = P a Q (a tall), ``floor`` (*,) the largest
+    eigenvalue of B^T B (s_{k+1}^2), below every shift.
+
+    Dense: B^T B = W diag(l) W^T once, then n_j = W (W^T r_j / (shift_j - l)) for every j,
+    O(m n^2 + n^3) for n = min(m, n). Iterative: conjugate gradients on the k positive
+    definite systems at once, by products with a, u and v, O(m n k) a step; the steps grow
+    as sqrt(kappa), kappa = s_k^2 / (s_k^2 - s_{k+1}^2) (the gap at the cut). Whichever
+    costs less by that count runs; gradients are the dense form's if CG stalls."""
+    m, n = a.shape[-2:]
+    k = r.shape[-1]
+    eps = float(np.finfo(a.dtype).eps)
+    low = np.min(shift, axis=-1)
+    kappa = float(np.max(low / np.maximum(low - floor, np.finfo(a.dtype).tiny)))
+    steps = 0.5 * np.sqrt(kappa) * np.log(1 / eps) + 10
+    if steps * 4 * m * n * k < 2 * m * n * n + 9 * n ** 3:
+        out = _cg(a, u, v, shift, r, int(3 * steps))
+        if out is not None:
+            return out
+    b = _deflate(a, u, v, _np_mT)
+    lam, w = np.linalg.eigh(_np_mT(b) @ b)
+    return w @ ((_np_mT(w) @ r) / (shift[..., None, :] - lam[..., :, None]))
+
+
+def _cg(a: np.ndarray, u: np.ndarray, v: np.ndarray, shift: np.ndarray, r: np.ndarray,
+        max_steps: int) -> np.ndarray | None:
+    def op(x: np.ndarray) -> np.ndarray:
+        y = a @ (x - v @ (_np_mT(v) @ x))
+        z = _np_mT(a) @ (y - u @ (_np_mT(u) @ y))
+        return x * shift[..., None, :] - (z - v @ (_np_mT(v) @ z))
+
+    x = np.zeros_like(r)
+    res = r.copy()
+    p = res.copy()
+    rs = np.sum(res * res, axis=-2)
+    stop = (64.0 * np.sqrt(a.shape[-1]) * np.finfo(a.dtype).eps) ** 2 * rs
+    for _ in range(max_steps):
+        live = rs > stop
+        if not live.any():
+            return x
+        mp = op(p)
+        curv = np.sum(p * mp, axis=-2)
+        alpha = np.where(live, rs / np.where(live, curv, 1.0), 0.0)
+        x += alpha[..., None, :] * p
+        res -= alpha[..., None, :] * mp
+        rs_new = np.sum(res * res, axis=-2)
+        p = res + np.where(live, rs_new / np.where(live, rs, 1.0), 0.0)[..., None, :] * p
+        rs = rs_new
+    return None
