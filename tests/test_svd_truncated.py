@@ -139,6 +139,12 @@ def test_a_tie_inside_the_kept_block_takes_the_exact_limit() -> None:
         return (((U * S.unsqueeze(-2)) @ Vh) * C).sum()
     assert gradcheck(reconstruction, (t64(a),))
     assert gradgradcheck(reconstruction, (t64(a),))
+    # A loss that drops the tied pair (reads u_1, s_1 only) is smooth there, to second
+    # order: the tie machinery's local limits for dropped triplets, on the kept block.
+    def first(x: mg.Tensor) -> mg.Tensor:
+        U, S, _ = top(x, 3)
+        return (((U[:, :1] * S[0]) @ U[:, :1].mT) * C[:, :1]).sum()
+    assert gradgradcheck(first, (t64(with_values(7, 7, 5, [3.0, 1.5, 1.5, 0.5, 0.2])),))
     A = t64(a)
     U, S, Vh = top(A, 3)
     with pytest.raises(LinAlgError):  # u_1 alone is an arbitrary vector of the tied pair

@@ -105,7 +105,7 @@ def _randomized(a: np.ndarray, q: int, niter: int) -> tuple:
         u, s, vh, s_next = _randomized(np.swapaxes(a, -1, -2), q, niter)
         return np.swapaxes(vh, -1, -2), s, np.swapaxes(u, -1, -2), s_next
     width = min(q + _OVERSAMPLE, n)
-    if 2 * width > n:
+    if 2 * width > n or a.size == 0:
         return top_forward(a, q, None, DEFAULT_MAX_SWEEPS)
     aT = np.swapaxes(a, -1, -2)
     basis = _orth(a @ rng_of(None).standard_normal((n, width)).astype(a.dtype))
