@@ -103,3 +103,6 @@ __all__ += ["absolute", "acos", "acosh", "addcdiv", "addcmul", "addmm", "addmv",
             "unique", "var_mean", "vdot", "vsplit", "vstack", "xlogy", "e", "inf", "nan", "pi",
             "digamma", "lgamma", "mvlgamma", "polygamma", "nanmedian", "nanquantile",
             "scatter_reduce", "i0"]
+from .linalg.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
+
+__all__ += ["svd_lowrank", "pca_lowrank"]

@@ -196,6 +196,11 @@ def _linalg_svd_parts(r: Any) -> tuple:
     return S_, (U_[..., :k] * S_.unsqueeze(-2)) @ Vh[..., :k, :]
 
 
+def _lowrank_parts(r: Any) -> tuple:
+    U_, S_, V_ = r
+    return S_, (U_ * S_.unsqueeze(-2)) @ V_.mT
+
+
 def _qr_parts(r: Any) -> tuple:
     Q, R = r
     return Q @ R, R.abs()
@@ -280,6 +285,14 @@ CASES |= {
     "svd": [C((In("tall"),), {}, post=_svd_parts),
             C((In("tall"), False), {}, post=_svd_parts),
             C((In("tall"),), {"compute_uv": False}, post=lambda r: (r[1], r[0], r[2]))],
+    # q >= min(m, n) (torch's default q = 6 here): torch's sketch spans the whole range, so
+    # its values and gradient are the SVD's. For q < min(m, n) torch's gradient is that of
+    # its random sketch (pytorch #69531) and minigrad's that of the exact top q: compared
+    # with torch's values and with finite differences in tests/test_svd_truncated.py.
+    "svd_lowrank": [C((In("tall"),), {}, post=_lowrank_parts),
+                    C((B3,), {"M": In("r1")}, post=_lowrank_parts)],
+    "pca_lowrank": [C((In("tall"),), {}, post=_lowrank_parts),
+                    C((In("b34"),), {"center": False}, post=_lowrank_parts)],
     "mH": [prop("mH", In("b34"))], "mT": [prop("mT", In("b34"))], "H": [prop("H", X)],
     "T": [prop("T", X)], "adjoint": [c(In("b34"))],
     # creation (random ones: shape and dtype)

@@ -19,6 +19,8 @@ eps |g| / gap (|g| the cotangents' scale): the conditioning of the formula itsel
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .. import _aot
@@ -61,13 +63,17 @@ _EXACT = TiePolicy()
 
 def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
                  gVh: Tensor | None, policy: TiePolicy = _EXACT,
-                 down: Downstream | None = None, no_poles: bool | None = None) -> Tensor:
+                 down: Downstream | None = None, no_poles: bool | None = None, *,
+                 kept_only: bool = False) -> Tensor:
     """gA = U [diag(gS) + X] V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T).
 
     ``down`` (built from the SVD node's ctx during a backward walk) lets an exact tie limit
     fetch the second-order information it needs. ``no_poles``: the forward's finding that
-    no singular value is near a pole (None: look)."""
+    no singular value is near a pole (None: look). ``kept_only``: U, S, Vh are the top k
+    triplets of a larger SVD, and only the kept-kept part U [diag(gS) + X] V^T is wanted
+    (the coupling to the discarded part is ``_svd_trunc``'s)."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    tall, wide = m > k and not kept_only, n > k and not kept_only
     if k == 0:
         return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
     Uk = U if U.shape[-1] == k else U[..., :k]
@@ -77,20 +83,21 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     if gU is None and gVh is None:
         gS = _at_kinks(s, gS, policy, eps)
         return (Uk * gS.unsqueeze(-2)) @ Vhk
-    has_inv = (m > k and gU is not None) or (n > k and gVh is not None)  # R or Q below
+    has_inv = (tall and gU is not None) or (wide and gVh is not None)  # R or Q below
 
     def near_pole() -> np.ndarray:
         return near_level(s, eps) if policy.kind in ("exact", "local") else tie_level(s, eps)
 
     plain = policy.kind != "lorentzian" and _in_range(s) and (
         no_poles or not maybe_poles(s, near_pole(), has_inv))
-    if plain and m == n <= _FUSED_K and s.size >= _FUSED_BATCH * k and not is_grad_enabled():
+    square = m == n == U.shape[-1]
+    if plain and square and m <= _FUSED_K and s.size >= _FUSED_BATCH * k and not is_grad_enabled():
         return _fused(U, S, Vh, gU, gS, gVh)
-    f = Factors(U, Vh, Uk, Vhk.mT, k)
+    f = Factors(U, Vh, Uk, Vhk.mT, k, not kept_only)
     scale_noise = C_NOISE * eps * np.sqrt(max(m, n))
     gUe = None if gU is None else fold_complement(U, gU, k, scale_noise, "U")
     gVe = None if gVh is None else fold_complement(Vh.mT, gVh.mT, k, scale_noise, "Vh")
-    num = numerators(f.Uk, f.Vk, gUe, gVe, m > k, n > k)
+    num = numerators(f.Uk, f.Vk, gUe, gVe, tall, wide)
     if plain:
         return _plain_fast(num, f, S, gS, Vhk)
     tie, near = tie_level(s, eps), near_pole()
@@ -122,7 +129,8 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
             P = _plain(num, minus_s, plus_s, S, poles)
         else:
             P = exact_terms(num, poles, S, minus_s, plus_s, gS, gUe, gVe, f, down, scale_noise,
-                            eps, earlier, svd_backward)
+                            eps, earlier,
+                            partial(svd_backward, kept_only=True) if kept_only else svd_backward)
         if decided is not None:
             P = P._replace(plus=P.plus + where(Tensor._make(decided[0]), decided[1], 0.0))
         later = remember_dropped(down, poles, policy, (gU, gS, gVh))

@@ -203,13 +203,15 @@ class Factors(NamedTuple):
     Uk: Tensor
     Vk: Tensor
     k: int
+    complement: bool = True  # False: the top k of a larger SVD, kept-kept terms only
 
     def numerators(self, dU: Tensor | None, dVh: Tensor | None) -> Numerators:
         """The numerators made from a derivative of the cotangents (the maps are linear)."""
         m, n = self.U.shape[-2], self.Vh.shape[-1]
         dUe = fold_linear(self.U, dU, self.k)
         dVe = None if dVh is None else fold_linear(self.Vh.mT, dVh.mT, self.k)
-        return numerators(self.Uk, self.Vk, dUe, dVe, m > self.k, n > self.k)
+        return numerators(self.Uk, self.Vk, dUe, dVe, self.complement and m > self.k,
+                          self.complement and n > self.k)
 
 
 def colmax(t: Tensor | None) -> np.ndarray | float:

@@ -192,10 +192,12 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
     the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the symmetry-protected ties
     of tensor networks, where it is 0 with the right derivatives); a coupled tied pair
     looks downstream as before, since a loss that also reads U V^T alone (a polar factor,
-    whose limit is 0) can mimic those cotangents at the tie. (A loss f(A) whose f vanishes
-    exactly at the tied value, summed with a product, would mimic them even uncoupled: the
-    one case this rule gets wrong, and a contrived one.) Returns the mask of the entries it
-    decides and their values, or None where the cotangents are not of that form."""
+    whose limit is 0) can mimic those cotangents at the tie, and so can a matrix function
+    that vanishes at the tied value (log S at s = 1), unless each tied member shows the
+    product's J_ii = G_ii s_i != 0. (Such a function summed with a product would mimic them
+    even then: the one case this rule gets wrong, an xfail test.) Returns the mask of the
+    entries it decides and their values, or None where the cotangents are not of that
+    form."""
     if num.J is None or num.K is None or not (poles.tie_p.any() or poles.weak_p.any()):
         return None
     got = _product_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
@@ -223,7 +225,12 @@ def _product_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np
         return None
     coupled = np.maximum(np.maximum(np.abs(j), np.abs(np.swapaxes(j, -1, -2))),
                          np.maximum(np.abs(k), np.abs(np.swapaxes(k, -1, -2))))
-    take = pair & (weak | (tie & (coupled <= noise[..., None, None])))
+    # A tied member must witness the product (J_ii = G_ii s_i != 0): a matrix function
+    # vanishing at the tied value (log S at s = 1, at an orthogonal A) has J = K = 0 and,
+    # with a zero diagonal, gS = 0 there too, and a limit that only a look finds.
+    witness = np.minimum(np.abs(diag_j), np.abs(diag_k)) > noise[..., None]
+    take = pair & (weak | (tie & (coupled <= noise[..., None, None])
+                           & witness[..., :, None] & witness[..., None, :]))
     safe = where(Tensor._make(reads), S, 1.0).unsqueeze(-2)
     Jq = J / safe  # [i, j] = J_ij / s_j
     return take, Jq + Jq.mT

@@ -3,6 +3,7 @@ backward (exact at repeated and zero singular values) is in ``_svd_backward.py``
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -14,6 +15,7 @@ from . import ties as _ties
 from ._svd_backward import svd_backward
 from ._svd_forward import DEFAULT_MAX_SWEEPS, check_fits, svd_forward
 from ._svd_parts import maybe_poles, near_level
+from ._svd_trunc import svd_top, top_forward
 from ._tie_limits import Downstream
 
 
@@ -25,7 +27,7 @@ class SVDResult(NamedTuple):
 
 def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
         max_sweeps: int = DEFAULT_MAX_SWEEPS,
-        ties: str | _ties.TiePolicy | None = None) -> SVDResult:
+        ties: str | _ties.TiePolicy | None = None, top_k: int | None = None) -> SVDResult:
     """A = U diag(S) Vh, batched over leading dims, differentiable through all three.
 
     U is (*, m, m) and Vh (*, n, n) with ``full_matrices=True`` (torch's default), else
@@ -34,17 +36,44 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     repeated and zero singular values, and raises where the loss has no gradient; ``ties``
     ("exact", "zero" or a TiePolicy; default: ``mg.linalg.tie_policy``'s) chooses otherwise.
 
+    ``top_k`` (minigrad's, keyword only; needs ``full_matrices=False``, as JAX's
+    ``subset_by_index``): only the top_k largest triplets, U (*, m, top_k), S (*, top_k),
+    Vh (*, top_k, n), with the truncated SVD's own backward. It reads A and the kept triplets
+    only (a Sylvester system on the complement, ``_svd_trunc.py``), so ties and noise among
+    the discarded values never matter; a cut at a tie raises LinAlgError in the backward.
+
     >>> U, S, Vh = mg.linalg.svd(mg.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
     >>> U.shape, S.shape, Vh.shape
     ((3, 3), (2,), (2, 2))
+    >>> U, S, Vh = mg.linalg.svd(mg.eye(4) * mg.arange(1.0, 5.0), False, top_k=2); S
+    tensor([4., 3.])
     """
     _check_tensor(A, "svd")
     policy = _ties.resolve(ties)
     if A.dtype == np.float16:
-        U, S, Vh = _SVD.apply(A.float(), bool(full_matrices), tol, max_sweeps, policy)
+        U, S, Vh = svd(A.float(), full_matrices, tol=tol, max_sweeps=max_sweeps, ties=policy,
+                       top_k=top_k)
         check_fits(S._array, np.float16)
         return SVDResult(U.half(), S.half(), Vh.half())
+    if top_k is not None and A.ndim >= 2:
+        k = _check_top_k(top_k, full_matrices, A.shape)
+        if k < min(A.shape[-2:]):
+            return SVDResult(*svd_top(A, k, partial(top_forward, k=k, tol=tol,
+                                                    max_sweeps=max_sweeps), policy))
     return SVDResult(*_SVD.apply(A, bool(full_matrices), tol, max_sweeps, policy))
+
+
+def _check_top_k(top_k: object, full_matrices: bool, shape: tuple) -> int:
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)):
+        raise TypeError(f"linalg.svd(): top_k must be an int, not {type(top_k).__name__}")
+    kmin = min(shape[-2:])
+    if not 0 <= top_k <= kmin:
+        raise ValueError(f"linalg.svd(): top_k must be in [0, min(m, n)] = [0, {kmin}], "
+                         f"got {top_k}")
+    if full_matrices:
+        raise ValueError("linalg.svd(): top_k returns the reduced factors of the kept "
+                         "triplets; pass full_matrices=False with it")
+    return int(top_k)
 
 
 def svdvals(A: Tensor, *, tol: float | None = None,
