@@ -282,6 +282,24 @@ def test_a_polar_factor_beside_a_product_at_a_tie_still_looks_downstream():
     assert gradcheck(loss, (t64(A0),))
 
 
+def test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product():
+    """<C, U log(S) Vh> with s_0 = s_1 = 1 (log 1 = 0) and C zero on the tied block's
+    diagonal, beside <C1, U S Vh> on the third triplet: the tied pair's cotangents vanish
+    (uncoupled, product form) but neither member witnesses a product (J_ii = 0), so the
+    limit (Daleckii-Krein f'(1) = 1) comes from the look."""
+    A0 = rotation(55) @ np.diag([1.0, 1.0, 0.5]) @ rotation(56).T
+    U0, _, Vh0 = (t.numpy() for t in mg.linalg.svd(mg.tensor(A0)))  # the basis it returns
+    C = mg.tensor(U0 @ np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]) @ Vh0)
+    C1 = mg.tensor(U0 @ np.diag([0.0, 0.0, 1.0]) @ Vh0)
+
+    def loss(a):
+        U, S, Vh = mg.linalg.svd(a)
+        return ((C * ((U * S.log().unsqueeze(-2)) @ Vh)).sum()
+                + (C1 * ((U * S.unsqueeze(-2)) @ Vh)).sum())
+
+    assert gradcheck(loss, (t64(A0),))
+
+
 @pytest.mark.xfail(strict=True, reason="known limit of the product rule: a matrix function "
                    "that vanishes exactly at the tied value (U (S - s I) Vh at s), summed with "
                    "a product, leaves cotangents of product form with an uncoupled tie")
