@@ -394,6 +394,7 @@ NOT_COVERED: dict[str, dict[str, str]] = {
         "autograd": "a module (tests/test_autograd*.py)", "linalg": "a module: the linalg scope",
         "nn": "a module (tests/test_nn*.py); nn.functional is a scope here",
         "optim": "a module (tests/test_optim*.py, test_lr_scheduler.py)",
+        "utils": "a module: utils.checkpoint (tests/test_autograd_ports.py)",
         "cuda": "a module reporting no GPU (tests/test_devices.py)",
         "accelerator": "a module reporting none (tests/test_devices.py)",
         "special": "a module (tests/test_special.py compares it with torch.special)",
