@@ -469,7 +469,8 @@ def test_same_call_same_result_as_torch(scope: str, name: str) -> None:
 
 # Families with a torch-comparison file of their own (values, dtypes, shapes and gradients
 # against torch): a name they test needs no row here.
-PARITY_FILES = ("test_math_parity.py", "test_sort_parity.py", "test_shape_parity.py")
+PARITY_FILES = ("test_math_parity.py", "test_sort_parity.py", "test_shape_parity.py",
+                "test_conv_parity.py")
 
 
 def _in_parity_files() -> set[str]:
