@@ -159,8 +159,9 @@ def _dims(sizes: tuple) -> str:
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
-    """out[n, o, l] = b[o] + sum_{c, k} w[o, c, k] x[n, g c, s l + d k - p] (cross-correlation,
-    as torch), channels split into ``groups``; padding an int, a tuple, "same" or "valid".
+    """out[n, o, l] = b[o] + sum_{c, k} w[o, c, k] xp[n, c_o + c, s l + d k]: cross-correlation
+    (as torch) of the zero-padded input xp, c_o the first input channel of o's group;
+    padding an int, a tuple, "same" or "valid".
 
     >>> F.conv1d(mg.ones(1, 2, 5), mg.ones(3, 2, 3), padding=1).tolist()[0][0]
     [4.0, 6.0, 6.0, 6.0, 4.0]
