@@ -1,6 +1,6 @@
 """Forward + backward of F.conv1d and F.conv2d (float32), minigrad against torch in one run.
 
-    python benchmarks/bench_conv.py [--repeats 7] [--calls 20]
+    python benchmarks/bench_conv.py [--repeats 7] [--calls 10]
 
 Cases: a PointNet layer (Conv1d 64 -> 128, kernel 1, 1024 points, batch 8), a 1-d conv of
 kernel 5 with padding, and a small-image 3x3 Conv2d (32 -> 64 channels, 32x32, batch 8).
@@ -58,7 +58,7 @@ def seconds_per_call(run, calls: int) -> float:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--calls", type=int, default=10)
     args = ap.parse_args(argv)
     mg.set_num_threads(1)
     try:
