@@ -1,6 +1,6 @@
 """minigrad: a small, readable autodiff tensor library with a differentiable Jacobi SVD."""
 
-from . import autograd, linalg, nn, optim
+from . import autograd, linalg, nn, optim, utils
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, eye,
                        from_numpy, full, full_like, linspace, logspace, manual_seed, ones,
@@ -31,7 +31,7 @@ float = float32  # noqa: A001
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tensor", "autograd", "linalg", "nn", "optim", "save", "load",
+    "Tensor", "autograd", "linalg", "nn", "optim", "utils", "save", "load",
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
     "eye", "arange", "linspace", "logspace", "rand", "randn", "randint", "randperm",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",

@@ -12,7 +12,7 @@ import minigrad as mg
 
 PACKAGES = ["minigrad", "minigrad.autograd", "minigrad.linalg", "minigrad.nn",
             "minigrad.nn.functional", "minigrad.nn.modules", "minigrad.nn.utils",
-            "minigrad.optim"]
+            "minigrad.optim", "minigrad.utils"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

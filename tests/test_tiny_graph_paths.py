@@ -223,6 +223,7 @@ def _all_functions(cls=Function):
 
 
 def _numpy_forward_args(cls):
+    from minigrad.nn.functional import _conv
     from minigrad.ops import _base, arith, matmul, reduce
 
     x = f64(np.array([[0.5, 0.25], [0.75, 0.125]]))
@@ -234,6 +235,10 @@ def _numpy_forward_args(cls):
         return (x, (0,), False)
     if cls is reduce.SumBackward:
         return (f64(np.array([1.0, 2.0])), (2, 2), (0,))
+    if cls is _conv._Unfold:  # windows of 2 over a length 3 padded by one on the left
+        return (f64(np.ones((1, 1, 3))), (2,), (1,), (1,), ((1, 0),), 0.0)
+    if cls is _conv._Fold:  # and back
+        return (f64(np.ones((1, 1, 2, 3))), (1, 1, 3), (2,), (1,), (1,), ((1, 0),))
     raise AssertionError(f"{cls.__name__} claims a numpy-only forward: add a case here")
 
 

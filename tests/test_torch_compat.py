@@ -407,6 +407,7 @@ NOT_COVERED: dict[str, dict[str, str]] = {
         "autograd": "a module (tests/test_autograd*.py)", "linalg": "a module: the linalg scope",
         "nn": "a module (tests/test_nn*.py); nn.functional is a scope here",
         "optim": "a module (tests/test_optim*.py, test_lr_scheduler.py)",
+        "utils": "a module: utils.checkpoint (tests/test_autograd_ports.py)",
         "cuda": "a module reporting no GPU (tests/test_devices.py)",
         "accelerator": "a module reporting none (tests/test_devices.py)",
         "special": "a module (tests/test_special.py compares it with torch.special)",
@@ -481,7 +482,8 @@ def test_same_call_same_result_as_torch(scope: str, name: str) -> None:
 
 # Families with a torch-comparison file of their own (values, dtypes, shapes and gradients
 # against torch): a name they test needs no row here.
-PARITY_FILES = ("test_math_parity.py", "test_sort_parity.py", "test_shape_parity.py")
+PARITY_FILES = ("test_math_parity.py", "test_sort_parity.py", "test_shape_parity.py",
+                "test_conv_parity.py")
 
 
 def _in_parity_files() -> set[str]:

@@ -10,6 +10,7 @@ package tells a Tensor by ``is_tensor`` and wraps arrays with ``constant``.
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -218,6 +219,19 @@ class Function:
     def backward(ctx: Context, *grads: Any) -> Any:
         raise NotImplementedError
 
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        """torch 2's other style: override it with ``forward(*args)`` (no ctx), and it gets
+        the ctx, forward's arguments (defaults bound) and what forward returned."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The setup_context style gets an apply of its own, so the hot apply below (which
+        # calls forward(ctx, ...)) stays as it is for every other Function.
+        if cls.setup_context is not Function.setup_context and "apply" not in vars(cls):
+            cls.apply = classmethod(_apply_with_setup_context)
+
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run ``forward`` on ``args``; when grad mode is on and an input requires grad,
@@ -284,6 +298,36 @@ class Function:
             if kind is not _ndarray and ctx._saved:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,))
         return out
+
+
+def _apply_with_setup_context(cls: type[Function], *args: Any, **kwargs: Any) -> Any:
+    """apply for a Function of the ``forward(*args)`` + ``setup_context`` style: as torch,
+    keyword arguments and forward's defaults become positional, then a subclass (made once
+    per class) whose forward(ctx, ...) runs both goes through the usual apply."""
+    if kwargs or _has_defaults(cls.forward):
+        bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+        bound.apply_defaults()
+        args = bound.args
+    runner = vars(cls).get("_with_ctx")
+    if runner is None:
+        user_forward, setup = cls.forward, cls.setup_context
+
+        def forward(ctx: Context, *inputs: Any) -> Any:
+            out = user_forward(*inputs)
+            setup(ctx, inputs, out)
+            return out
+
+        runner = type(cls.__name__, (cls,), {"forward": staticmethod(forward),
+                                             "apply": Function.__dict__["apply"],
+                                             "__module__": cls.__module__,
+                                             "__qualname__": cls.__qualname__})
+        cls._with_ctx = runner
+    return Function.apply.__func__(runner, *args)
+
+
+def _has_defaults(fn: Callable) -> bool:
+    code = getattr(fn, "__code__", None)
+    return code is None or bool(fn.__defaults__) or bool(fn.__kwdefaults__)
 
 
 def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:

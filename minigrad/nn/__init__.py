@@ -9,13 +9,16 @@ from .modules import (BCELoss, BCEWithLogitsLoss, CELU, CosineSimilarity, CrossE
                       NLLLoss, PReLU, PairwiseDistance, ParameterDict, ParameterList, ReLU, ReLU6,
                       RMSNorm, SELU, Sequential, SiLU, Sigmoid, SmoothL1Loss, Softmax, Softmin,
                       Softplus, Softsign, Tanh, Tanhshrink, Threshold, Unflatten, BatchNorm1d,
-                      BatchNorm2d)
+                      BatchNorm2d, Conv1d, Conv2d, MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d,
+                      AdaptiveAvgPool1d, AdaptiveAvgPool2d)
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "functional", "init", "utils",
            # layers
            "Linear", "Identity", "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d",
            "Embedding", "Flatten", "Unflatten", "CosineSimilarity", "PairwiseDistance",
+           "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            # activations
            "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "CELU", "SELU", "GELU", "SiLU", "Mish",
            "Tanh", "Sigmoid", "LogSigmoid", "Softplus", "Softsign", "Tanhshrink", "Hardtanh",

@@ -26,6 +26,15 @@ def _factory_dtype(device: Any, dtype: Any) -> np.dtype:
     return dtypes.DEFAULT_FLOAT if dtype is None else dtypes.to_dtype(dtype)
 
 
+def reset_affine(weight: Tensor, bias: Tensor | None, fan_in: int) -> None:
+    """torch's default init of Linear and Conv layers: kaiming_uniform_ with a=sqrt(5), which
+    is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the bias from the same range."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input; accepts and ignores any constructor arguments, as torch's does."""
 
@@ -57,11 +66,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.in_features
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_affine(self.weight, self.bias, self.in_features)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
