@@ -109,7 +109,7 @@ def inplace(t: Tensor, compute: Callable[[Tensor], Tensor],
 
     def on_base(b: Tensor) -> Tensor:
         res = compute(replay(b))
-        _check_writable(t, res._array.dtype)  # before the root's memory is written
+        _check_writable(t, res._array)  # before the root's memory is written
         return WriteView.apply(b, res, replay)
 
     _record(base, on_base)
@@ -179,26 +179,32 @@ class WriteView(function.Function):
         return g.masked_fill(ctx.region, 0), ctx.replay(g), None
 
 
-def _check_writable(t: Tensor, dtype: np.dtype) -> None:
-    """Refuse, as torch does, a write of ``dtype`` values into ``t``'s memory that would
-    land twice on one element, go to read-only memory, or cast to another kind."""
-    if not t._array.flags.writeable:
-        if any(st == 0 and n > 1 for st, n in zip(t._array.strides, t._array.shape)):
+def _check_writable(t: Tensor, value: np.ndarray) -> None:
+    """Refuse, as torch does, to write ``value`` into ``t``'s memory where it would land
+    twice on one element, go to read-only memory, cast to another kind or not fit."""
+    arr = t._array
+    if not arr.flags.writeable:
+        if any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape)):
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor "
                 "refers to a single memory location. Please clone() the tensor before "
                 "performing the operation.")
         raise RuntimeError("this tensor's memory is read-only (it shares a read-only numpy "
                            "array); clone() it before writing to it")
-    if not np.can_cast(dtype, t._array.dtype, "same_kind"):
+    if not np.can_cast(value.dtype, arr.dtype, "same_kind"):
         raise RuntimeError(
-            f"result type {dtype} can't be cast to the desired output type "
-            f"{t._array.dtype} of an in-place operation"
+            f"result type {value.dtype} can't be cast to the desired output type "
+            f"{arr.dtype} of an in-place operation"
         )
+    if value.shape != arr.shape:
+        shape = np.broadcast_shapes(value.shape, arr.shape)  # the op broadcast them already
+        if shape != arr.shape:
+            raise RuntimeError(f"output with shape {list(arr.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
 
 
 def write(t: Tensor, value: np.ndarray) -> None:
     """Copy ``value`` into ``t``'s memory and bump the version its views share."""
-    _check_writable(t, value.dtype)
+    _check_writable(t, value)
     np.copyto(t._array, value, casting="same_kind")
     t._version_counter[0] += 1
