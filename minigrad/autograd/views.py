@@ -205,6 +205,9 @@ def _check_writable(t: Tensor, value: np.ndarray) -> None:
 
 def write(t: Tensor, value: np.ndarray) -> None:
     """Copy ``value`` into ``t``'s memory and bump the version its views share."""
-    _check_writable(t, value)
-    np.copyto(t._array, value, casting="same_kind")
+    try:  # numpy checks as it copies (a hot path: optimizers write every step)
+        np.copyto(t._array, value, casting="same_kind")
+    except (TypeError, ValueError):
+        _check_writable(t, value)  # torch's error for it
+        raise
     t._version_counter[0] += 1
