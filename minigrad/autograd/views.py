@@ -151,7 +151,8 @@ def _move(t: Tensor, new: Tensor) -> None:
     old_node, old_nr = t.grad_fn, t._output_nr
     t.grad_fn, t._output_nr, t.requires_grad = new.grad_fn, new._output_nr, new.requires_grad
     if t._retains:
-        del old_node._retained[old_nr]
+        if old_node is not None and old_node._retained:  # (detach_() leaves no node)
+            old_node._retained.pop(old_nr, None)
         t._retains = False
         t.retain_grad()
 
