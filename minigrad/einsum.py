@@ -64,7 +64,9 @@ def einsum(equation: Any, *operands: Any) -> Tensor:
         t = t.sum(extra)
         labs = [lab for lab in labs if lab in output]
     perm = [labs.index(lab) for lab in output]
-    return t if perm == list(range(len(perm))) else t.permute(*perm)
+    if perm == list(range(len(perm))) and all(t is not op for op in operands):
+        return t
+    return t.permute(*perm)  # an operand itself comes back as a view of it, as in torch
 
 
 def _from_sublists(args: tuple) -> tuple[str, tuple]:

@@ -96,7 +96,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
         self._array = _as_array(data, dtype)
-        self._version = [0]
+        self._version_counter = [0]
         if requires_grad:
             self.requires_grad_(True)
 
@@ -109,7 +109,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         here, so ``._array`` is always an ndarray whoever built the tensor."""
         t = _new(cls)
         t._array = data if type(data) is _ndarray else np.asarray(data)
-        t._version = [0]
+        t._version_counter = [0]
         return t
 
     # ---- metadata -------------------------------------------------------------------------
@@ -150,6 +150,12 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's memory has had, counted in the cell that
+        its views share (``_version_counter``), as torch's ``_version``."""
+        return self._version_counter[0]
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         return self.shape if dim is None else self.shape[wrap_dim(dim, self.ndim)]
@@ -243,7 +249,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     def detach(self) -> Tensor:
         """A tensor sharing memory with this one, cut from the graph (requires_grad=False)."""
         out = Tensor._make(self._array)
-        out._version = self._version
+        out._version_counter = self._version_counter
         return out
 
     def detach_(self) -> Tensor:
@@ -298,7 +304,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
             one = _new(Tensor)  # Tensor._make, inlined
             one._array = (_np_array(1, arr.dtype) if arr.ndim == 0
                           else np.ones(arr.shape, arr.dtype))
-            one._version = [0]
+            one._version_counter = [0]
             _engine.run_backward((self,), (one,), retain_graph, create_graph)
             return
         _api.backward([self], None if gradient is None else [gradient], retain_graph,
@@ -329,7 +335,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         out = type(self)._make(self._array.copy(order="K") if data is None else data)
         if data is not None:
             out._base = memo[id(self._base)]
-            out._version = out._base._version
+            out._version_counter = out._base._version_counter
         out.requires_grad = self.requires_grad
         memo[id(self)] = out
         if self.grad is not None and self._copies_grad:

@@ -350,7 +350,7 @@ def test_modifying_a_saved_tensor_raises_naming_the_op() -> None:
     x = a * 1
     y = x.exp()
     x.add_(1)
-    with pytest.raises(RuntimeError, match="modified by an in-place operation.*ExpBackward"):
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*ExpBackward"):
         y.sum().backward()
 
 

@@ -226,7 +226,7 @@ def test_a_saved_output_comes_back_as_the_recorded_output() -> None:
     z = SavesItsOutput.apply(x)
     with mg.no_grad():
         z.mul_(2)
-    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
 
 

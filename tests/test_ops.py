@@ -753,7 +753,7 @@ def test_no_op_hands_out_read_only_or_aliased_memory_where_torch_copies() -> Non
     x = mg.tensor([[1.0, 2.0], [3.0, 4.0]])
     outs = {"repeat": x.repeat(2, 1), "contiguous_T": x.T.contiguous(),
             "contiguous_expand": x[0].expand(3, 2).contiguous(), "flip": x.flip(0),
-            "clone": x.clone(), "index": x[[0, 1]], "diagonal": x.diagonal(),
+            "clone": x.clone(), "index": x[[0, 1]], "diag": x.diag(),
             "reshape_expand": x[0].expand(3, 2).reshape(6), "to_copy": x.to(mg.float32, copy=True),
             "tensor": mg.tensor(x)}
     for name, out in outs.items():

@@ -103,7 +103,7 @@ def test_saved_base_is_version_checked() -> None:
     y = x * 1
     z = y ** 3
     y.add_(1)
-    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
 
 

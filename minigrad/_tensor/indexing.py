@@ -66,8 +66,14 @@ class IndexingMethods:
         return shape.GetItem.apply(self, (slice(None),) * d + (idx,))
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-        return shape.Diagonal.apply(self, offset, wrap_dim(dim1, self.ndim),
-                                    wrap_dim(dim2, self.ndim))
+        """The diagonal ``offset`` of dims (dim1, dim2), as a last dim: a view, as in torch.
+
+        >>> m = mg.zeros(2, 2); _ = m.diagonal().fill_(1.0); m.tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+        """
+        args = (offset, wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim))
+        return views.view(self, shape.Diagonal.apply(self, *args),
+                          lambda b: shape.Diagonal.apply(b, *args))
 
     def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
         n = self.ndim + 1
@@ -78,7 +84,7 @@ class IndexingMethods:
         if self.ndim == 1:
             return self.diag_embed(diagonal)
         if self.ndim == 2:
-            return self.diagonal(diagonal)
+            return self.diagonal(diagonal).clone()  # a copy, as torch.diag's
         raise RuntimeError(f"diag expects a 1-D or 2-D tensor, got {self.ndim}-D")
 
     def tril(self, diagonal: int = 0) -> Tensor:

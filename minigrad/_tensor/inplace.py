@@ -144,6 +144,9 @@ class InplaceMethods:
     def __itruediv__(self, o: Any) -> Tensor:
         return self.div_(o)
 
+    def __ipow__(self, o: Any) -> Tensor:
+        return self.pow_(o)
+
 
 def _random_fill(t: Tensor, draw: Any) -> Tensor:
     """Write ``draw(rng, shape)`` (from the global generator) into ``t``, outside autograd's

@@ -91,13 +91,13 @@ class Context(Node):
         self._saves_outputs = False  # _pack_outputs may say otherwise; read by saved_tensors
         if len(tensors) == 1:  # the usual cases, without a comprehension (hot path)
             (t,) = tensors
-            self._versions = (-1 if t is None else t._version[0],)
+            self._versions = (-1 if t is None else t._version_counter[0],)
         elif len(tensors) == 2:
             t, u = tensors
-            self._versions = (-1 if t is None else t._version[0],
-                              -1 if u is None else u._version[0])
+            self._versions = (-1 if t is None else t._version_counter[0],
+                              -1 if u is None else u._version_counter[0])
         else:
-            self._versions = tuple([-1 if t is None else t._version[0] for t in tensors])
+            self._versions = tuple([-1 if t is None else t._version_counter[0] for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple[Tensor, ...]:
@@ -116,18 +116,18 @@ class Context(Node):
         if self._saves_outputs:
             saved = tuple([t.unpack(self) if type(t) is _SavedOutput else t for t in saved])
         for t, v in zip(saved, self._versions):
-            if t is not None and t._version[0] != v:
+            if t is not None and t._version_counter[0] != v:
                 self._raise_modified(saved)
         return saved
 
     def _raise_modified(self, saved: tuple) -> None:
         for i, (t, v) in enumerate(zip(saved, self._versions)):
-            if t is not None and t._version[0] != v:
-                raise RuntimeError(
-                    f"One of the tensors needed for gradient computation has been modified by "
-                    f"an in-place operation: saved tensor {i} of {self._name} (shape "
-                    f"{tuple(t.shape)}) is at version {t._version[0]}, expected version {v}. "
-                    "Use an out-of-place operation or .clone() before modifying it."
+            if t is not None and t._version_counter[0] != v:
+                raise RuntimeError(  # torch's words, so code matching them ports
+                    f"one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: saved tensor {i} of {self._name} (shape "
+                    f"{tuple(t.shape)}) is at version {t._version_counter[0]}; expected version "
+                    f"{v} instead. Use an out-of-place operation or .clone() before modifying it."
                 )
 
     def _pack_outputs(self, raw: tuple, outs: tuple) -> None:
@@ -171,11 +171,12 @@ class _SavedOutput:
     __slots__ = ("_array", "version", "output_nr")
 
     def __init__(self, out: Tensor) -> None:
-        self._array, self.version, self.output_nr = out._array, out._version, out._output_nr
+        self._array, self.version = out._array, out._version_counter
+        self.output_nr = out._output_nr
 
     def unpack(self, ctx: Context) -> Tensor:
         t = make_tensor(self._array)
-        t._version = self.version
+        t._version_counter = self.version
         t.grad_fn, t._output_nr, t.requires_grad = ctx, self.output_nr, True
         return t
 
@@ -283,7 +284,7 @@ class Function:
         kind = type(raw)
         if kind is _ndarray:  # Tensor._make, inlined
             out = _new(tensor_class)
-            out._array, out._version = raw, [0]
+            out._array, out._version_counter = raw, [0]
         elif kind is tuple:
             return _outputs(cls, ctx, edges, raw)
         else:
@@ -478,7 +479,7 @@ def _wrap(r: Any) -> Tensor:
     version counter comes along: forward may have returned a view of an input)."""
     if isinstance(r, tensor_class):
         out = make_tensor(r._array)
-        out._version = r._version
+        out._version_counter = r._version_counter
         return out
     return make_tensor(r)
 

@@ -2,19 +2,23 @@
 
 The bookkeeping lives on the Tensor, in four attributes:
 
-- ``_version``: a one-element list shared (by identity) between a tensor and every view of
-  its memory. Each in-place write bumps it; ``ctx.saved_tensors`` compares it with the
-  version seen at save time, so a backward that would read an overwritten value raises.
+- ``_version_counter``: a one-element list shared (by identity) between a tensor and every
+  view of its memory (``_version`` reads it as an int, as torch's). Each in-place write
+  bumps it; ``ctx.saved_tensors`` compares it with the version seen at save time, so a
+  backward that would read an overwritten value raises.
 - ``_base``: on a view, the root tensor whose memory it shows (views of views point at
   the root too).
-- ``_replay``: on a view, a function that redoes the view from its root (``view`` chains
-  the replays of views of views).
+- ``_replay``: on a view made while recording, a function that redoes the view from its
+  root (``view`` chains the replays of views of views).
 - ``_views``: on a root, a weak set of its live views made while recording.
 
 A recorded in-place op (``inplace``) runs out of place on a copy of the old value, writes
 the result into the tensor's memory, and gives the tensor the result's place in the graph.
-The write changed the values of the root's views too, so each one is then redone from the
-root's new node (``_rebase_views``), as torch does: their gradients flow through the write.
+An op on a view is recorded on its root, as torch's CopySlices does: the root's new value
+is its old one with the op's result written over the view's region (``WriteView``). The
+write changed the values of the root's views (the written view among them), so each one
+is then redone from the root's new node (``_rebase_views``), as torch does: their
+gradients flow through the write.
 """
 
 from __future__ import annotations
@@ -38,13 +42,15 @@ def view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tenso
 
     ``replay`` redoes the view from ``base``; the root base keeps its views weakly, so a
     recorded in-place op on it can redo them from its new node (``_rebase_views``)."""
-    if out._array.base is not None and np.may_share_memory(out._array, base._array):
-        out._version = base._version
+    arr, base_arr = out._array, base._array
+    if arr.base is not None and (np.may_share_memory(arr, base_arr) if arr.size
+                                 else _owner(arr) is _owner(base_arr)):
+        out._version_counter = base._version_counter
         root = base._base
         out._base = base if root is None else root
         parent = base._replay
-        # Nothing records here (a backward pass), or base itself could not be redone
-        # (made under no_grad): there is no graph to rebase this view onto later.
+        # Nothing records here (a backward pass, or no_grad), or base itself could not be
+        # redone (made under no_grad): there is no graph to rebase this view onto later.
         if not _state.enabled or (root is not None and parent is None):
             return out
         if root is None:
@@ -57,72 +63,152 @@ def view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tenso
     return out
 
 
+def _owner(arr: np.ndarray) -> object:
+    """The object that owns ``arr``'s memory (numpy points a view's base at the owner)."""
+    return arr if arr.base is None else arr.base
+
+
 def inplace(t: Tensor, compute: Callable[[Tensor], Tensor],
             tracked_others: Sequence = ()) -> Tensor:
     """Run ``compute`` out of place, then write its result into ``t``'s memory.
 
     When recorded, ``t`` takes the result's place in the graph; its old value lives on as a
-    copy, while ops that saved ``t`` itself trip the version check. ``tracked_others`` are
-    the other operands: the write is recorded when any of them requires grad."""
+    copy, while ops that saved ``t`` itself trip the version check. On a view, the op is
+    recorded on its root (see the module's docstring). ``tracked_others`` are the other
+    operands: the write is recorded when any of them requires grad."""
     record = _state.enabled and (
         t.requires_grad or any(is_tensor(o) and o.requires_grad for o in tracked_others)
     )
     if not record:
         if _state.enabled:
+            base = t._base
+            if base is not None and base.requires_grad and t._replay is None:
+                raise RuntimeError(_NO_GRAD_VIEW)
             with no_grad():
                 res = compute(t)
         else:  # already off (an optimizer's step): skip the context manager
             res = compute(t)
         write(t, res._array)
         return t
+    base = t._base
+    if base is not None:  # torch's checks, in torch's order, with its words
+        if t._replay is None:
+            raise RuntimeError(_NO_GRAD_VIEW)
+        if base.requires_grad and base.is_leaf:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
     if t.requires_grad and t.is_leaf:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation; "
             "wrap it in `with mg.no_grad():` or use an out-of-place op"
         )
-    if t._base is not None:
-        raise RuntimeError(
-            "in-place operation on a view of another tensor while recording gradients is "
-            "not supported; apply it to a .clone() instead"
-        )
+    if base is None:
+        _record(t, compute)
+        return t
+    replay = t._replay
+
+    def on_base(b: Tensor) -> Tensor:
+        res = compute(replay(b))
+        _check_writable(t, res._array)  # before the root's memory is written
+        return WriteView.apply(b, res, replay)
+
+    _record(base, on_base)
+    return t
+
+
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked).")
+
+
+def _record(t: Tensor, compute: Callable[[Tensor], Tensor]) -> None:
+    """The recorded in-place op on ``t``, a root: ``compute`` of its old value is written
+    into its memory and takes its place in the graph, and its views are redone from it."""
     # The old value as a copy: ops may save it for backward (x.mul_(y) needs x for
     # y's gradient), and the write below must not change it (torch clones here too).
     old = function.make_tensor(t._array.copy())
     old.requires_grad, old.grad_fn, old._output_nr = t.requires_grad, t.grad_fn, t._output_nr
     res = compute(old)
     write(t, res._array)
-    t.grad_fn, t._output_nr, t.requires_grad = res.grad_fn, res._output_nr, res.requires_grad
+    _move(t, res)
     if t._views:
         _rebase_views(t)
-    return t
 
 
 def _rebase_views(root: Tensor) -> None:
     """Redo each live view from ``root``'s new node, as torch does: the write changed the
     views' values, so their gradients must flow through the write too."""
     for v in list(root._views):
-        new = v._replay(root)
-        v.grad_fn, v._output_nr, v.requires_grad = (
-            new.grad_fn, new._output_nr, new.requires_grad)
-        if v._retains:  # retain_grad() lives on the old node; move it to the new one
-            v._retains = False
-            v.retain_grad()
+        _move(v, v._replay(root))
 
 
-def write(t: Tensor, value: np.ndarray) -> None:
-    """Copy ``value`` into ``t``'s memory and bump the version its views share."""
-    if not t._array.flags.writeable:
-        if any(st == 0 and n > 1 for st, n in zip(t._array.strides, t._array.shape)):
+def _move(t: Tensor, new: Tensor) -> None:
+    """Give ``t`` the graph place of ``new``, its value now. A ``retain_grad()`` moves along
+    (torch's too): ``t.grad`` is the gradient of its latest value, not of the one before."""
+    old_node, old_nr = t.grad_fn, t._output_nr
+    t.grad_fn, t._output_nr, t.requires_grad = new.grad_fn, new._output_nr, new.requires_grad
+    if t._retains:
+        if old_node is not None and old_node._retained:  # (detach_() leaves no node)
+            old_node._retained.pop(old_nr, None)
+        t._retains = False
+        t.retain_grad()
+
+
+class WriteView(function.Function):
+    """``base`` with ``value`` written over the region its view ``replay(base)`` shows: the
+    root's new value after an in-place op on that view (torch's CopySlices). Gradients:
+    the root's, zero on the region; the value's, the view of the root's (``replay(g)``)."""
+
+    @staticmethod
+    def forward(ctx: function.Context, base: Tensor, value: Tensor,
+                replay: Callable[[Tensor], Tensor]) -> np.ndarray:
+        arr = base._array
+        # The region as flat positions in arr: the view redone on arr's element numbers.
+        pos = replay(function.make_tensor(np.arange(arr.size).reshape(arr.shape)))._array
+        out = arr.copy()
+        out.reshape(-1)[pos] = value._array
+        region = np.zeros(arr.shape, dtype=bool)
+        region.reshape(-1)[pos] = True
+        ctx.region, ctx.replay = function.constant(region), replay
+        return out
+
+    @staticmethod
+    def backward(ctx: function.Context, g: Tensor) -> tuple:
+        return g.masked_fill(ctx.region, 0), ctx.replay(g), None
+
+
+def _check_writable(t: Tensor, value: np.ndarray) -> None:
+    """Refuse, as torch does, to write ``value`` into ``t``'s memory where it would land
+    twice on one element, go to read-only memory, cast to another kind or not fit."""
+    arr = t._array
+    if not arr.flags.writeable:
+        if any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape)):
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor "
                 "refers to a single memory location. Please clone() the tensor before "
                 "performing the operation.")
         raise RuntimeError("this tensor's memory is read-only (it shares a read-only numpy "
                            "array); clone() it before writing to it")
-    if not np.can_cast(value.dtype, t._array.dtype, "same_kind"):
+    if not np.can_cast(value.dtype, arr.dtype, "same_kind"):
         raise RuntimeError(
             f"result type {value.dtype} can't be cast to the desired output type "
-            f"{t._array.dtype} of an in-place operation"
+            f"{arr.dtype} of an in-place operation"
         )
-    np.copyto(t._array, value, casting="same_kind")
-    t._version[0] += 1
+    if value.shape != arr.shape:
+        shape = np.broadcast_shapes(value.shape, arr.shape)  # the op broadcast them already
+        if shape != arr.shape:
+            raise RuntimeError(f"output with shape {list(arr.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+
+
+def write(t: Tensor, value: np.ndarray) -> None:
+    """Copy ``value`` into ``t``'s memory and bump the version its views share."""
+    try:  # numpy checks as it copies (a hot path: optimizers write every step)
+        np.copyto(t._array, value, casting="same_kind")
+    except (TypeError, ValueError):
+        _check_writable(t, value)  # torch's error for it
+        raise
+    t._version_counter[0] += 1

@@ -202,12 +202,15 @@ def _diag_index(shape: tuple[int, ...], offset: int) -> tuple[np.ndarray, np.nda
 
 
 class Diagonal(Function):
-    """The diagonal ``offset`` of dims (dim1, dim2), appended as the last dim (torch)."""
+    """The diagonal ``offset`` of dims (dim1, dim2), appended as the last dim (torch): a view
+    of ``a``'s memory, writable where ``a`` is (numpy hands it out read-only)."""
 
     @staticmethod
     def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
         ctx.shape, ctx.args = a._array.shape, (offset, dim1, dim2)
-        return np.diagonal(a._array, offset, dim1, dim2).copy()
+        out = np.diagonal(a._array, offset, dim1, dim2)
+        out.flags.writeable = a._array.flags.writeable
+        return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

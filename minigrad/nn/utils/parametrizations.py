@@ -178,8 +178,9 @@ class _SpectralNorm(Module):
         for _ in range(n):
             np.copyto(u, self._normalize(mat @ v))
             np.copyto(v, self._normalize(mat.T @ u))
-        self._u._version[0] += 1  # in place, like torch's out=: graphs that saved them notice
-        self._v._version[0] += 1
+        # In place, like torch's out=: graphs that saved the buffers notice.
+        self._u._version_counter[0] += 1
+        self._v._version_counter[0] += 1
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:

@@ -66,7 +66,7 @@ def _maybe_set(dest: Tensor, src: Tensor) -> None:
         np.copyto(dest._array, value)
     else:
         dest._array = value.copy()
-    dest._version[0] += 1
+    dest._version_counter[0] += 1
 
 
 class ParametrizationList(ModuleList):
