@@ -160,14 +160,19 @@ class Poles:
 
 def absent_triplets(gS: Tensor | None, gUe: Tensor | None, gVe: Tensor | None,
                     k: int) -> np.ndarray:
-    """Triplets whose cotangents are all exactly zero (dropped by the loss)."""
+    """Triplets whose cotangents are all exactly zero (dropped by the loss). Cotangents
+    that are zero everywhere yet recorded as functions (a zero seed differentiated again:
+    a JVP by double backward, torch.autograd.functional.jvp's trick) drop nothing: the
+    map from the seed is what is wanted."""
     out = None
+    seed = True
     for g, axis in ((gS, None), (gUe, -2), (gVe, -2)):
         if g is None:
             continue
         z = (g._array == 0) if axis is None else np.all(g._array == 0, axis=axis)
+        seed = seed and g.requires_grad and bool(z.all())
         out = z if out is None else out & z
-    return out
+    return np.zeros_like(out) if seed else out
 
 
 class Terms(NamedTuple):

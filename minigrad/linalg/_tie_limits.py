@@ -229,8 +229,11 @@ def _product_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np
     # vanishing at the tied value (log S at s = 1, at an orthogonal A) has J = K = 0 and,
     # with a zero diagonal, gS = 0 there too, and a limit that only a look finds.
     witness = np.minimum(np.abs(diag_j), np.abs(diag_k)) > noise[..., None]
-    take = pair & (weak | (tie & (coupled <= noise[..., None, None])
-                           & witness[..., :, None] & witness[..., None, :]))
+    # Near a tie too: the value equals the quotient's anyway, but a later pass
+    # differentiates the formula, right only where the product form holds around here,
+    # which a witness shows (a zero seed, all cotangents 0, shows nothing).
+    take = pair & witness[..., :, None] & witness[..., None, :] & (
+        weak | (tie & (coupled <= noise[..., None, None])))
     safe = where(Tensor._make(reads), S, 1.0).unsqueeze(-2)
     Jq = J / safe  # [i, j] = J_ij / s_j
     return take, Jq + Jq.mT
