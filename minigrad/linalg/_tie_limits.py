@@ -42,6 +42,25 @@ result is exact when the ties are structural, i.e. along directions that keep th
 those terms pair with nothing; that also bounds the cost (each look would otherwise
 differentiate every later limit's own looks again: TRG's specific heat at 8 steps took
 minutes).
+
+Most poles need no look (``Poles``, ``product_limits``): a pair with one member the loss
+never reads (a slice drops it) takes nu / x off the tie and 0 at it; and where the
+cotangents have the product form of a loss reading the factors through U S V^T or a
+tensor-network bond (J = G S, K = G^T S, gS = diag(G) to rounding), the + pole term is
+J_ij / s_j + J_ji / s_i near a tie and at an uncoupled one.
+
+Cost, as a function of the graph. Off every pole: the plain formula, O(k^3) per node.
+Poles decided by the two rules above: O(k^2) more per node, no walk; but a node near a
+pole asks the engine to record the walk (decided in the forward, before the backward knows
+no look will run), which keeps the forward graph until the walk ends and records the
+backward: peak memory about 2.5x the plain walk's (TRG, bond 16, 20 steps: 606 MB against
+240 MB), time about 1.4x. Every other pole: one look per node, a Hessian-vector product
+through the recorded graph downstream of it, O(size of that graph) in time and memory;
+a chain of n such nodes costs O(n^2) graph sizes in time. A second pass (second
+derivatives) walks the first pass's recorded graph, looks included, and its own looks at
+kept ties walk it again: TRG's specific heat at bond 8 takes 0.14, 2.6, 4.6, 11 s for
+8, 10, 12, 14 steps (the "zero" policy about 0.2 s), and at bond 16, 20 steps it outgrows
+memory. That second-pass cost is the open problem.
 """
 
 from __future__ import annotations
