@@ -214,8 +214,11 @@ def main(argv: list[str] | None = None) -> int:
         svd_said = out[-1] if child.returncode == 0 else \
             f"jacobi skipped (its build process failed: {out[-1]}); numba's JIT serves"
     _done(t, f"{svd_said}, {done}")
-    print(f"minigrad.warmup: the SVD, eigh, matmul and special-function kernels are "
-          f"compiled and cached "
+    from minigrad import _numba_cache
+
+    kept = "compiled, but not cached (nowhere writable: set NUMBA_CACHE_DIR)" \
+        if "nowhere" in _numba_cache._said else "compiled and cached"
+    print(f"minigrad.warmup: the SVD, eigh, matmul and special-function kernels are {kept} "
           f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     return 0
 
