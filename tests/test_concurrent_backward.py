@@ -5,6 +5,7 @@ lands (numpy releases the GIL inside a large in-place add, so unguarded accumula
 import threading
 
 import numpy as np
+import pytest
 
 import minigrad as mg
 
@@ -59,3 +60,15 @@ def test_retain_graph_backward_of_one_graph_from_several_threads():
     assert np.all(a.grad.numpy() == walks * 6.0)
     assert b.grad.item() == walks * 3.0 * 500 * 500
     assert np.all(h.grad.numpy() == walks * 3.0)
+
+
+def test_concurrent_backward_matches_torch():
+    """The issue's case, two threads of 40 backward calls into one 1000 x 1000 leaf, as
+    torch computes it."""
+    torch = pytest.importorskip("torch")
+    threads, steps = 2, 40
+    w = mg.zeros(1000, 1000, dtype=mg.float64, requires_grad=True)
+    tw = torch.zeros(1000, 1000, dtype=torch.float64, requires_grad=True)
+    _in_threads(threads, lambda: [(w * 1.0).sum().backward() for _ in range(steps)])
+    _in_threads(threads, lambda: [(tw * 1.0).sum().backward() for _ in range(steps)])
+    np.testing.assert_array_equal(w.grad.numpy(), tw.grad.numpy())
