@@ -14,14 +14,17 @@ an edit, an upgrade or another machine's cache directory makes it stale, and it 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
 import json
 import os
 import platform
+import re
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -29,6 +32,8 @@ import numpy as np
 # numpy's flag bits numba types an array by: layout, aligned, writeable.
 _C, _F, _ALIGNED, _WRITEABLE = 1, 2, 256, 1024
 _SCALARS = {"bool": bool, "int": int, "float": float}
+_HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_ROOT = os.path.join(_HERE, "__pycache__")  # the cache root inside the install
 
 
 def _kinds(args: tuple) -> tuple:
@@ -81,40 +86,110 @@ def _numba_version() -> bytes:
     return out
 
 
-def _key(sources: Sequence[str]) -> str:
-    """What a module is built for: the kernels' sources (and this file's and the
-    builder's, which write the manifest), numba, the CPU (as numba's JIT targets it),
-    numpy and Python."""
+def sources(paths: Sequence[str]) -> tuple[str, ...]:
+    """paths and every minigrad module they import, transitively (sorted, once each):
+    everything a kernel reads at compile time, such as the contract's constants."""
+    todo, seen = [os.path.abspath(p) for p in paths], set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for module, name in _IMPORT.findall(text):
+            found = _module_file(path, module, name)
+            if found and os.path.basename(found) not in _NOT_READ:
+                todo.append(found)
+    return tuple(sorted(seen))
+
+
+# The kernels' decorator: it decides where they are cached, not what they compute (an edit
+# to it need not recompile every kernel).
+_NOT_READ = {"_numba_cache.py"}
+_IMPORT = re.compile(r"^\s*from\s+(minigrad[\w.]*|\.[\w.]*)\s+import\s+\(?\s*(\w+)", re.MULTILINE)
+
+
+def _module_file(importer: str, module: str, name: str) -> str | None:
+    """The file of `from module import name` in importer (the submodule `name` first)."""
+    if module.startswith("."):
+        dots = len(module) - len(module.lstrip("."))
+        base = os.path.dirname(importer)
+        for _ in range(dots - 1):
+            base = os.path.dirname(base)
+        parts = [p for p in module.lstrip(".").split(".") if p]
+    else:
+        base, parts = os.path.dirname(_HERE), module.split(".")
+    where = os.path.join(base, *parts)
+    for candidate in (os.path.join(where, name + ".py"), where + ".py",
+                      os.path.join(where, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+@functools.cache
+def content_key(paths: tuple[str, ...]) -> str:
+    """A hash of what the kernels in paths read (sources()) and of the numba and llvmlite
+    that compile them: numba's own cache stamp covers the kernel's file only."""
     h = hashlib.sha256()
-    here = os.path.dirname(os.path.abspath(__file__))
-    for path in (__file__, os.path.join(here, "_aot_build.py"), *sources):
+    for path in sources(paths):
         with open(path, "rb") as f:
             h.update(f.read())
     h.update(_numba_version())
+    return h.hexdigest()[:16]
+
+
+def _key(sources: Sequence[str]) -> str:
+    """What a module is built for: the kernels' sources and what they import (and this
+    file's and the builder's, which write the manifest), numba, the CPU (as numba's JIT
+    targets it), numpy and Python."""
+    h = hashlib.sha256()
+    h.update(content_key((__file__, os.path.join(_HERE, "_aot_build.py"), *sources)).encode())
     cpu = os.environ.get("NUMBA_CPU_NAME", ""), os.environ.get("NUMBA_CPU_FEATURES", "")
     h.update(f"{sys.version}|{np.__version__}|{_cpu()}|{cpu}".encode())
     return h.hexdigest()[:16]
 
 
-def _directory() -> str:
-    """Beside numba's cache: NUMBA_CACHE_DIR if set, else the package's __pycache__ if it
-    is writable, else the user's cache directory."""
+def cache_roots() -> list[str]:
+    """Where compiled code is looked for, in this order: NUMBA_CACHE_DIR/minigrad when set,
+    the package's own __pycache__ (what a warm-up of this install built, read-only or not),
+    the user's cache directory. Each holds aot/ (the compiled modules) and numba/ (numba's
+    cache of the JIT kernels); new code goes to the first that is writable."""
+    roots = []
     if os.environ.get("NUMBA_CACHE_DIR"):
-        return os.path.join(os.environ["NUMBA_CACHE_DIR"], "minigrad-aot")
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__", "aot")
-    parent = os.path.dirname(here)
-    if os.access(parent if os.path.isdir(parent) else os.path.dirname(parent), os.W_OK):
-        return here
+        roots.append(os.path.join(os.environ["NUMBA_CACHE_DIR"], "minigrad"))
+    roots.append(PACKAGE_ROOT)
     user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(user, "minigrad", "aot")
+    roots.append(os.path.join(user, "minigrad"))
+    return roots
+
+
+def writable(path: str) -> bool:
+    """Whether path can be written, or created in the nearest directory that exists.
+    os.access, not permission bits: it also sees a read-only mount or an immutable
+    directory, which stop root too."""
+    while not os.path.isdir(path):
+        parent = os.path.dirname(path)
+        if parent == path or os.path.exists(path):
+            return False
+        path = parent
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def _directory() -> str | None:
+    """Where new compiled modules go: the first writable root's aot/ (None: nowhere)."""
+    return next((os.path.join(r, "aot") for r in cache_roots() if writable(r)), None)
 
 
 def _paths(stem: str, sources: Sequence[str], where: str | None = None
            ) -> tuple[str, str, str]:
-    """(directory, module name, manifest path) of the module for these sources (in
-    `where` instead of the cache directory: the builder's staging directory)."""
+    """(directory, module name, manifest path) of the module for these sources in `where`
+    (the builder's staging directory), else where new modules go."""
     name = f"_{stem}_{_key(sources)}"
     where = where or _directory()
+    if where is None:
+        raise OSError("no writable cache directory (set NUMBA_CACHE_DIR to one)")
     return where, name, os.path.join(where, name + ".json")
 
 
@@ -132,7 +207,6 @@ def kernels(stem: str, sources: Sequence[str], jit: Callable[[], object]) -> obj
     return _chosen[stem]
 
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
 # The kernels compiled at one signature per dtype (see `single`), and their sources.
 SMALL_SOURCES = (os.path.join(_HERE, "ops", "_matmul_kernels.py"),
                  os.path.join(_HERE, "linalg", "_svd_vjp_kernel.py"))
@@ -198,16 +272,39 @@ class Kernels:
 
 def load(stem: str, sources: Sequence[str], fallback: Callable[[], object],
          where: str | None = None) -> Kernels | None:
-    """The compiled module built for these sources on this machine (looked for in the
-    cache directory, or in `where`), or None."""
+    """The compiled module built for these sources on this machine (looked for in each
+    cache root in turn, or in `where`), or None."""
+    places = [where] if where else [os.path.join(r, "aot") for r in cache_roots()]
+    for place in places:
+        found = _load_from(stem, sources, fallback, place)
+        if found is not None:
+            return found
+    return None
+
+
+def _load_from(stem: str, sources: Sequence[str], fallback: Callable[[], object],
+               where: str) -> Kernels | None:
     where, name, manifest = _paths(stem, sources, where)
     try:
         with open(manifest) as f:
-            exports = json.load(f)
-    except (OSError, ValueError):
+            built = json.load(f)
+        exports, size, digest = built["exports"], built["size"], built["sha256"]
+    except (OSError, ValueError, TypeError, LookupError):
+        return None  # none, or a damaged manifest (or one of another format): as if none
+    path = os.path.join(where, name + importlib.machinery.EXTENSION_SUFFIXES[0])
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
         return None
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    spec = importlib.util.spec_from_file_location(name, os.path.join(where, name + suffix))
+    if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+        # Loading it could crash the process (a truncated library: SIGBUS; altered code:
+        # SIGSEGV or SIGILL), so it is never loaded.
+        warnings.warn(f"minigrad: the compiled module {path} is damaged (its size or hash is "
+                      "not its manifest's); numba's JIT serves instead (`python -m "
+                      "minigrad.warmup` rebuilds it)", RuntimeWarning, stacklevel=2)
+        return None
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None:
         return None
     try:
@@ -221,7 +318,5 @@ def load(stem: str, sources: Sequence[str], fallback: Callable[[], object],
             key = tuple(_from_json(k) for k in kinds)
             table.setdefault(kernel, {})[key] = getattr(module, entry)
     except (ValueError, TypeError, LookupError, ImportError, AttributeError):
-        # A damaged manifest, or one of another build than the module beside it (entries
-        # are named by their signature): as if there were none.
-        return None
+        return None  # a manifest the module does not match: as if there were none
     return Kernels(table, fallback)

@@ -90,7 +90,9 @@ def build(stem: str, sources: Sequence[str], module: object, names: Sequence[str
         return self._get_host_cpu_features()
 
     os.makedirs(where, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".build-", dir=where)  # publish's renames: one disk
+    sweep(where)
+    # In the cache directory: publish's renames stay on one disk.
+    staging = tempfile.mkdtemp(prefix=f".build-{os.getpid()}-", dir=where)
     try:
         cc.output_dir = staging
         pycc_compiler.compile_extra = with_kernel_flags
@@ -101,9 +103,14 @@ def build(stem: str, sources: Sequence[str], module: object, names: Sequence[str
             pycc_compiler.compile_extra = plain
             codegen.AOTCPUCodegen._customize_tm_features = model_features
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        os.replace(os.path.join(staging, cc.output_file), os.path.join(staging, name + suffix))
+        module = os.path.join(staging, name + suffix)
+        os.replace(os.path.join(staging, cc.output_file), module)
+        with open(module, "rb") as f:
+            data = f.read()
         with open(os.path.join(staging, name + ".json"), "w") as f:
-            json.dump(exports, f)
+            # What _aot.load checks before it loads the module: a damaged one can crash.
+            json.dump({"size": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                       "exports": exports}, f)
     except BaseException:
         discard(staging)
         raise
@@ -127,6 +134,25 @@ def publish(stem: str, sources: Sequence[str], staging: str) -> None:
                 os.remove(os.path.join(where, old))
             except OSError:  # gone already
                 pass
+
+
+def sweep(where: str) -> None:
+    """Remove the staging directories of builds whose process is gone (a SIGKILL skips
+    every clean-up): named .build-<pid>-..., removed when no process has that id."""
+    for entry in os.listdir(where):
+        pid = entry.split("-")[1] if entry.startswith(".build-") else ""
+        if pid.isdigit() and not _running(int(pid)):
+            discard(os.path.join(where, entry))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
 
 
 def discard(staging: str) -> None:

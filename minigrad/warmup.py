@@ -1,5 +1,5 @@
-"""Compile minigrad's numba kernels (SVD, eigh, small-batch matmul) ahead of time:
-``python -m minigrad.warmup``.
+"""Compile minigrad's numba kernels (SVD, eigh, small-batch matmul, special functions)
+ahead of time: ``python -m minigrad.warmup``.
 
 numba compiles each kernel on its first call and caches it on disk; on a fresh install
 that first call takes seconds per kind of SVD. This runs every kind once, float64 and
@@ -37,7 +37,7 @@ KINDS = [
     ("one large matrix, threaded sweeps", (60, 50), Plan(Path.LONE, 2)),
 ]
 DTYPES = (np.float64, np.float32)
-TOTAL = len(KINDS) * len(DTYPES) + 3
+TOTAL = len(KINDS) * len(DTYPES) + 4
 
 
 def _step(n: int, label: str) -> float:
@@ -82,6 +82,18 @@ def _small() -> list:
         out += [((mg.tensor(a) @ mg.tensor(a)).numpy(),),
                 (_svd_backward.svd_vjp_square(u, s, vh, a, None, a),)]
     return out
+
+
+def _specials() -> list:
+    """Every kernel of the special functions (erf and its kin, lgamma, polygamma, Bessel's
+    I), on the float64 arrays their callers pass: cached by numba only."""
+    from minigrad.ops import _bessel_kernels, _erf_kernels, _gamma_kernels
+
+    x = np.linspace(-3.0, 3.0, 7)
+    e = _erf_kernels
+    return [e.erf(x), e.erfc(x), e.erfinv(x / 4), e.erfcx(x), e.erfcx_slope(x),
+            e.exp_square(x, -0.5), _gamma_kernels.lgamma(x), _gamma_kernels.polygamma(1, x),
+            _bessel_kernels.bessel_i(0, x, True), _bessel_kernels.bessel_i(1, x, False)]
 
 
 # (stem, sources, the JIT's kernels and their names, how to choose a set of kernels, a run
@@ -168,6 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run every kind of SVD, eigh and small kernel once per dtype through numba's JIT,
     then compile them ahead of time, printing how long each took."""
     t0 = time.perf_counter()
+    from numba import config
+
+    if config.DISABLE_JIT:
+        print("minigrad.warmup: numba's JIT is disabled (NUMBA_DISABLE_JIT): the kernels run "
+              "as Python, so there is nothing to compile or cache", file=sys.stderr)
+        return 0
     _svd_forward._noticed.update(("float32", "float64"))  # the progress lines say it already
     _matmul_kernels.notice_compiles = False
     # The JIT kernels, even where compiled modules exist: their signatures are what the
@@ -180,11 +198,14 @@ def main(argv: list[str] | None = None) -> int:
     results = {"jacobi": _svds(show=True)}
     child = _svd_build_child()
     svd_said = _build(dict(results)) if child is None else ""
-    t = _step(TOTAL - 2, "batched small matmul and SVD backward")
+    t = _step(TOTAL - 3, "batched small matmul and SVD backward")
     results["small"] = _small()
     _done(t)
-    t = _step(TOTAL - 1, "eigh")
+    t = _step(TOTAL - 2, "eigh")
     results["eigh"] = _eighs()
+    _done(t)
+    t = _step(TOTAL - 1, "special functions")
+    _specials()
     _done(t)
     t = _step(TOTAL, "the same kernels compiled ahead of time")
     done = _build({"small": results["small"], "eigh": results["eigh"]})
@@ -193,7 +214,11 @@ def main(argv: list[str] | None = None) -> int:
         svd_said = out[-1] if child.returncode == 0 else \
             f"jacobi skipped (its build process failed: {out[-1]}); numba's JIT serves"
     _done(t, f"{svd_said}, {done}")
-    print(f"minigrad.warmup: the SVD, eigh and matmul kernels are compiled and cached "
+    from minigrad import _numba_cache
+
+    kept = "compiled, but not cached (nowhere writable: set NUMBA_CACHE_DIR)" \
+        if "nowhere" in _numba_cache._said else "compiled and cached"
+    print(f"minigrad.warmup: the SVD, eigh, matmul and special-function kernels are {kept} "
           f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     return 0
 

@@ -191,14 +191,18 @@ def test_a_module_built_for_other_sources_or_a_damaged_manifest_is_not_used(
     edited = tmp_path / "_jacobi.py"
     edited.write_text(open(F.AOT_SOURCES[0]).read() + "\n# an edit\n")
     assert _aot.load("jacobi", (str(edited), F.AOT_SOURCES[1]), F._jit) is None
-    # Another cache directory: nothing there; then a manifest that is not one.
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
-    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit) is None
-    where, name, manifest = _aot._paths("jacobi", F.AOT_SOURCES)
+    # A cache directory with nothing there, then with a manifest that is not one: neither
+    # is used; the next place looked in (the package's own) still is.
+    cache = str(tmp_path / "cache" / "minigrad" / "aot")
+    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit, where=cache) is None
+    where, name, manifest = _aot._paths("jacobi", F.AOT_SOURCES, cache)
     os.makedirs(where)
     with open(manifest, "w") as f:
         f.write('[["sweeps_0", "sweeps", [["array", "d"]]]]')  # no module beside it
-    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit) is None
+    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit, where=cache) is None
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    assert _aot.cache_roots()[0] == os.path.dirname(cache)
+    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit) is not None
 
 
 def test_compiled_kernels_release_the_gil(compiled):
@@ -239,13 +243,16 @@ def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, 
     try:
         want = warmup._eighs()
         off = [(w + 1.0, None if v is None else v) for w, v in want]
-        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # only _aot reads it now
+        # Only here, not in the package's cache or the user's, so that it is built anew.
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user"))
+        monkeypatch.setattr(_aot, "PACKAGE_ROOT", str(tmp_path / "package"))
         said = warmup.build_aot({"eigh": off})
     finally:
         _aot.use("eigh", saved if saved is not None else jit)
     assert said == "eigh skipped: its results differ from the JIT's"
     assert _aot.load("eigh", _eigh_forward.AOT_SOURCES, _eigh_forward._jit) is None
-    assert os.listdir(tmp_path / "minigrad-aot") == []  # the staging directory is gone too
+    assert os.listdir(tmp_path / "minigrad" / "aot") == []  # the staging directory is gone too
 
 
 def test_svd_vjp_square_refuses_arrays_its_compiled_kernel_would_misread():

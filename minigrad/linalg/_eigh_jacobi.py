@@ -16,7 +16,8 @@ Status codes written per batch element: ``OK``, ``NOT_FINITE``, ``NOT_CONVERGED`
 import math
 
 import numpy as np
-from numba import njit
+
+from minigrad._numba_cache import njit
 
 # The status codes the driver reads (as the SVD's kernels write them).
 from minigrad.linalg._jacobi_contract import NOT_CONVERGED, NOT_FINITE, OK

@@ -3,7 +3,7 @@
 The working copy of a matrix is stored transposed, ``X[j] = column j``, so every plane
 rotation and every dot product runs over contiguous memory. Dot products accumulate in
 float64 whatever the storage dtype. Everything compiles lazily on first call and is cached
-on disk (``cache=True``); importing this module compiles nothing.
+on disk (``cache=True``: minigrad/_numba_cache.py); importing this module compiles nothing.
 
 Every kernel is ``nogil`` and serial: the driver runs them on its own threads
 (``_threads.py``), never through numba's threading layer, whose OpenMP backend kills a
@@ -13,36 +13,15 @@ Status codes written per batch element: ``OK``, ``NOT_FINITE``, ``NOT_CONVERGED`
 """
 
 import math
-import sys
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from minigrad._numba_cache import njit
 
 # The status codes and the lane width the driver agrees on; the kernels read them as
 # compile-time constants.
 from minigrad.linalg._jacobi_contract import _LANES, MORE, NOT_CONVERGED, NOT_FINITE, OK
-
-
-def _probe():
-    pass
-
-
-def _cache_available() -> bool:
-    """Whether numba can cache this file's kernels: beside it, in NUMBA_CACHE_DIR or in the
-    user's cache directory. When none is writable (a read-only install and no writable
-    home), compile in every process instead of failing, and say so once."""
-    try:
-        njit(cache=True)(_probe)  # numba picks its cache directory here, per source file
-    except RuntimeError:
-        print("minigrad: no writable numba cache directory (the package is read-only and so "
-              "is the user cache); the SVD kernels compile anew in every process. Set "
-              "NUMBA_CACHE_DIR to a writable directory to keep them.", file=sys.stderr)
-        return False
-    return True
-
-
-_CACHE = _cache_available()
 
 # Reassociating a sum lets LLVM vectorise the dot products; nothing else is relaxed
 # (no 'nnan'/'ninf': the finiteness checks must survive).
@@ -58,7 +37,7 @@ _SAFE = 2.0**-970
 _ROOT_SAFE = 2.0**-480  # rows above this norm have squares and products above _SAFE
 
 # Kernels that only other kernels call need no entry point from Python.
-_HELPER = {"cache": _CACHE, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+_HELPER = {"cache": True, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
 # ---- rows: dot products, norms, rotations -------------------------------------------------
@@ -73,7 +52,7 @@ def _dot(x, y):
     return acc
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
 def _dot_rows(X, p, q):
     acc = 0.0
     for i in range(X.shape[1]):
@@ -106,7 +85,7 @@ def _norm(X, p):
     return _scaled_dot(X, p, p, amax, amax) ** 0.5 * amax
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _tangent(zeta):
     """t = tan(theta) of the Jacobi rotation, the smaller root of t^2 + 2 zeta t - 1 = 0."""
     if abs(zeta) > _BIG_ZETA:
@@ -115,7 +94,7 @@ def _tangent(zeta):
     return -t if zeta < 0.0 else t
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _rotation(a, b, gamma):
     """(c, s, new a, new b) of the rotation X[p] <- c X[p] - s X[q], X[q] <- s X[p] + c X[q]
     that makes rows of norms a, b (both > _ROOT_SAFE) and dot product gamma orthogonal."""
@@ -126,7 +105,7 @@ def _rotation(a, b, gamma):
     return c, c * t, math.sqrt(max(0.0, alpha - t * gamma)), math.sqrt(max(0.0, beta + t * gamma))
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _rotation_tiny(a, b, cos):
     """_rotation for rows whose squares may underflow, from the cosine of their angle:
     written with the ratio b / a, never a square, so it holds for norms down to 1e-300."""
@@ -140,7 +119,7 @@ def _rotation_tiny(a, b, cos):
 
 # The pair loop works on whole rows by 2-d indexing, inlined into one fastmath function:
 # that is what LLVM vectorises best (row views passed to helpers ran ~30% slower).
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
 def _rotate_rows(X, p, q, c, s):
     for i in range(X.shape[1]):
         xi = X[p, i]
@@ -149,7 +128,7 @@ def _rotate_rows(X, p, q, c, s):
         X[q, i] = s * xi + c * yi
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
 def _rotate_rows_dot(X, p, q, r, c, s):
     """_rotate_rows(X, p, q, c, s) and return the new X[p] . X[r]: the next pair's dot
     product rides on the rotation's loads and stores (the loop is bound by the stores)."""
@@ -279,7 +258,7 @@ def complete_rows(Ut, filled):
         filled[i] = True
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _sort_descending(sv, perm):
     """Order perm so that sv[perm] is descending; a stable insertion sort, since de Rijk
     pivoting (and tiny n) leave it nearly sorted already."""
@@ -292,7 +271,7 @@ def _sort_descending(sv, perm):
         perm[i + 1] = pj
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _left_vectors(X, Ut, s, sv, perm, filled):
     """s = the row norms of the converged X, descending, and Ut's first n rows the rows
     of X normalised in that order, filled[i] False for the rows left to complete to an
@@ -323,7 +302,7 @@ def _left_vectors(X, Ut, s, sv, perm, filled):
     return gaps > 0
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _write(Ut, Vt, perm, sgn, trans, u, vh):
     """The complete left vectors Ut and the rotations Vt (in perm's order) to signed u and
     vh, written in the orientation of the source (A transposed when trans)."""
@@ -366,7 +345,7 @@ def _write(Ut, Vt, perm, sgn, trans, u, vh):
 
 # ---- scaling by powers of two ------------------------------------------------------------
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _scale_exponent(amax):
     """(e, 2^-e) with amax * 2^-e in [0.5, 1) (e = 0 for amax = 0); the factor is 0 when
     2^-e itself is not representable (|e| > 1000: subnormal or huge input)."""
@@ -374,7 +353,7 @@ def _scale_exponent(amax):
     return e, math.ldexp(1.0, -e) if abs(e) <= 1000 else 0.0
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _times_pow2(v, e, sc):
     """v * 2^-e, exactly: a multiply by sc where 2^-e is representable, else math.ldexp
     (two factors would do too, until a fastmath caller reassociates their product)."""
@@ -406,7 +385,7 @@ class Lanes(NamedTuple):
 
 # The lane functions are inlined into svd_lanes (same flags): compiled separately, each
 # caller re-optimises its callees' linked code, which multiplied the first-call compile time.
-_LANE = {"cache": _CACHE, "nogil": True, "fastmath": _FAST, "error_model": "numpy",
+_LANE = {"cache": True, "nogil": True, "fastmath": _FAST, "error_model": "numpy",
          "inline": "always"}
 
 
@@ -594,7 +573,7 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
 # their own, glue called from one place (_left_vectors, _write) is inlined, and kernels
 # that only kernels call have no Python entry point (_HELPER).
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def sweeps(X, Vt, nrm, ref, tol, status):
     """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of each X[b] (the columns
     of A[b], scaled so that squares neither overflow nor, mostly, underflow) where
@@ -643,7 +622,7 @@ def sweeps(X, Vt, nrm, ref, tol, status):
                 break
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=True, nogil=True)
 def finish(X, Vt, expo, trans, u, s, vh, status, Ut, sv, perm, sgn, filled):
     """sweeps' output to s[b] and signed u[b], vh[b] (in a[b]'s orientation) where
     status[b] is OK. A matrix whose U has columns to complete (a zero singular value, or
@@ -663,7 +642,7 @@ def finish(X, Vt, expo, trans, u, s, vh, status, Ut, sv, perm, sgn, filled):
             _write(Ut, Vt[b], perm, sgn, trans, u[b], vh[b])
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=True, nogil=True)
 def complete(X, Vt, expo, trans, u, s, vh, status, Ut, sv, perm, sgn, filled):
     """finish for the matrices it left with status MORE: U's missing columns completed to
     an orthonormal basis (complete_rows), then written as finish does; status OK."""
@@ -678,14 +657,14 @@ def complete(X, Vt, expo, trans, u, s, vh, status, Ut, sv, perm, sgn, filled):
         _write(Ut, Vt[b], perm, sgn, trans, u[b], vh[b])
         status[b] = OK
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=True, nogil=True)
 def left_vectors(X, Ut, s, sv, perm, filled):
     """_left_vectors with the rows completed, for the driver's lone-matrix path."""
     if _left_vectors(X, Ut, s, sv, perm, filled):
         complete_rows(Ut, filled)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=True, nogil=True)
 def renorm_sorted(X, nrm, ref, tol):
     """renorm, then the rows sorted by norm, largest first: de Rijk's pivoting once per
     sweep, for the threaded sweep (which cannot pivot pair by pair)."""
@@ -696,7 +675,7 @@ def renorm_sorted(X, nrm, ref, tol):
     ref[:] = ref[order]
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def block_pairs(X, nrm, ref, tol, p0, p1, q0, q1, inner):
     """One task of a threaded sweep: every row of X[p0:p1] against every row of X[q0:q1]
     (two blocks that no other task of the round touches), after the pairs inside each
@@ -713,7 +692,7 @@ def block_pairs(X, nrm, ref, tol, p0, p1, q0, q1, inner):
     return done
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def svd_lanes(a, trans, compute_uv, tol, u, s, vh, status):
     """The general kernels for matrices of at most _LANES_MAX_N columns and _LANES_MAX_M rows
     (after the transpose) and a reduced or square U, _LANES at a time. A matrix it cannot
@@ -771,7 +750,7 @@ _LANES3 = 32
 _X3, _V3, _R3, _C3, _S3, _T3, _P3, _W3 = 0, 9, 18, 21, 22, 23, 24, 31
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _turns3(W, p, q, K):
     """The rotation of columns p < q in every lane, into rows _C3 and _S3 (c = 1, s = 0
     where the pair is orthogonal enough), R updated; returns how many lanes turn."""
@@ -809,7 +788,7 @@ def _turns3(W, p, q, K):
     return turns
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _rotate3(W, p, q, K):
     """Columns p and q of X and V turned by rows _C3, _S3 in every lane; _settle's rule: a
     column cut below a noise fraction of its largest norm is zeroed."""
@@ -887,7 +866,7 @@ def _finish3(W, K):
         W[(_P3 + 3) * L + l] = zero if min(s0, s1, s2) == zero else one
 
 
-@njit(cache=_CACHE, nogil=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def svd_lanes3(a, compute_uv, tol, u, s, vh, status):
     """svd_lanes for a batch of 3x3 matrices (a (B, 3, 3); u, vh (B, 3, 3) or empty),
     computed in a's dtype (float32 or float64)."""

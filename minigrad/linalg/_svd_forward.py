@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from minigrad import _aot
-from minigrad.linalg import _threads
+from minigrad.linalg import _memory, _threads
 from minigrad.linalg._jacobi_contract import (
     _LANES,
     _LANES_MAX_M,
@@ -143,7 +143,7 @@ def _compile_notice(work, key: tuple):
                 return
 
     watcher = threading.Thread(target=watch, daemon=True, name="minigrad-compile-notice")
-    watcher.start()
+    _threads.start(watcher)
     try:
         yield
         _ran.add(key)
@@ -365,16 +365,45 @@ def _gram_start(a: np.ndarray):
     rounding is componentwise, and on graded input that passes (a) the start measured as
     accurate as the plain sweeps; it stays for its proof.
     """
+    m, n = a.shape
+    if not _memory.fits(8.0 * n * n * (3 if n * n >= _IN_PLACE else 5) + a.nbytes):
+        return None  # the plain sweeps: slower, but within the memory there is
     a64 = a.astype(np.float64, copy=False)
     g = a64.T @ a64
-    lam, v0 = np.linalg.eigh(g)
+    del a64
+    d = np.sqrt(np.diagonal(g))  # before the eigh, which may overwrite g
+    lam, v0 = eigh_gram(g, in_place=n * n >= _IN_PLACE)
+    del g
     if not (lam[-1] > 0 and lam[0] * _COND2 >= lam[-1]):  # (a); also refuses zero and NaN
         return None
-    d = np.sqrt(np.diagonal(g))
     if np.linalg.norm(d * v0[:, -1]) > _GRADED * np.linalg.norm(d * v0[:, 0]):  # (b)
         return None
     v0 = v0[:, ::-1]  # descending, the order de Rijk's pivoting keeps
-    return np.ascontiguousarray(v0, dtype=a.dtype), (a64 @ v0).astype(a.dtype)
+    if a.dtype == np.float64:
+        return np.ascontiguousarray(v0), a @ v0
+    b = np.empty((m, n), a.dtype)
+    for i in range(0, m, _ROWS):  # in float64 a block of rows at a time, not all of a
+        b[i:i + _ROWS] = a[i:i + _ROWS].astype(np.float64) @ v0
+    return np.ascontiguousarray(v0, dtype=a.dtype), b
+
+
+_IN_PLACE = 1 << 20  # Grams of at least this many entries: eigh_gram in place
+_ROWS = 256
+
+
+def eigh_gram(g: np.ndarray, in_place: bool) -> tuple[np.ndarray, np.ndarray]:
+    """np.linalg.eigh(g); in_place, LAPACK's same syevd in g's own memory (through scipy,
+    when it is installed): numpy's eigh takes two more n x n copies, 5 n^2 doubles in all,
+    the bulk of a large SVD's footprint. Not for small g: importing scipy.linalg costs
+    0.3 s."""
+    if in_place:
+        try:
+            from scipy.linalg import eigh
+        except ImportError:
+            pass
+        else:  # g.T: the Fortran order LAPACK takes, the same matrix
+            return eigh(g.T, overwrite_a=True, check_finite=False, driver="evd")
+    return np.linalg.eigh(g)
 
 
 def _svd_lone(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int, gram: bool):
@@ -448,9 +477,16 @@ def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int, gram
 def _svd_one_matrix(a: np.ndarray, full: bool, compute_uv: bool, tol, plan: Plan):
     """The LONE and QR paths: A scaled by a power of two (exact; so that neither squares
     nor 1 / s overflow or underflow), the transpose taken so that rows >= columns."""
-    if not np.isfinite(a).all():
+    m, n = a.shape
+    k = min(m, n)
+    # The scaled copy of a and the rows the sweeps rotate, and U and V: refused up front
+    # when they cannot fit, rather than failing deep inside LAPACK or the kernels.
+    vectors = ((m if full else k) * m + (n if full else k) * n) if compute_uv else 0
+    _memory.require(a.itemsize * (2 * m * n + 2 * vectors),
+                    f"the SVD of one {m}x{n} {a.dtype} matrix")
+    amax = float(max(a.max(), -a.min()))  # NaN and Inf too, without a temporary the size of a
+    if not math.isfinite(amax):
         _raise_for(NOT_FINITE, (), tol.max_sweeps)
-    amax = float(np.abs(a).max())
     e = math.frexp(amax)[1] if amax > 0 else 0
     trans = a.shape[0] < a.shape[1]
     ak = np.ldexp(a.T if trans else a, -e)

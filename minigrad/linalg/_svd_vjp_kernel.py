@@ -14,7 +14,9 @@ module when it is built.
 """
 
 import numpy as np
-from numba import from_dtype, njit, types
+from numba import from_dtype, types
+
+from minigrad._numba_cache import njit
 
 from ..ops._matmul_kernels import compile_for, jitted
 

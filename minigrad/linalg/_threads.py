@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,14 +32,35 @@ _local = threading.local()  # .limit: the calling thread's cap, from limit()
 
 def num_threads() -> int:
     """How many threads an SVD may use, the calling one included."""
-    if _process_threads is not None:
-        n = _process_threads
-    else:
-        from numba import config
-
-        n = max(1, int(config.NUMBA_NUM_THREADS))
+    n = _process_threads if _process_threads is not None else _default()
     cap = getattr(_local, "limit", None)
     return n if cap is None else min(n, cap)
+
+
+def _default() -> int:
+    """numba's NUMBA_NUM_THREADS, read as numba reads it but without importing numba (0.3 s,
+    which the compiled modules exist to avoid): the variable, else the usable cores."""
+    numba = sys.modules.get("numba")
+    if numba is not None and hasattr(numba, "config"):
+        return max(1, int(numba.config.NUMBA_NUM_THREADS))
+    try:
+        return max(1, int(os.environ.get("NUMBA_NUM_THREADS", "")))
+    except ValueError:
+        pass
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+def start(thread: threading.Thread) -> bool:
+    """thread.start(), or False when the system has no memory (or quota) left for another
+    thread: the callers' helpers and notices are optional, the work goes on without them."""
+    try:
+        thread.start()
+    except RuntimeError:  # "can't start new thread"
+        return False
+    return True
 
 
 def get_num_threads() -> int:
@@ -95,7 +117,12 @@ def run(fn: Callable, tasks: Sequence[tuple], threads: int) -> list:
             out[i] = fn(*tasks[i])
 
     pool = _executor(threads - 1)
-    helpers = [pool.submit(worker) for _ in range(threads - 1)]
+    helpers = []
+    for _ in range(threads - 1):
+        try:
+            helpers.append(pool.submit(worker))
+        except RuntimeError:  # "can't start new thread": short of memory, the rest is ours
+            break
     worker()
     for h in helpers:
         h.result()

@@ -12,7 +12,8 @@ there for the small orders the derivatives reach.
 import math
 
 import numpy as np
-from numba import njit
+
+from minigrad._numba_cache import njit
 
 _SERIES_MAX = 25.0
 _E32 = math.exp(32.0)

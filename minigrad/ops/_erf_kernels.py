@@ -11,7 +11,8 @@ its asymptotic series.
 import math
 
 import numpy as np
-from numba import njit
+
+from minigrad._numba_cache import njit
 
 
 @njit(cache=True)

@@ -10,7 +10,8 @@ terms is below rounding; negative arguments are reflected first, so the climb is
 import math
 
 import numpy as np
-from numba import njit
+
+from minigrad._numba_cache import njit
 
 # B_2k / (2k)! for k = 1..7 (the Bernoulli numbers' weights in the asymptotic series of
 # zeta(s, x)) and B_2k / (2k) (those of digamma's)

@@ -15,7 +15,9 @@ import sys
 import threading
 
 import numpy as np
-from numba import from_dtype, njit, types
+from numba import from_dtype, types
+
+from minigrad._numba_cache import njit
 
 
 @njit(nogil=True, inline="always")
@@ -53,20 +55,21 @@ jitted: dict = {}
 
 
 def compile_for(py_func, signature, what: str, name: str):
-    """njit at one signature, cached on disk; compiled in-process when no cache directory
-    is writable (a read-only install), as the SVD kernels do. x / 0 is inf or nan, as in
-    numpy (numba's default raises). A load from the cache takes milliseconds; when it is
-    still busy half a second in, it is compiling, and stderr says so (``what`` names it)."""
+    """njit at one signature, cached on disk (minigrad/_numba_cache.py). x / 0 is inf or
+    nan, as in numpy (numba's default raises). A load from the cache takes milliseconds;
+    when it is still busy half a second in, it is compiling, and stderr says so (``what``
+    names it)."""
     notice = threading.Timer(NOTICE_AFTER_S, lambda: print(
         f"minigrad: compiling {what}, once (numba caches it; `python -m minigrad.warmup` "
         "does it ahead of time) ...", file=sys.stderr, flush=True))
     notice.daemon = True
     if notice_compiles:
-        notice.start()
+        try:
+            notice.start()
+        except RuntimeError:  # "can't start new thread" (short of memory): no notice
+            pass
     try:
         kernel = njit(signature, cache=True, nogil=True, error_model="numpy")(py_func)
-    except RuntimeError:  # numba found nowhere to cache
-        kernel = njit(signature, nogil=True, error_model="numpy")(py_func)
     finally:
         notice.cancel()
     jitted[name] = kernel

@@ -1,0 +1,70 @@
+"""How much memory this process may still take, so that a large factorisation is refused up
+front with a MemoryError naming the size, rather than failing deep inside LAPACK (a
+segfault under an address-space limit) or being killed by the system."""
+
+from __future__ import annotations
+
+import resource
+
+
+def _meminfo_available() -> float | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _address_space_left() -> float | None:
+    """RLIMIT_AS (ulimit -v) less this process's virtual size: what malloc may still map."""
+    try:
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[0])
+        return float(limit - pages * resource.getpagesize())
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _cgroup_left() -> float | None:
+    """A container's memory limit (cgroup v2) less its use."""
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        if limit == "max":
+            return None
+        with open("/sys/fs/cgroup/memory.current") as f:
+            return float(int(limit) - int(f.read()))
+    except (OSError, ValueError):
+        return None
+
+
+def available() -> float | None:
+    """Bytes this process may still allocate (the tightest of the system's available
+    memory, the address-space limit and the container's limit), or None if unknown."""
+    known = [x for x in (_meminfo_available(), _address_space_left(), _cgroup_left())
+             if x is not None]
+    return max(0.0, min(known)) if known else None
+
+
+def fits(need: float) -> bool:
+    """Whether need bytes fit in what is available (True when that is unknown)."""
+    left = available()
+    return left is None or need <= left
+
+
+def require(need: float, what: str) -> None:
+    """Raise MemoryError, naming what and the sizes, if need bytes are not available."""
+    left = available()
+    if left is not None and need > left:
+        raise MemoryError(f"{what} needs about {_size(need)} of working memory, and only "
+                          f"{_size(left)} is available")
+
+
+def _size(n: float) -> str:
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
