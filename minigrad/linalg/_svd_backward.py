@@ -64,7 +64,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     fetch the second-order information it needs. ``no_poles``: the forward's finding that
     no singular value is near a pole (None: look)."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
-    if k == 0:
+    if S._array.size == 0:  # no singular value (k = 0), or an empty batch
         return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
     Uk = U if U.shape[-1] == k else U[..., :k]
     Vhk = Vh if Vh.shape[-2] == k else Vh[..., :k, :]

@@ -92,7 +92,8 @@ class _Eigh(Function):
         ctx.policy = policy
         # Near a tie the exact backward may need the loss's second derivatives: ask the
         # engine to keep the graph downstream until this node's backward has run.
-        ctx.wants_downstream = policy.kind == "exact" and _near_ties(w, _et.near_level(w))
+        ctx.wants_downstream = (policy.kind == "exact" and w.shape[-1] > 1
+                                and _near_ties(w, _et.near_level(w)))
         return outs
 
     @staticmethod

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..functions import stack
+from ..functions import stack, where
 from ..ops.shape import wrap_dim
 from ..tensor import Tensor
 from ._checks import check_matrix, check_tensor
@@ -123,9 +123,9 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not "
                         f"{type(n).__name__}")
-    if n == 0:
+    if n == 0:  # I, a function of A with a zero gradient (a NaN in A stays out), as torch
         eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)
-        return Tensor._make(eye.copy())
+        return where(Tensor._make(np.zeros(A.shape, bool)), A, Tensor._make(eye.copy()))
     if n < 0:
         check_matrix(A, "linalg.matrix_power", square=True)
         A, n = inv(A), -n

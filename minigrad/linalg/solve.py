@@ -121,7 +121,8 @@ class _SolveTriangular(Function):
         T = _triangle(A._array, upper, unit)
         dt = np.result_type(T.dtype, B._array.dtype)
         if not unit:
-            zero = (np.diagonal(T, axis1=-2, axis2=-1) == 0).reshape(-1, T.shape[-1])
+            n = T.shape[-1]  # (the batch is flattened by its size: n may be 0)
+            zero = (np.diagonal(T, axis1=-2, axis2=-1) == 0).reshape(T.size // max(n * n, 1), n)
             if zero.any():
                 b = int(np.flatnonzero(zero.any(-1))[0])
                 raise LinAlgError(

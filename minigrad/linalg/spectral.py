@@ -68,8 +68,8 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     """
     check_matrix(A, "linalg.pinv", square=hermitian)
     m, n = A.shape[-2:]
-    if min(m, n) == 0 or A.numel() == 0:
-        return Tensor._make(np.zeros(A.shape[:-2] + (n, m), A.dtype))
+    if A.numel() == 0:
+        return _empty_pinv(A)
     flat, batch = _flat(A)
     s = _values(flat._array, hermitian)
     cut = np.broadcast_to(_cutoff(s[..., 0].reshape(batch), atol, rtol, m, n), batch)
@@ -82,6 +82,12 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
         return _pinv_cut(Ag, cut[idx], hermitian)
 
     return by_group(flat, full, part).reshape(*batch, n, m)
+
+
+def _empty_pinv(A: Tensor) -> Tensor:
+    """pinv of an empty A: zeros (*, n, m), written as a function of A so that a backward
+    reaches A (with a zero gradient), as in torch."""
+    return A.mT * 0.0
 
 
 def _pinv_full(A: Tensor, hermitian: bool) -> Tensor:
@@ -164,9 +170,10 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     tensor(4.)
     """
     check_matrix(A, "linalg.cond")
-    empty = Tensor._make(np.zeros(A.shape[:-2], A.dtype))  # no matrix, or empty ones: 0
+    # No matrix, or empty ones: 0, as torch, from A so that a backward reaches it (with 0)
+    empty = (A * 0.0).sum((-2, -1)) if A.numel() == 0 else None
     if p in (None, 2, -2):
-        if A.numel() == 0:
+        if empty is not None:
             return empty
         s = svdvals(A)
         flat = s.reshape(-1, s.shape[-1])
@@ -185,7 +192,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but "
                            f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
-    if A.numel() == 0:
+    if empty is not None:
         return empty
     flat, batch = _flat(A)
     singular = lu_info(flat._array) > 0
@@ -245,7 +252,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     Af = A.expand(*batch, m, n).reshape(nb, m, n)
     Bf = Bm.expand(*batch, m, k).reshape(nb, m, k)
     if a.size == 0 or Bf.shape[0] == 0:
-        X = Tensor._make(np.zeros((Bf.shape[0], n, k), dt))
+        X = _empty_pinv(Af) @ Bf  # zeros (nb, n, k) even when n * k > 0, from A and B
     else:
         tol_b = np.broadcast_to(tol.reshape(own + (1,)), batch + (1,)).reshape(-1, 1)
         rank_b = np.broadcast_to(rank.reshape(own), batch).reshape(-1)

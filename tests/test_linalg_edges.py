@@ -1,0 +1,162 @@
+"""mg.linalg at its edges, against torch: empty inputs (forward and backward) of every
+function, the errors torch raises, non-finite input and float16."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+INF = float("inf")
+
+# (name, f(lib, A, B), [(A's shape, B's shape or None), ...]); f is written once for both
+# libraries (lib is minigrad or torch). The shapes are the empty ones torch accepts: an empty
+# batch, 0 x 0 matrices, and m x 0 / 0 x n where the function takes non-square input.
+SQ = [((0, 3, 3), None), ((0, 0), None), ((2, 0, 0), None)]
+RECT = SQ + [((3, 0), None), ((0, 3), None), ((2, 0, 3), None)]
+SOLVE = [((0, 3, 3), (0, 3, 2)), ((0, 0), (0, 2)), ((2, 0, 0), (2, 0, 1)), ((0, 0), (0,)),
+         ((0, 3, 3), (0, 3))]
+LSTSQ = [((0, 3, 3), (0, 3, 2)), ((0, 0), (0, 2)), ((3, 0), (3, 2)), ((0, 3), (0, 2)),
+         ((2, 0, 0), (2, 0, 1)), ((0, 3), (0,))]
+EMPTY = [
+    ("svd", lambda L, A, B: L.linalg.svd(A), RECT),
+    ("svd/reduced", lambda L, A, B: L.linalg.svd(A, full_matrices=False), RECT),
+    ("svdvals", lambda L, A, B: L.linalg.svdvals(A), RECT),
+    ("eigh", lambda L, A, B: L.linalg.eigh(A), SQ),
+    ("eigvalsh", lambda L, A, B: L.linalg.eigvalsh(A), SQ),
+    ("det", lambda L, A, B: L.linalg.det(A), SQ),
+    ("slogdet", lambda L, A, B: L.linalg.slogdet(A), SQ),
+    ("mg.logdet", lambda L, A, B: L.logdet(A), SQ),
+    ("inv", lambda L, A, B: L.linalg.inv(A), SQ),
+    ("cholesky", lambda L, A, B: L.linalg.cholesky(A), SQ),
+    ("cholesky/upper", lambda L, A, B: L.linalg.cholesky(A, upper=True), SQ),
+    ("qr", lambda L, A, B: L.linalg.qr(A), RECT),
+    ("qr/complete", lambda L, A, B: L.linalg.qr(A, mode="complete"), RECT),
+    ("qr/r", lambda L, A, B: L.linalg.qr(A, mode="r")[1], RECT),
+    ("pinv", lambda L, A, B: L.linalg.pinv(A), RECT),
+    ("pinv/hermitian", lambda L, A, B: L.linalg.pinv(A, hermitian=True), SQ),
+    ("mg.pinverse", lambda L, A, B: L.pinverse(A), RECT),
+    ("matrix_rank", lambda L, A, B: L.linalg.matrix_rank(A), RECT),
+    ("matrix_rank/hermitian", lambda L, A, B: L.linalg.matrix_rank(A, hermitian=True), SQ),
+    ("cond", lambda L, A, B: L.linalg.cond(A), SQ),
+    ("cond/-2", lambda L, A, B: L.linalg.cond(A, -2), SQ),
+    ("cond/1", lambda L, A, B: L.linalg.cond(A, 1), SQ),
+    ("cond/fro", lambda L, A, B: L.linalg.cond(A, "fro"), SQ),
+    ("cond/nuc", lambda L, A, B: L.linalg.cond(A, "nuc"), SQ),
+    ("matrix_exp", lambda L, A, B: L.linalg.matrix_exp(A), SQ),
+    ("matrix_power/0", lambda L, A, B: L.linalg.matrix_power(A, 0), SQ),
+    ("matrix_power/3", lambda L, A, B: L.linalg.matrix_power(A, 3), SQ),
+    ("matrix_power/-2", lambda L, A, B: L.linalg.matrix_power(A, -2), SQ),
+    ("matrix_norm/fro", lambda L, A, B: L.linalg.matrix_norm(A), RECT),
+    ("matrix_norm/nuc", lambda L, A, B: L.linalg.matrix_norm(A, "nuc"), RECT),
+    ("nuclear_norm", lambda L, A, B: (L.linalg if L is mg else L).nuclear_norm(A), RECT),
+    ("matrix_norm/2", lambda L, A, B: L.linalg.matrix_norm(A, 2), RECT),
+    ("matrix_norm/-2", lambda L, A, B: L.linalg.matrix_norm(A, -2), RECT),
+    ("matrix_norm/1", lambda L, A, B: L.linalg.matrix_norm(A, 1), RECT),
+    ("matrix_norm/-1", lambda L, A, B: L.linalg.matrix_norm(A, -1), RECT),
+    ("matrix_norm/inf", lambda L, A, B: L.linalg.matrix_norm(A, INF), RECT),
+    ("matrix_norm/-inf", lambda L, A, B: L.linalg.matrix_norm(A, -INF), RECT),
+    ("norm", lambda L, A, B: L.linalg.norm(A), RECT + [((0,), None)]),
+    ("norm/2", lambda L, A, B: L.linalg.norm(A, 2), [((0, 0), None), ((3, 0), None)]),
+    ("norm/dim", lambda L, A, B: L.linalg.norm(A, 1, -1), RECT),
+    ("vector_norm", lambda L, A, B: L.linalg.vector_norm(A), RECT + [((0,), None)]),
+    ("vector_norm/3", lambda L, A, B: L.linalg.vector_norm(A, 3, -1), RECT),
+    ("vector_norm/inf", lambda L, A, B: L.linalg.vector_norm(A, INF, -1), RECT),
+    ("vector_norm/-inf", lambda L, A, B: L.linalg.vector_norm(A, -INF, -2), RECT),
+    ("solve", lambda L, A, B: L.linalg.solve(A, B), SOLVE),
+    ("solve/right", lambda L, A, B: L.linalg.solve(A, B.mT, left=False), SOLVE[:3]),
+    ("solve_triangular", lambda L, A, B: L.linalg.solve_triangular(A, B, upper=True),
+     SOLVE[:3]),
+    ("solve_triangular/lower-right",
+     lambda L, A, B: L.linalg.solve_triangular(A, B.mT, upper=False, left=False), SOLVE[:3]),
+    ("lstsq", lambda L, A, B: L.linalg.lstsq(A, B).solution, LSTSQ),
+    ("lstsq/gelsd", lambda L, A, B: L.linalg.lstsq(A, B, driver="gelsd"), LSTSQ),
+    ("multi_dot", lambda L, A, B: L.linalg.multi_dot([A, B, A.mT]),
+     [((0, 3), (3, 3)), ((3, 0), (0, 0)), ((0, 0), (0, 2)), ((2, 0), (0, 4))]),
+    ("multi_dot/vectors", lambda L, A, B: L.linalg.multi_dot([A, B, A]),
+     [((0,), (0, 0)), ((3,), (3, 0))]),
+    ("cross", lambda L, A, B: L.linalg.cross(A, B), [((0, 3), (0, 3)), ((2, 0, 3), (2, 0, 3))]),
+    ("cross/broadcast", lambda L, A, B: L.linalg.cross(A, B), [((0, 3), (1, 3))]),
+    ("mg.svd", lambda L, A, B: L.svd(A), RECT),
+    ("mg.svd/no-uv", lambda L, A, B: L.svd(A, compute_uv=False)[1], RECT),
+    ("mg.cholesky", lambda L, A, B: L.cholesky(A), SQ),
+    ("mg.qr", lambda L, A, B: L.qr(A), RECT),
+]
+EMPTY_CASES = [pytest.param(f, a, b, id=f"{name}-{a}-{b}") for name, f, shapes in EMPTY
+               for a, b in shapes]
+
+
+def _kind(err: BaseException) -> type:
+    """The builtin exception class an error is (LinAlgError is a RuntimeError in both)."""
+    return next(c for c in type(err).__mro__ if c.__module__ == "builtins")
+
+
+def _run(lib, f, a_shape, b_shape):
+    """f's float outputs and the gradients of their sum (None: no path to that input), or
+    the error forward raised."""
+    args = [lib.zeros(s, dtype=lib.float64, requires_grad=True) if s is not None else None
+            for s in (a_shape, b_shape)]
+    try:
+        out = f(lib, *args)
+    except Exception as e:  # noqa: BLE001 - compared with the other library's
+        return e, None, None
+    outs = out if isinstance(out, tuple) else (out,)
+    floats = [o for o in outs if o.dtype == lib.float64]
+    inputs = [t for t in args if t is not None]
+    if not floats:  # matrix_rank
+        return None, outs, [lib.zeros(t.shape) for t in inputs]
+    try:
+        grads = lib.autograd.grad(sum(o.sum() for o in floats), inputs, allow_unused=True)
+    except RuntimeError as e:
+        grads = e
+    return None, outs, grads
+
+
+@pytest.mark.filterwarnings("ignore:.*is deprecated:UserWarning")
+@pytest.mark.parametrize("f, a_shape, b_shape", EMPTY_CASES)
+def test_empty_input_forward_and_backward(f, a_shape, b_shape):
+    """Every function on empty input: what torch returns (shapes, dtypes, values) or the
+    kind of error it raises; the backward gives zeros of each input's shape (torch too, or
+    no gradient at all where its output does not require grad)."""
+    err, outs, grads = _run(mg, f, a_shape, b_shape)
+    shapes = [s for s in (a_shape, b_shape) if s is not None]
+    if err is None:
+        assert not isinstance(grads, Exception), grads
+        for g, shape in zip(grads, shapes):
+            assert g is not None and g.shape == shape and not g.numpy().any()
+    torch = pytest.importorskip("torch")
+    t_err, t_outs, t_grads = _run(torch, f, a_shape, b_shape)
+    if t_err is not None or err is not None:
+        assert err is not None and t_err is not None, (err, t_err)
+        assert _kind(err) is _kind(t_err), (err, t_err)
+        return
+    assert len(outs) == len(t_outs)
+    for o, t in zip(outs, t_outs):
+        assert o.shape == tuple(t.shape) and o.dtype == str(t.dtype).split(".")[-1]
+        np.testing.assert_array_equal(o.detach().numpy(), t.detach().numpy())
+    if not isinstance(t_grads, Exception):  # torch refuses qr's complete and "r" modes
+        for tg, shape in zip(t_grads, shapes):
+            assert tg is None or (tuple(tg.shape) == shape and not tg.numpy().any())
+
+
+def test_the_empty_table_covers_every_linalg_function():
+    functions = {n for n in mg.linalg.__all__ if callable(getattr(mg.linalg, n))
+                 and not isinstance(getattr(mg.linalg, n), type)} - {"tie_policy"}
+    assert functions <= {name.split("/")[0] for name, _, _ in EMPTY}
+
+
+def test_matrix_power_0_is_the_identity_with_a_zero_gradient():
+    """torch: I for any A (a NaN in A too), still a function of A whose gradient is 0."""
+    a = np.array([[np.nan, 2.0], [3.0, 4.0]])
+    A = mg.tensor(a, requires_grad=True)
+    P = mg.linalg.matrix_power(A, 0)
+    np.testing.assert_array_equal(P.detach().numpy(), np.eye(2))
+    (P * mg.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    np.testing.assert_array_equal(A.grad.numpy(), np.zeros((2, 2)))
+    torch = pytest.importorskip("torch")
+    tA = torch.tensor(a, requires_grad=True)
+    tP = torch.linalg.matrix_power(tA, 0)
+    (tP * torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)).sum().backward()
+    np.testing.assert_array_equal(P.detach().numpy(), tP.detach().numpy())
+    np.testing.assert_array_equal(A.grad.numpy(), tA.grad.numpy())
