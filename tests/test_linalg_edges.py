@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.linalg import LinAlgError
 
 INF = float("inf")
 
@@ -160,3 +161,86 @@ def test_matrix_power_0_is_the_identity_with_a_zero_gradient():
     (tP * torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)).sum().backward()
     np.testing.assert_array_equal(P.detach().numpy(), tP.detach().numpy())
     np.testing.assert_array_equal(A.grad.numpy(), tA.grad.numpy())
+
+
+_INTS = [[1, 2], [3, 4]]
+# (id, f(lib), the kind of error torch raises): torch's error kinds where minigrad differed.
+ERRORS = [
+    ("svd/int", lambda L: L.linalg.svd(L.tensor(_INTS)), RuntimeError),
+    ("svdvals/int", lambda L: L.linalg.svdvals(L.tensor(_INTS)), RuntimeError),
+    ("svd/1-d", lambda L: L.linalg.svd(L.ones(3)), RuntimeError),
+    ("svdvals/1-d", lambda L: L.linalg.svdvals(L.ones(3)), RuntimeError),
+    *[(f"matrix_norm/int/{o}", lambda L, o=o: L.linalg.matrix_norm(L.tensor(_INTS), o),
+       RuntimeError) for o in ("fro", "nuc", 2, -2, 1, -1, INF, -INF)],
+    *[(f"norm/int/{o}", lambda L, o=o: L.linalg.norm(L.tensor(_INTS), o), RuntimeError)
+      for o in ("nuc", 2, -2, 1, -INF)],
+    ("multi_dot/mixed dtypes", lambda L: L.linalg.multi_dot([L.tensor(_INTS), L.eye(2)]),
+     RuntimeError),
+    ("norm/repeated dims", lambda L: L.linalg.norm(L.ones(2, 3, 4), None, (-3, 0)),
+     RuntimeError),
+    ("vector_norm/repeated dims", lambda L: L.linalg.vector_norm(L.ones(2, 3), 2, (0, -2)),
+     RuntimeError),
+    ("sum/repeated dims", lambda L: L.ones(2, 3).sum((1, -1)), RuntimeError),
+    ("matrix_rank/tol and rtol", lambda L: L.linalg.matrix_rank(L.eye(2), tol=0.1, rtol=0.1),
+     TypeError),
+    ("matrix_rank/tol and atol", lambda L: L.linalg.matrix_rank(L.eye(2), 0.1, atol=0.1),
+     TypeError),
+    ("outer/2-d self", lambda L: L.outer(L.ones(2, 2), L.ones(2)), RuntimeError),
+    ("outer/2-d vec2", lambda L: L.ones(2).outer(L.ones(1, 2)), RuntimeError),
+    ("ger/0-d", lambda L: L.ger(L.ones(()), L.ones(2)), RuntimeError),
+    ("eigh/UPLO", lambda L: L.linalg.eigh(L.eye(2), UPLO="X"), RuntimeError),
+]
+
+
+@pytest.mark.parametrize("f, kind", [pytest.param(f, k, id=i) for i, f, k in ERRORS])
+def test_errors_of_torchs_kind(f, kind):
+    with pytest.raises(kind):
+        f(mg)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(kind):
+        f(torch)
+
+
+def test_multi_dot_of_integers_as_torch():
+    a, b, c = np.arange(6).reshape(2, 3), np.arange(12).reshape(3, 4), np.arange(4)
+    out = mg.linalg.multi_dot([mg.tensor(a), mg.tensor(b), mg.tensor(c)])
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out.numpy(), a @ b @ c)
+    torch = pytest.importorskip("torch")
+    t = torch.linalg.multi_dot([torch.tensor(a), torch.tensor(b), torch.tensor(c)])
+    np.testing.assert_array_equal(out.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_uplo_in_either_case(uplo):
+    a = np.array([[2.0, 9.0], [1.0, 3.0]])  # the triangles differ: UPLO decides
+    A = mg.tensor(a)
+    w = mg.linalg.eigvalsh(A, UPLO=uplo.lower())
+    np.testing.assert_array_equal(w.numpy(), mg.linalg.eigvalsh(A, UPLO=uplo).numpy())
+    np.testing.assert_array_equal(mg.linalg.eigh(A, UPLO=uplo.lower()).eigenvalues.numpy(),
+                                  w.numpy())
+    torch = pytest.importorskip("torch")
+    t = torch.linalg.eigvalsh(torch.tensor(a), UPLO=uplo.lower())
+    np.testing.assert_allclose(w.numpy(), t.numpy(), rtol=1e-12)
+
+
+def test_cond_of_the_zero_matrix_is_nan_in_the_singular_value_norms():
+    """0 / 0 for 2, -2 and "nuc" (inf in the others, as for any singular matrix), batched
+    beside regular and singular matrices; a loss that uses the nan has no gradient."""
+    a = np.stack([np.zeros((2, 2)), np.diag([2.0, 0.0]), np.diag([2.0, 0.5])])
+    ords = [None, 2, -2, "nuc", "fro", 1, -1, INF, -INF]
+    got = {p: mg.linalg.cond(mg.tensor(a), p).numpy() for p in ords}
+    for p in (None, 2, -2, "nuc"):
+        assert np.isnan(got[p][0])
+    for p in ("fro", 1, -1, INF, -INF):
+        assert got[p][0] == INF
+    A = mg.tensor(a, requires_grad=True)
+    with pytest.raises(LinAlgError, match="zero"):
+        mg.linalg.cond(A, -2).sum().backward()
+    A.grad = None
+    mg.linalg.cond(A, -2)[2].backward()  # the regular matrix alone: a gradient
+    assert np.isfinite(A.grad.numpy()).all() and A.grad.numpy()[:2].sum() == 0
+    torch = pytest.importorskip("torch")
+    for p in ords:
+        np.testing.assert_allclose(got[p], torch.linalg.cond(torch.tensor(a), p).numpy(),
+                                   rtol=1e-12)

@@ -37,9 +37,11 @@ class EighResult(NamedTuple):
 
 
 def _lower(UPLO: str) -> bool:
-    if UPLO not in ("L", "U"):
+    """Whether UPLO names the lower triangle: 'L' or 'U' in either case, as torch."""
+    uplo = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if uplo not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    return UPLO == "L"
+    return uplo == "L"
 
 
 def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,

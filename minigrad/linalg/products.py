@@ -50,8 +50,9 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
     for i, t in enumerate(ts):
         check_tensor(t, "multi_dot", f"tensors[{i}]")
-        if t.dtype.kind != "f":
-            raise RuntimeError(f"multi_dot(): expected a floating point tensor, got {t.dtype}")
+        if t.dtype != ts[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {ts[0].dtype} and tensor {i} {t.dtype}")
     first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
     if ts[0].ndim not in (1, 2):
         raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "

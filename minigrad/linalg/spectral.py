@@ -132,6 +132,9 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
                            "least 2 dimensions.")
     check_matrix(A, "linalg.matrix_rank", square=hermitian)
     if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg.matrix_rank() takes either tol (torch's older name for "
+                            "atol, with rtol = 0) or atol / rtol, not both")
         atol, rtol = tol, 0.0
     m, n = A.shape[-2:]
     batch = A.shape[:-2]
@@ -142,14 +145,15 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
     return Tensor._make(np.asarray(np.count_nonzero(s > cut[..., None], axis=-1), np.int64))
 
 
-class _Infinite(Function):
-    """+inf where a quantity is infinite (cond of a singular matrix); a loss that uses it has
-    no gradient there, so its backward raises (zeros where the loss does not use it)."""
+class _Undefined(Function):
+    """A value without a derivative (cond's inf at a singular matrix, its 0 / 0 = nan at the
+    zero matrix): a loss that uses it has no gradient there, so its backward raises (zeros
+    where the loss does not use it)."""
 
     @staticmethod
-    def forward(ctx: Context, x: Tensor, shape: tuple, why: str) -> np.ndarray:
+    def forward(ctx: Context, x: Tensor, value: float, why: str) -> np.ndarray:
         ctx.why, ctx.shape = why, x.shape
-        return np.full(shape, np.inf, x.dtype)
+        return np.full(x.shape[:1], value, x.dtype)
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple:
@@ -158,13 +162,20 @@ class _Infinite(Function):
         return Tensor._make(np.zeros(ctx.shape, g.dtype)), None, None
 
 
-_COND_SINGULAR = ("linalg.cond backward: the matrix is singular, so its condition number is "
-                  "infinite and has no gradient.")
+_REGULAR, _SINGULAR, _ZERO = 0, 1, 2
+_COND_WHY = {_SINGULAR: "the matrix is singular, so its condition number is infinite",
+             _ZERO: "the matrix is zero, so its condition number is 0 / 0 (nan)"}
+
+
+def _cond_undefined(x: Tensor, kind: int) -> Tensor:
+    why = f"linalg.cond backward: {_COND_WHY[kind]} and has no gradient."
+    return _Undefined.apply(x, np.inf if kind == _SINGULAR else np.nan, why)
 
 
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number ||A|| ||A^-1|| in the norm p (default 2: s_max / s_min, for any
-    shape; -2 is s_min / s_max); inf for a singular matrix, as torch.
+    shape; -2 is s_min / s_max); inf for a singular matrix, and nan for the zero matrix in
+    the norms made of singular values (2, -2, "nuc": 0 / 0), as torch.
 
     >>> mg.linalg.cond(mg.tensor([[2.0, 0.0], [0.0, 0.5]]))
     tensor(4.)
@@ -177,16 +188,17 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
             return empty
         s = svdvals(A)
         flat = s.reshape(-1, s.shape[-1])
-        singular = (flat._array[:, -1] == 0) if s.shape[-1] else np.zeros(flat.shape[0], bool)
+        sv = flat._array
+        kinds = np.where(sv[:, 0] == 0, _ZERO, np.where(sv[:, -1] == 0, _SINGULAR, _REGULAR))
 
-        def part(sg: Tensor, sing: bool, _idx: np.ndarray) -> Tensor:
-            if sing:
-                if p == -2:
-                    return sg[:, -1] * 0.0  # s_min / s_max = 0: smooth in s_min, here 0
-                return _Infinite.apply(sg, (sg.shape[0],), _COND_SINGULAR)
+        def part(sg: Tensor, kind: int, _idx: np.ndarray) -> Tensor:
+            if kind == _SINGULAR and p == -2:
+                return sg[:, -1] * 0.0  # s_min / s_max = 0: smooth in s_min, here 0
+            if kind != _REGULAR:
+                return _cond_undefined(sg, kind)
             return sg[:, 0] / sg[:, -1] if p != -2 else sg[:, -1] / sg[:, 0]
 
-        return by_group(flat, singular, part).reshape(*A.shape[:-2])
+        return by_group(flat, kinds, part).reshape(*A.shape[:-2])
     if p not in ("fro", "nuc", 1, -1, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     if A.shape[-1] != A.shape[-2]:
@@ -195,14 +207,17 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     if empty is not None:
         return empty
     flat, batch = _flat(A)
-    singular = lu_info(flat._array) > 0
+    a = flat._array
+    kinds = np.where(lu_info(a) > 0, _SINGULAR, _REGULAR)
+    if p == "nuc":  # sum(s) sum(1 / s) = 0 inf at the zero matrix
+        kinds[~a.reshape(a.shape[0], -1).any(-1)] = _ZERO
 
-    def part(Ag: Tensor, sing: bool, _idx: np.ndarray) -> Tensor:
-        if sing:
-            return _Infinite.apply(Ag, (Ag.shape[0],), _COND_SINGULAR)
+    def part(Ag: Tensor, kind: int, _idx: np.ndarray) -> Tensor:
+        if kind != _REGULAR:
+            return _cond_undefined(Ag, kind)
         return matrix_norm(Ag, p) * matrix_norm(inv(Ag), p)
 
-    return by_group(flat, singular, part).reshape(*batch)
+    return by_group(flat, kinds, part).reshape(*batch)
 
 
 class LstsqResult(NamedTuple):

@@ -11,6 +11,7 @@ from ..autograd.function import Context, Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import ties as _ties
+from ._checks import check_matrix
 from ._svd_backward import svd_backward
 from ._svd_forward import DEFAULT_MAX_SWEEPS, check_fits, svd_forward
 from ._svd_parts import maybe_poles, near_level
@@ -38,7 +39,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     >>> U.shape, S.shape, Vh.shape
     ((3, 3), (2,), (2, 2))
     """
-    _check_tensor(A, "svd")
+    check_matrix(A, "linalg.svd")
     policy = _ties.resolve(ties)
     if A.dtype == np.float16:
         U, S, Vh = _SVD.apply(A.float(), bool(full_matrices), tol, max_sweeps, policy)
@@ -54,20 +55,11 @@ def svdvals(A: Tensor, *, tol: float | None = None,
     >>> mg.linalg.svdvals(mg.tensor([[3.0, 0.0], [0.0, -4.0]]))
     tensor([4., 3.])
     """
-    _check_tensor(A, "svdvals")
+    check_matrix(A, "linalg.svdvals")
     if A.requires_grad and is_grad_enabled():
         return svd(A, full_matrices=False, tol=tol, max_sweeps=max_sweeps).S
     _, s, _ = svd_forward(A._array, False, False, tol=tol, max_sweeps=max_sweeps)
     return Tensor._make(s)
-
-
-def _check_tensor(A: object, name: str) -> None:
-    if not isinstance(A, Tensor):
-        raise TypeError(f"linalg.{name}(): argument 'A' must be a Tensor, not "
-                        f"{type(A).__name__}; wrap it with mg.tensor(...)")
-    if A.dtype.kind != "f":
-        raise TypeError(f"linalg.{name}(): expected a float16, float32 or float64 tensor, "
-                        f"got {A.dtype}; convert it with A.float() or A.double()")
 
 
 class _SVD(Function):
