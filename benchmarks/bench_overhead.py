@@ -110,7 +110,7 @@ def report(title: str, res: dict[str, float], target: float) -> None:
     if torch is None:
         print("    torch not installed: no ratio")
         return
-    default = next(k for k in res if k.startswith("torch (") and "1 thread" not in k)
+    default = next(k for k in res if k != "minigrad")  # torch at its default threads
     best = min(v for k, v in res.items() if k.startswith("torch"))
     for label, ref in ((default, res[default]), ("fastest torch", best)):
         ratio = ours / ref
