@@ -244,3 +244,132 @@ def test_cond_of_the_zero_matrix_is_nan_in_the_singular_value_norms():
     for p in ords:
         np.testing.assert_allclose(got[p], torch.linalg.cond(torch.tensor(a), p).numpy(),
                                    rtol=1e-12)
+
+
+_NAN = float("nan")
+# Symmetric positive definite but for one non-finite entry in the triangle read (lower):
+# LAPACK's potrf (torch) stops at the first leading minor that is not positive, NaN there.
+_NOT_PD = [([[_NAN, 0.0], [0.0, 1.0]], 1), ([[4.0, _NAN], [_NAN, 3.0]], 2),
+           ([[4.0, 1.0], [1.0, _NAN]], 2), ([[4.0, 0.0], [INF, 3.0]], 2)]
+
+
+@pytest.mark.parametrize("a, order", _NOT_PD)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_of_a_nan_raises_as_torch(a, order, upper):
+    a = np.array(a)
+    a = a.T if upper else a  # the same entries, in the triangle upper=True reads
+    batch = np.stack([np.eye(2), a])
+    with pytest.raises(LinAlgError, match=rf"\(Batch element 1\).*leading minor of order "
+                                          rf"{order} is not"):
+        mg.linalg.cholesky(mg.tensor(batch), upper=upper)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(torch.linalg.LinAlgError, match=f"order {order} is not"):
+        torch.linalg.cholesky(torch.tensor(batch), upper=upper)
+
+
+def test_cholesky_ignores_the_triangle_it_does_not_read():
+    a = np.array([[4.0, _NAN], [2.0, 3.0]])
+    L = mg.linalg.cholesky(mg.tensor(a))
+    np.testing.assert_allclose(L.numpy(), np.linalg.cholesky(np.tril(a) + np.tril(a, -1).T))
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(L.numpy(), torch.linalg.cholesky(torch.tensor(a)).numpy())
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("where", ["A", "B"])
+@pytest.mark.parametrize("value", [_NAN, INF])
+def test_lstsq_refuses_non_finite_input(driver, where, value):
+    """As svd and eigh do (torch's drivers stop with an error too), not numpy's "SVD did not
+    converge" for A nor a silent NaN solution for B."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 4, 2))
+    (a if where == "A" else b)[1, 2, 1] = value
+    with pytest.raises(LinAlgError, match=rf"\(Batch element 1\).*{where} is not finite"):
+        mg.linalg.lstsq(mg.tensor(a), mg.tensor(b), driver=driver)
+    torch = pytest.importorskip("torch")
+    if value != value:  # NaN (torch lets some infinities through, as svd and eigh do not)
+        with pytest.raises(RuntimeError):
+            torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+
+
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]])  # exact in float16
+_B = np.array([[1.0, 0.5], [2.0, -1.0], [3.0, 0.25]])
+# f(A, B): every linalg function that uses LAPACK or the kernels (which have no float16).
+HALF = {
+    "det": lambda A, B: mg.linalg.det(A),
+    "slogdet": lambda A, B: mg.linalg.slogdet(A),
+    "logdet": lambda A, B: mg.logdet(A),
+    "inv": lambda A, B: mg.linalg.inv(A),
+    "solve": lambda A, B: mg.linalg.solve(A, B),
+    "solve_triangular": lambda A, B: mg.linalg.solve_triangular(A, B, upper=True),
+    "lstsq": lambda A, B: mg.linalg.lstsq(A, B, driver="gelsd"),
+    "qr": lambda A, B: mg.linalg.qr(A),
+    "cholesky": lambda A, B: mg.linalg.cholesky(A),
+    "pinv": lambda A, B: mg.linalg.pinv(A),
+    "pinv/hermitian": lambda A, B: mg.linalg.pinv(A, hermitian=True),
+    "matrix_rank": lambda A, B: mg.linalg.matrix_rank(A),
+    "cond": lambda A, B: mg.linalg.cond(A),
+    "cond/1": lambda A, B: mg.linalg.cond(A, 1),
+    "matrix_power/-2": lambda A, B: mg.linalg.matrix_power(A, -2),
+    "svd": lambda A, B: mg.linalg.svd(A),
+    "svdvals": lambda A, B: mg.linalg.svdvals(A),
+    "eigh": lambda A, B: mg.linalg.eigh(A),
+    "eigvalsh": lambda A, B: mg.linalg.eigvalsh(A),
+    "matrix_exp": lambda A, B: mg.linalg.matrix_exp(A),
+    "matrix_norm/2": lambda A, B: mg.linalg.matrix_norm(A, 2),
+}
+
+
+def _outputs(out):
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+@pytest.mark.parametrize("name", list(HALF))
+def test_float16_is_computed_in_float32_and_returned_as_float16(name):
+    """One policy for all: float16 in, float16 out (float outputs), differentiable, with the
+    float64 answer's values to float16's precision."""
+    f = HALF[name]
+    A = mg.tensor(_SPD.astype(np.float16), requires_grad=True)
+    B = mg.tensor(_B.astype(np.float16), requires_grad=True)
+    outs = _outputs(f(A, B))
+    A64 = mg.tensor(_SPD, requires_grad=True)
+    B64 = mg.tensor(_B, requires_grad=True)
+    refs = _outputs(f(A64, B64))
+    eps = float(np.finfo(np.float16).eps)
+    floats = []
+    for o, r in zip(outs, refs):
+        if r.dtype == np.float64:
+            assert o.dtype is mg.float16
+            floats.append((o, r))
+        else:
+            assert o.dtype == r.dtype
+        x, y = o.detach().numpy().astype(np.float64), r.detach().numpy()
+        np.testing.assert_allclose(x, y, rtol=0, atol=4 * eps * np.abs(y).max(initial=1))
+    if name in ("matrix_rank", "svd", "eigh"):  # no float output / sign-dependent vectors
+        return
+    weights = [np.linspace(0.5, 1.5, r.numel()).reshape(r.shape) for _, r in floats]
+    loss = sum((o * mg.tensor(w.astype(np.float16))).sum() for (o, _), w in zip(floats, weights))
+    loss64 = sum((r * mg.tensor(w)).sum() for (_, r), w in zip(floats, weights))
+    grads = mg.autograd.grad(loss, [A, B], allow_unused=True)
+    grads64 = mg.autograd.grad(loss64, [A64, B64], allow_unused=True)
+    for g, g64 in zip(grads, grads64):
+        assert (g is None) == (g64 is None)
+        if g is not None:
+            assert g.dtype is mg.float16
+            y = g64.numpy()
+            np.testing.assert_allclose(g.numpy().astype(np.float64), y, rtol=0,
+                                       atol=16 * eps * np.abs(y).max(initial=1))
+
+
+def test_float16_results_beyond_its_range_raise():
+    A = mg.tensor(np.diag([300.0, 300.0, 300.0]).astype(np.float16))
+    with pytest.raises(LinAlgError, match="cannot be represented in float16"):
+        mg.linalg.det(A)  # 2.7e7
+    assert mg.linalg.slogdet(A).logabsdet.dtype is mg.float16  # log fits
+
+
+def test_float16_beside_float32_promotes_to_float32():
+    A = mg.tensor(_SPD.astype(np.float16))
+    X = mg.linalg.solve(A, mg.tensor(_B.astype(np.float32)))
+    assert X.dtype is mg.float32
+    np.testing.assert_allclose(X.numpy(), np.linalg.solve(_SPD, _B), rtol=1e-5)

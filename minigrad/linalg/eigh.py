@@ -26,7 +26,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import _eigh_ties as _et
 from . import ties as _ties
-from ._checks import check_matrix
+from ._checks import check_matrix, half_as_float
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
 from ._tie_limits import nested, note_chained
 
@@ -44,6 +44,7 @@ def _lower(UPLO: str) -> bool:
     return uplo == "L"
 
 
+@half_as_float
 def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
          max_sweeps: int = DEFAULT_MAX_SWEEPS,
          ties: str | _ties.TiePolicy | None = None) -> EighResult:
@@ -62,12 +63,10 @@ def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     A = check_matrix(A, "linalg.eigh", square=True)
     lower = _lower(UPLO)
     policy = _ties.resolve(ties)
-    if A.dtype == np.float16:
-        L, U = _Eigh.apply(A.float(), lower, tol, max_sweeps, policy)
-        return EighResult(L.half(), U.half())
     return EighResult(*_Eigh.apply(A, lower, tol, max_sweeps, policy))
 
 
+@half_as_float
 def eigvalsh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
              max_sweeps: int = DEFAULT_MAX_SWEEPS) -> Tensor:
     """The eigenvalues of symmetric A, ascending; d/dA of sum(g * L) is U diag(g) U^T.

@@ -17,7 +17,7 @@ import numpy as np
 from ..autograd.function import Context, Function
 from ..functions import where
 from ..tensor import Tensor
-from ._checks import check_matrix, check_tensor
+from ._checks import batch_prefix, check_matrix, check_tensor, half_as_float
 from ._eigh_forward import eigh_forward
 from ._groups import by_group
 from ._lapack_info import lu_info
@@ -58,6 +58,7 @@ def _flat(A: Tensor) -> tuple[Tensor, tuple]:
     return A.reshape(-1, *A.shape[-2:]), batch
 
 
+@half_as_float
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse (*, n, m) of A (*, m, n): V diag(1/s) U^T over the
     kept singular values; ``hermitian`` reads A's lower triangle and uses its eigenvalues.
@@ -118,6 +119,7 @@ def _inverse_kept(s: Tensor, keep: np.ndarray) -> Tensor:
     return where(k, 1.0 / where(k, s, 1.0), 0.0)
 
 
+@half_as_float
 def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
                 rtol: Any = None) -> Tensor:
     """The number of singular values above max(atol, rtol * s_max), int64 (*); ``tol`` is
@@ -172,6 +174,7 @@ def _cond_undefined(x: Tensor, kind: int) -> Tensor:
     return _Undefined.apply(x, np.inf if kind == _SINGULAR else np.nan, why)
 
 
+@half_as_float
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number ||A|| ||A^-1|| in the norm p (default 2: s_max / s_min, for any
     shape; -2 is s_min / s_max); inf for a singular matrix, and nan for the zero matrix in
@@ -230,6 +233,7 @@ class LstsqResult(NamedTuple):
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@half_as_float
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
           driver: str | None = None) -> LstsqResult:
     """The minimum-norm X minimising ||A X - B||_F for A (*, m, n), B (*, m, k) or (*, m),
@@ -256,6 +260,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     m, n = A.shape[-2:]
     k = Bm.shape[-1]
+    for name, M in (("A", A), ("B", Bm)):
+        _check_finite(M._array, name)
     own = A.shape[:-2]  # rank and singular values describe A, in A's own batch (as torch)
     batch = np.broadcast_shapes(own, Bm.shape[:-2])
     dt = A.dtype
@@ -292,6 +298,17 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     sv = (Tensor._make(s.reshape(own + (min(m, n),)).astype(dt))
           if driver in ("gelsd", "gelss") else empty)
     return LstsqResult(X.squeeze(-1) if vector else X, res, rk, sv)
+
+
+def _check_finite(a: np.ndarray, name: str) -> None:
+    """LinAlgError for NaN or Inf in a (*, m, k), naming the first such matrix: as svd and
+    eigh refuse them (torch's LAPACK drivers stop on an illegal value)."""
+    if a.size == 0 or np.isfinite(a).all():
+        return
+    bad = ~np.isfinite(a).reshape(-1, a.shape[-2] * a.shape[-1]).all(-1)
+    b = int(np.flatnonzero(bad)[0])
+    raise LinAlgError(f"torch.linalg.lstsq: {batch_prefix(a.shape[:-2], b)}the input {name} is "
+                      "not finite (contains NaN or Inf)")
 
 
 def _lstsq_full(A: Tensor, B: Tensor) -> Tensor:

@@ -11,9 +11,9 @@ from ..autograd.function import Context, Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import ties as _ties
-from ._checks import check_matrix
+from ._checks import check_matrix, half_as_float
 from ._svd_backward import svd_backward
-from ._svd_forward import DEFAULT_MAX_SWEEPS, check_fits, svd_forward
+from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
 from ._svd_parts import maybe_poles, near_level
 from ._tie_limits import Downstream
 
@@ -24,6 +24,7 @@ class SVDResult(NamedTuple):
     Vh: Tensor
 
 
+@half_as_float
 def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
         max_sweeps: int = DEFAULT_MAX_SWEEPS,
         ties: str | _ties.TiePolicy | None = None) -> SVDResult:
@@ -41,13 +42,10 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     """
     check_matrix(A, "linalg.svd")
     policy = _ties.resolve(ties)
-    if A.dtype == np.float16:
-        U, S, Vh = _SVD.apply(A.float(), bool(full_matrices), tol, max_sweeps, policy)
-        check_fits(S._array, np.float16)
-        return SVDResult(U.half(), S.half(), Vh.half())
     return SVDResult(*_SVD.apply(A, bool(full_matrices), tol, max_sweeps, policy))
 
 
+@half_as_float
 def svdvals(A: Tensor, *, tol: float | None = None,
             max_sweeps: int = DEFAULT_MAX_SWEEPS) -> Tensor:
     """The singular values of A (*, k), descending; d/dA of sum(g * S) is U diag(g) Vh.
