@@ -36,6 +36,10 @@ def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
     else:
         dims = dim
     wrapped = {wrap_dim(d, ndim) for d in dims}
+    if len(wrapped) != len(dims):
+        ws = [wrap_dim(d, ndim) for d in dims]
+        twice = next(w for i, w in enumerate(ws) if w in ws[:i])
+        raise RuntimeError(f"dim {twice} appears multiple times in the list of dims")
     return tuple(sorted(wrapped)) if ndim else ()
 
 

@@ -1,4 +1,10 @@
-"""dtypes (numpy's) and torch's type promotion rules."""
+"""dtypes (numpy's) and torch's type promotion rules.
+
+The dtype names are numpy's dtype objects themselves, one object per dtype (as torch's
+are), and ``Tensor.dtype`` returns that same object: ported code that tests
+``t.dtype is mg.float64`` takes the branch torch would, and ``t.dtype == np.float64`` holds
+as before.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +12,25 @@ from typing import Any
 
 import numpy as np
 
-float16 = np.float16
-float32 = np.float32
-float64 = np.float64
-int64 = np.int64
-int32 = np.int32
-bool_ = np.bool_
+float16 = np.dtype(np.float16)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+int64 = np.dtype(np.int64)
+int32 = np.dtype(np.int32)
+bool_ = np.dtype(np.bool_)
 half, double, long = float16, float64, int64
+
+# numpy makes each builtin dtype once, but an unpickled array (mg.load, multiprocessing)
+# carries an equal copy, and 'q' and 'l' are equal int64s: both map to the one object.
+CANONICAL = {dt: dt for dt in map(np.dtype, (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64))}
 
 Number = int | float | bool  # a Python scalar, as Tensor methods take and item() returns
 
-DEFAULT_FLOAT = np.dtype(np.float32)
-_INT64 = np.dtype(np.int64)
-_BOOL = np.dtype(np.bool_)
+DEFAULT_FLOAT = float32
+_INT64 = int64
+_BOOL = bool_
 
 
 def category(dt: np.dtype) -> int:

@@ -58,7 +58,7 @@ def matmul(a: Tensor, b: Any) -> Tensor:
 
 
 def outer(a: Tensor, b: Tensor) -> Tensor:
-    return a.unsqueeze(-1) * b
+    return a.outer(b)
 
 
 def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:

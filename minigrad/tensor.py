@@ -41,6 +41,7 @@ _new = object.__new__
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
 _ndarray, _np_array = np.ndarray, np.array
+_CANONICAL = dtypes.CANONICAL
 
 
 def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
@@ -145,7 +146,8 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
 
     @property
     def dtype(self) -> np.dtype:
-        return self._array.dtype
+        dt = self._array.dtype
+        return _CANONICAL.get(dt, dt)  # the one object per dtype: `is mg.float64` holds
 
     @property
     def is_leaf(self) -> bool:
@@ -230,6 +232,12 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if self._array.dtype.kind not in "iub" or self._array.size != 1:
             raise TypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its number (``f"{loss:.4f}"``), as torch; others as str."""
+        if self._array.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
 
     # ---- autograd -------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

@@ -45,9 +45,9 @@ def test_svdvals_matches_svd_and_numpy():
 
 
 def test_bad_input_errors():
-    with pytest.raises(ValueError, match="at least 2 dimensions"):
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):  # as torch
         mg.linalg.svd(mg.randn(3))
-    with pytest.raises(TypeError, match="float"):
+    with pytest.raises(RuntimeError, match="floating point"):
         mg.linalg.svd(mg.tensor([[1, 2], [3, 4]]))
     with pytest.raises(TypeError, match="must be a Tensor"):
         mg.linalg.svd(np.eye(3))

@@ -819,3 +819,68 @@ def test_dims_are_validated_not_wrapped() -> None:
         mg.ones(3).tril()
     with pytest.raises(RuntimeError, match="expected a matrix"):
         mg.ones(2, 2, 2).trace()
+
+
+# Ops whose values or gradients are inf or nan at x = [0, 1, -1] (f(lib, x), torch's names).
+_SILENT = {
+    "1 / x": lambda L, x: 1.0 / x,
+    "x / x": lambda L, x: x / x,
+    "x / 0": lambda L, x: x / 0.0,
+    "log": lambda L, x: x.log(),
+    "log1p": lambda L, x: (x - 2).log1p(),
+    "sqrt": lambda L, x: x.sqrt(),
+    "rsqrt": lambda L, x: x.rsqrt(),
+    "x ** -1": lambda L, x: x ** -1,
+    "x ** 0.5": lambda L, x: x ** 0.5,
+    "x ** 2.5": lambda L, x: x ** 2.5,
+    "exp": lambda L, x: (x * 1000).exp(),
+    "inf - inf": lambda L, x: 1.0 / x - 1.0 / x,
+    "x * inf": lambda L, x: x * float("inf"),
+    "div_": lambda L, x: (x * 1).div_(0.0),
+    "atanh": lambda L, x: x.atanh(),
+    "remainder": lambda L, x: x.remainder(0.0),
+}
+
+
+@pytest.mark.parametrize("name", list(_SILENT))
+def test_inf_and_nan_come_silently_as_in_torch(name):
+    """numpy's divide-by-zero / invalid / overflow RuntimeWarnings stay inside minigrad's
+    ops (forward and backward), as torch is silent; the user's numpy is left as it was."""
+    f = _SILENT[name]
+    before = np.geterr()
+    x = mg.tensor([0.0, 1.0, -1.0], dtype=mg.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = f(mg, x)
+        y.backward(mg.ones_like(y))
+    assert np.geterr() == before
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        np.divide(1.0, np.zeros(1))
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor([0.0, 1.0, -1.0], dtype=torch.float64, requires_grad=True)
+    ty = f(torch, tx)
+    ty.backward(torch.ones_like(ty))
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_the_quiet_numpy_state_without_numpys_internals(monkeypatch):
+    """Where numpy's error-state context variable is not importable (numpy 1.x), the quiet
+    section falls back to np.errstate: still silent inside, and restored after."""
+    import importlib.util
+    import sys
+
+    from minigrad.autograd import quiet
+
+    monkeypatch.setitem(sys.modules, "numpy._core._ufunc_config", None)
+    spec = importlib.util.spec_from_file_location("quiet_fallback", quiet.__file__)
+    fallback = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fallback)
+    assert fallback.enter is not quiet.enter
+    before = np.geterr()
+    token = fallback.enter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.divide(1.0, np.zeros(1))[0] == np.inf
+    fallback.leave(token)
+    assert np.geterr() == before

@@ -54,3 +54,53 @@ def test_two_threads_calling_svd_concurrently_get_their_own_answers():
         assert np.all(np.abs(rec - a) <= tol[..., None])
         one = ref[0] if a.ndim == 3 else ref
         assert np.all(np.abs(s2 - one) <= 50 * np.finfo(a.dtype).eps * one[0])
+
+
+def _blas_threads() -> list[int]:
+    import threadpoolctl
+
+    return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_set_num_threads_pins_numpys_blas_too():
+    """As torch.set_num_threads pins torch's own pool: mg.set_num_threads(1) leaves numpy's
+    matmuls and solves one thread too, whichever thread calls it."""
+    import pytest
+
+    from minigrad.linalg import _threads
+
+    pytest.importorskip("threadpoolctl")
+    start = _blas_threads()
+    if not start:
+        pytest.skip("numpy's BLAS is not one that threadpoolctl controls")
+    ours = mg.get_num_threads()
+    try:
+        mg.set_num_threads(1)
+        assert _blas_threads() == [1] * len(start) and mg.get_num_threads() == 1
+        if max(start) >= 2:
+            other = threading.Thread(target=mg.set_num_threads, args=(2,))
+            other.start()
+            other.join()
+            assert _blas_threads() == [2] * len(start)
+    finally:
+        mg.set_num_threads(ours)
+        _threads.as_blas_owner(lambda c: c.limit(limits=max(start), user_api="blas"))
+
+
+def test_set_num_threads_without_threadpoolctl_says_blas_is_not_pinned(monkeypatch):
+    import sys
+
+    import pytest
+
+    from minigrad.linalg import _threads
+
+    ours = mg.get_num_threads()
+    monkeypatch.setattr(_threads, "_controller", None)
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # as if it were not installed
+    try:
+        with pytest.warns(RuntimeWarning, match="threadpoolctl is not installed"):
+            mg.set_num_threads(1)
+        assert mg.get_num_threads() == 1
+    finally:
+        with pytest.warns(RuntimeWarning):
+            mg.set_num_threads(ours)

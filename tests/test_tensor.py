@@ -25,9 +25,49 @@ def test_explicit_dtype_and_dtype_names() -> None:
     assert mg.tensor([1, 2], dtype=mg.float64).dtype == np.float64
     assert mg.tensor([1.7], dtype=mg.int64).tolist() == [1]
     assert mg.tensor([1.0], dtype="float16").dtype == np.float16
-    assert mg.float32 is np.float32 and mg.bool is np.bool_ and mg.int64 is np.int64
+    assert mg.float32 == np.float32 and mg.bool == np.bool_ and mg.int64 == np.int64
     with pytest.raises(TypeError):
         mg.tensor(np.array([1 + 2j]))
+
+
+_DTYPE_NAMES = ["float16", "float32", "float64", "int32", "int64", "bool"]
+
+
+@pytest.mark.parametrize("name", _DTYPE_NAMES)
+def test_dtype_objects_are_one_per_dtype_as_torchs(name, tmp_path) -> None:
+    """``t.dtype is mg.float64`` (ported ``if T.dtype is torch.float64``) holds however the
+    tensor was made, and the dtype still equals numpy's."""
+    import pickle
+
+    dt = getattr(mg, name)
+    made = [mg.tensor([1, 0], dtype=dt), mg.zeros(2, dtype=dt), mg.ones(2).to(dt),
+            mg.tensor(np.ones(2, dtype=name)), mg.tensor(np.ones(2)).type(dt),
+            mg.from_numpy(pickle.loads(pickle.dumps(np.ones(2, dtype=name))))]
+    mg.save(mg.tensor([1, 0], dtype=dt), tmp_path / "t.pt")
+    made.append(mg.load(tmp_path / "t.pt"))
+    for t in made:
+        assert t.dtype is dt and t.dtype == np.dtype(name)
+    if name in ("int64", "bool"):
+        t = mg.tensor(np.ones(2, dtype="q" if name == "int64" else "?"))
+        assert t.dtype is dt
+    assert (made[0] + made[0]).dtype is dt
+    torch = pytest.importorskip("torch")
+    tdt = getattr(torch, name)
+    assert torch.tensor([1, 0], dtype=tdt).dtype is tdt
+
+
+def test_a_0d_tensor_formats_as_its_number() -> None:
+    cases = [(1.5, ".8f"), (1.5, ""), (2.0, "e"), (3, "d"), (3, "5"), (True, "")]
+    got = ["{:{}}".format(mg.tensor(x), spec) for x, spec in cases]
+    assert got == ["{:{}}".format(x, spec) for x, spec in cases]
+    assert f"{mg.tensor(0.25, requires_grad=True) * 2:.3f}" == "0.500"
+    with pytest.raises(TypeError):
+        f"{mg.tensor([1.5]):.2f}"  # noqa: B018 - torch refuses a spec for n-d tensors too
+    assert f"{mg.tensor([1.5])}" == str(mg.tensor([1.5]))
+    torch = pytest.importorskip("torch")
+    assert got == ["{:{}}".format(torch.tensor(x), spec) for x, spec in cases]
+    with pytest.raises(TypeError):
+        f"{torch.tensor([1.5]):.2f}"  # noqa: B018
 
 
 def test_tensor_copies_but_from_numpy_shares_memory() -> None:

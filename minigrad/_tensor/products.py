@@ -72,6 +72,14 @@ class ProductMethods:
         return self.dot(other)
 
     def outer(self, vec2: Tensor) -> Tensor:
+        """The outer product of two vectors: out[i, j] = self[i] * vec2[j].
+
+        >>> mg.tensor([1.0, 2.0]).outer(mg.tensor([1.0, 10.0])).tolist()
+        [[1.0, 10.0], [2.0, 20.0]]
+        """
+        for name, v in (("self", self), ("vec2", vec2)):
+            if v.ndim != 1:
+                raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
         return self.unsqueeze(-1) * vec2
 
     ger = outer

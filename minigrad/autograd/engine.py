@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import function
+from . import function, quiet
 from .function import _FREED, is_tensor
 from .grad_mode import _state
 from .graph import AccumulateGrad, Node, edge_of
@@ -101,9 +101,11 @@ def run_backward(
     running.append(walk)
     prev = _state.enabled
     _state.enabled = records
+    token = quiet.enter()  # the backward's inf and nan silently too, as torch
     try:
         walk.run(buffers, starts)
     finally:
+        quiet.leave(token)
         _state.enabled = prev
         running.pop()
         if hold:

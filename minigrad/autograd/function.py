@@ -19,6 +19,8 @@ import numpy as np
 
 from .grad_mode import _state
 from .graph import ONE_OUTPUT, Node, _next_order, edge_of, sink
+from .quiet import enter as _quiet
+from .quiet import leave as _loud
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -263,6 +265,7 @@ class Function:
         ctx._fn = cls
         ctx.needs_input_grad = needs
         ctx._non_diff = ()  # on the instance: read below (a class default's read is slow)
+        token = _quiet()  # inf and nan silently, as torch (no numpy RuntimeWarning)
         try:
             if edges is None or cls._numpy_forward:
                 if n == 2:  # a plain call: Python runs it faster than f(*args)
@@ -281,6 +284,8 @@ class Function:
                 raise
             shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
             raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
+        finally:
+            _loud(token)
         kind = type(raw)
         if kind is _ndarray:  # Tensor._make, inlined
             out = _new(tensor_class)

@@ -20,7 +20,6 @@ from ..linalg import _threads as _svd_threads
 _lock = threading.Lock()
 _running = 0  # tasks of this process inside limited(), which share one BLAS limit
 _blas = None  # threadpoolctl's handle on that limit while _running > 0
-_controller = None
 
 
 @contextmanager
@@ -48,7 +47,8 @@ def _enter_blas(threads: int) -> None:
     global _running, _blas
     with _lock:
         if _running == 0:
-            _blas = _as_owner(lambda c: c.limit(limits=threads, user_api="blas"))
+            _blas = _svd_threads.as_blas_owner(lambda c: c.limit(limits=threads,
+                                                                 user_api="blas"))
         _running += 1
 
 
@@ -56,29 +56,6 @@ def _leave_blas() -> None:
     global _running, _blas
     with _lock:
         _running -= 1
-        if _running == 0:
-            _as_owner(lambda c: _blas.restore_original_limits())
+        if _running == 0:  # no task of ours is between the one that set it and this one
+            _svd_threads.as_blas_owner(lambda c: _blas.restore_original_limits())
             _blas = None
-
-
-def _as_owner(action):
-    """action(controller) with this thread allowed to change OpenBLAS's process-wide limit.
-    threadpoolctl lets only one thread change it, but the task that sets the limit and the
-    one that restores it run on different threads; no task of ours is between them here."""
-    global _controller
-    if _controller is None:  # finding the loaded BLAS libraries takes milliseconds
-        from threadpoolctl import ThreadpoolController
-
-        _controller = ThreadpoolController()
-    _release(_controller)
-    try:
-        return action(_controller)
-    finally:
-        _release(_controller)
-
-
-def _release(controller) -> None:
-    for lib in controller.lib_controllers:
-        clear = getattr(lib, "clear_controlling_thread", None)  # threadpoolctl >= 3.7
-        if clear is not None:
-            clear(force=True)

@@ -1,4 +1,7 @@
-"""Linear algebra: the differentiable Jacobi SVD and the norms built on it (torch.linalg names)."""
+"""Linear algebra: the differentiable Jacobi SVD and the norms built on it (torch.linalg names).
+
+float16 input is computed in float32 by every function and comes back as float16,
+differentiably (torch refuses float16 here; LAPACK has no half precision)."""
 
 from .errors import LinAlgError
 from .norms import matrix_norm, nuclear_norm

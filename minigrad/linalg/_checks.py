@@ -1,10 +1,18 @@
-"""Argument checks shared by the linear-algebra functions, in torch's words."""
+"""Argument checks shared by the linear-algebra functions, in torch's words, and their
+common float16 policy."""
 
 from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..tensor import Tensor
+from .errors import LinAlgError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _dtype_name(dt: np.dtype) -> str:
@@ -40,3 +48,51 @@ def check_matrix(A: object, fn: str, arg: str = "A", square: bool = False) -> Te
 def batch_prefix(batch: tuple, flat: int) -> str:
     """torch's "(Batch element i): " prefix (i the flat index), empty for a lone matrix."""
     return f"(Batch element {flat}): " if batch else ""
+
+
+def half_as_float(fn: F) -> F:
+    """The float16 policy of every linalg function: float16 input is computed in float32
+    (LAPACK and the kernels have no half precision) and float results come back as float16,
+    through differentiable casts. Beside a wider float input, float16 promotes as usual."""
+    name = f"linalg.{fn.__name__}"
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        for a in args:  # the common case first, at a few hundred ns: no float16 argument
+            if isinstance(a, Tensor) and a._array.dtype.char == "e":
+                break
+        else:
+            if not kwargs or not any(_is_half(v) for v in kwargs.values()):
+                return fn(*args, **kwargs)
+        values = (*args, *kwargs.values())
+        out = fn(*[_up(a) for a in args], **{k: _up(v) for k, v in kwargs.items()})
+        wider = any(isinstance(a, Tensor) and a._array.dtype.char in "fdg" for a in values)
+        return out if wider else _down(out, name)
+
+    return run  # type: ignore[return-value]
+
+
+def _is_half(x: Any) -> bool:
+    return isinstance(x, Tensor) and x._array.dtype.char == "e"
+
+
+def _up(x: Any) -> Any:
+    return x.float() if _is_half(x) else x
+
+
+def _down(out: Any, name: str) -> Any:
+    """float32 tensors in ``out`` (a tensor or a (named) tuple of them) as float16; a finite
+    value float16 cannot hold raises rather than become inf beside finite values."""
+    if isinstance(out, tuple):
+        items = [_down(o, name) for o in out]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+    if not (isinstance(out, Tensor) and out._array.dtype == np.float32):
+        return out
+    a = out._array
+    big = float(np.finfo(np.float16).max)
+    over = np.isfinite(a) & (np.abs(a) > big)
+    if over.any():
+        raise LinAlgError(f"{name}: a value of the result ({float(a[over].flat[0]):.6g}) cannot "
+                          f"be represented in float16 without overflow (largest {big:g}); "
+                          "compute in float32 (A.float()) or scale A down")
+    return out.half()

@@ -74,7 +74,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     (the coupling to the discarded part is ``_svd_trunc``'s)."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     tall, wide = m > k and not kept_only, n > k and not kept_only
-    if k == 0:
+    if S._array.size == 0:  # no singular value (k = 0), or an empty batch
         return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
     Uk = U if U.shape[-1] == k else U[..., :k]
     Vhk = Vh if Vh.shape[-2] == k else Vh[..., :k, :]

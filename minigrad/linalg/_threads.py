@@ -8,6 +8,9 @@ drops the pool (the child makes a new one), and concurrent callers share it. The
 count is ``set_num_threads``'s if called, else numba's ``NUMBA_NUM_THREADS`` (default: the
 cores this process may use); ``limit`` lowers it for the calling thread only, so tasks that
 already run one per core (Dask's) do not each spread over every core.
+
+``set_num_threads`` also pins numpy's BLAS pool (matmul, solve, ...) through threadpoolctl,
+as torch's pins its own intra-op pool; without threadpoolctl it says so and pins only ours.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import itertools
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -73,8 +77,8 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Let the SVD and eigh kernels use n threads (the caller included), process-wide, as
-    torch's. The default is NUMBA_NUM_THREADS, which is the number of cores.
+    """Let the SVD and eigh kernels and numpy's BLAS use n threads (the caller included),
+    process-wide, as torch's. The default is NUMBA_NUM_THREADS, which is the number of cores.
 
     >>> n = mg.get_num_threads(); mg.set_num_threads(1); mg.get_num_threads()
     1
@@ -82,6 +86,39 @@ def set_num_threads(n: int) -> None:
     """
     global _process_threads
     _process_threads = _positive(n)
+    try:
+        as_blas_owner(lambda c: c.limit(limits=n, user_api="blas"))
+    except ImportError:
+        warnings.warn("mg.set_num_threads: threadpoolctl is not installed, so numpy's BLAS "
+                      "keeps its own thread count (install threadpoolctl, or set "
+                      "OMP_NUM_THREADS before Python starts)", RuntimeWarning, stacklevel=2)
+
+
+_controller = None  # threadpoolctl's view of the BLAS libraries loaded (found once: ms)
+
+
+def as_blas_owner(action: Callable[[Any], Any]) -> Any:
+    """action(threadpoolctl controller) with this thread allowed to change OpenBLAS's
+    process-wide limit: threadpoolctl lets only one thread change it, but the thread that
+    sets a limit may not be the one that restores it (Dask's tasks), and set_num_threads
+    may be called from any thread. Raises ImportError without threadpoolctl."""
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+    _release(_controller)
+    try:
+        return action(_controller)
+    finally:
+        _release(_controller)
+
+
+def _release(controller: Any) -> None:
+    for lib in controller.lib_controllers:
+        clear = getattr(lib, "clear_controlling_thread", None)  # threadpoolctl >= 3.7
+        if clear is not None:
+            clear(force=True)
 
 
 @contextmanager

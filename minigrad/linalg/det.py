@@ -20,7 +20,7 @@ import numpy as np
 from ..autograd.function import Context, Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
-from ._checks import batch_prefix, check_matrix
+from ._checks import batch_prefix, check_matrix, half_as_float
 from ._groups import by_group
 from .errors import LinAlgError
 from .solve import inv, solve
@@ -48,6 +48,7 @@ class _Det(Function):
         return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(A).mT,
 
 
+@half_as_float
 def det(A: Tensor) -> Tensor:
     """det(A) of each square matrix of A (*, n, n); its gradient is adj(A)^T, exact at
     singular matrices too.
@@ -154,6 +155,7 @@ class _Slogdet(Function):
         return g.unsqueeze(-1).unsqueeze(-1) * inv(A).mT,
 
 
+@half_as_float
 def slogdet(A: Tensor) -> SlogdetResult:
     """(sign, log|det A|) of each square matrix of A, without over- or underflow; the sign
     gets no gradient, logabsdet's is A^-T (infinite at a singular A: LinAlgError there).
@@ -165,6 +167,7 @@ def slogdet(A: Tensor) -> SlogdetResult:
     return SlogdetResult(*_Slogdet.apply(A))
 
 
+@half_as_float
 def logdet(A: Tensor) -> Tensor:
     """log det(A): nan where det(A) < 0, -inf where A is singular, as torch.logdet.
 

@@ -29,7 +29,7 @@ from ..tensor import Tensor
 from . import _eigh_ties as _et
 from . import _kinks
 from . import ties as _ties
-from ._checks import check_matrix
+from ._checks import check_matrix, half_as_float
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
 from ._tie_limits import nested, note_chained
 
@@ -40,11 +40,14 @@ class EighResult(NamedTuple):
 
 
 def _lower(UPLO: str) -> bool:
-    if UPLO not in ("L", "U"):
+    """Whether UPLO names the lower triangle: 'L' or 'U' in either case, as torch."""
+    uplo = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if uplo not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    return UPLO == "L"
+    return uplo == "L"
 
 
+@half_as_float
 def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
          max_sweeps: int = DEFAULT_MAX_SWEEPS,
          ties: str | _ties.TiePolicy | None = None) -> EighResult:
@@ -63,12 +66,10 @@ def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     A = check_matrix(A, "linalg.eigh", square=True)
     lower = _lower(UPLO)
     policy = _ties.resolve(ties)
-    if A.dtype == np.float16:
-        L, U = _Eigh.apply(A.float(), lower, tol, max_sweeps, policy)
-        return EighResult(L.half(), U.half())
     return EighResult(*_Eigh.apply(A, lower, tol, max_sweeps, policy))
 
 
+@half_as_float
 def eigvalsh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
              max_sweeps: int = DEFAULT_MAX_SWEEPS) -> Tensor:
     """The eigenvalues of symmetric A, ascending; d/dA of sum(g * L) is U diag(g) U^T.
@@ -95,7 +96,8 @@ class _Eigh(Function):
         ctx.policy = policy
         # Near a tie the exact backward may need the loss's second derivatives: ask the
         # engine to keep the graph downstream until this node's backward has run.
-        ctx.wants_downstream = policy.kind == "exact" and _near_ties(w, _et.near_level(w))
+        ctx.wants_downstream = (policy.kind == "exact" and w.shape[-1] > 1
+                                and _near_ties(w, _et.near_level(w)))
         return outs
 
     @staticmethod

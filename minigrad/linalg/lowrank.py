@@ -32,9 +32,9 @@ import numpy as np
 from ..creation import rng_of
 from ..tensor import Tensor
 from . import ties as _ties
+from ._checks import check_matrix
 from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
 from ._svd_trunc import svd_top, top_forward
-from .svd import _check_tensor
 from .svd import svd as linalg_svd
 
 _OVERSAMPLE = 5
@@ -52,7 +52,7 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,
     >>> U, S, V = mg.svd_lowrank(A, q=2); S
     tensor([3., 2.])
     """
-    _check_tensor(A, "svd_lowrank")
+    check_matrix(A, "svd_lowrank")
     q = 6 if q is None else int(q)
     niter = 2 if niter is None else int(niter)
     if q < 0:
@@ -83,7 +83,7 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,
     (tensor([2.]), tensor([[1.],
             [0.]]))
     """
-    _check_tensor(A, "pca_lowrank")
+    check_matrix(A, "pca_lowrank")
     m, n = A.shape[-2:]
     if q is None:
         q = min(6, m, n)

@@ -6,6 +6,7 @@ from typing import Any
 
 from .._dims import wrap_dim
 from ..tensor import Tensor
+from ._checks import check_float
 from .svd import svdvals
 
 
@@ -68,6 +69,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported; use 'fro', 'nuc', "
                            "2, -2, 1, -1, inf or -inf")
     dims = _matrix_dims(A, dim)
+    check_float(A, "linalg.matrix_norm")
     M = _matrix_dims_last(A, dims)
     if ord == "fro":
         out = M.norm("fro", dim=(-2, -1))

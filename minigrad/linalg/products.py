@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..functions import stack
+from ..functions import stack, where
 from ..ops.shape import wrap_dim
 from ..tensor import Tensor
 from ._checks import check_matrix, check_tensor
@@ -50,8 +50,9 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
     for i, t in enumerate(ts):
         check_tensor(t, "multi_dot", f"tensors[{i}]")
-        if t.dtype.kind != "f":
-            raise RuntimeError(f"multi_dot(): expected a floating point tensor, got {t.dtype}")
+        if t.dtype != ts[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {ts[0].dtype} and tensor {i} {t.dtype}")
     first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
     if ts[0].ndim not in (1, 2):
         raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
@@ -123,9 +124,9 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not "
                         f"{type(n).__name__}")
-    if n == 0:
+    if n == 0:  # I, a function of A with a zero gradient (a NaN in A stays out), as torch
         eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)
-        return Tensor._make(eye.copy())
+        return where(Tensor._make(np.zeros(A.shape, bool)), A, Tensor._make(eye.copy()))
     if n < 0:
         check_matrix(A, "linalg.matrix_power", square=True)
         A, n = inv(A), -n

@@ -24,7 +24,7 @@ from ..autograd.function import Context, Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..functions import cat
 from ..tensor import Tensor
-from ._checks import batch_prefix, check_matrix
+from ._checks import batch_prefix, check_matrix, half_as_float
 from .errors import LinAlgError
 from .solve import solve_triangular
 
@@ -40,6 +40,7 @@ class QRResult(NamedTuple):
 _MODES = ("reduced", "complete", "r")
 
 
+@half_as_float
 def qr(A: Tensor, mode: str = "reduced") -> QRResult:
     """A = Q R, Q with orthonormal columns, R upper triangular, batched. ``mode``: "reduced"
     (Q (*, m, k), R (*, k, n), k = min(m, n)), "complete" (Q (*, m, m), R (*, m, n)) or "r"

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autograd.function import Context, Function
 from ..tensor import Tensor
-from ._checks import batch_prefix, check_matrix, check_tensor
+from ._checks import batch_prefix, check_matrix, check_tensor, half_as_float
 from ._lapack_info import cholesky_info, lu_info
 from .errors import LinAlgError
 
@@ -46,6 +46,7 @@ class _Inv(Function):
         return -(Ai.mT @ g @ Ai.mT),
 
 
+@half_as_float
 def inv(A: Tensor) -> Tensor:
     """The inverse of each square matrix of A (*, n, n); singular input raises LinAlgError.
 
@@ -84,6 +85,7 @@ class _Solve(Function):
         return (-(gB @ X.mT) if ctx.needs_input_grad[0] else None), gB
 
 
+@half_as_float
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A X = B (or X A = B when not left), A (*, n, n); B is a batch of vectors (*, n)
     when it is 1-D or has A's shape without the last dim, else of matrices (*, n, k); batch
@@ -121,7 +123,8 @@ class _SolveTriangular(Function):
         T = _triangle(A._array, upper, unit)
         dt = np.result_type(T.dtype, B._array.dtype)
         if not unit:
-            zero = (np.diagonal(T, axis1=-2, axis2=-1) == 0).reshape(-1, T.shape[-1])
+            n = T.shape[-1]  # (the batch is flattened by its size: n may be 0)
+            zero = (np.diagonal(T, axis1=-2, axis2=-1) == 0).reshape(T.size // max(n * n, 1), n)
             if zero.any():
                 b = int(np.flatnonzero(zero.any(-1))[0])
                 raise LinAlgError(
@@ -154,6 +157,7 @@ def _triangle(a: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
     return t
 
 
+@half_as_float
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
                      unitriangular: bool = False) -> Tensor:
     """X with T X = B (or X T = B when not left) for T the upper or lower triangle of A
@@ -182,17 +186,16 @@ class _Cholesky(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> Tensor:
+        a = A._array
         try:
-            out = Tensor._make(np.linalg.cholesky(A._array))
+            out = np.linalg.cholesky(a)
         except np.linalg.LinAlgError:
-            info = cholesky_info(A._array)
-            bad = np.flatnonzero(info)
-            b = int(bad[0]) if bad.size else 0
-            order = f" (the leading minor of order {int(info.flat[b])} is not " \
-                    "positive-definite)" if bad.size else ""
-            raise LinAlgError(f"linalg.cholesky: {batch_prefix(info.shape, b)}The "
-                              "factorization could not be completed because the input is not "
-                              f"positive-definite{order}.") from None
+            _not_positive_definite(a, cholesky_info(a))
+        if not np.isfinite(out).all():  # numpy lets a NaN pivot through; LAPACK's potrf and
+            info = cholesky_info(a)  # torch refuse it, as a minor that is not positive
+            if info.any():
+                _not_positive_definite(a, info)
+        out = Tensor._make(out)
         ctx.save_for_backward(out)
         return out
 
@@ -206,6 +209,18 @@ class _Cholesky(Function):
         return (Z + Z.mT) * 0.5,
 
 
+def _not_positive_definite(a: np.ndarray, info: np.ndarray) -> None:
+    """torch's error for the first matrix of a whose factorisation failed (info: potrf's)."""
+    bad = np.flatnonzero(info)
+    b = int(bad[0]) if bad.size else 0
+    order = f" (the leading minor of order {int(info.flat[b])} is not " \
+            "positive-definite)" if bad.size else ""
+    raise LinAlgError(f"linalg.cholesky: {batch_prefix(info.shape, b)}The factorization could "
+                      f"not be completed because the input is not positive-definite{order}.") \
+        from None
+
+
+@half_as_float
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """L lower triangular with A = L L^T (or U = L^T when upper) for symmetric positive
     definite A (*, n, n), read from its lower (upper) triangle; gradients symmetric, as in

@@ -17,7 +17,7 @@ import numpy as np
 from ..autograd.function import Context, Function
 from ..functions import where
 from ..tensor import Tensor
-from ._checks import check_matrix, check_tensor
+from ._checks import batch_prefix, check_matrix, check_tensor, half_as_float
 from ._eigh_forward import eigh_forward
 from ._groups import by_group
 from ._lapack_info import lu_info
@@ -58,6 +58,7 @@ def _flat(A: Tensor) -> tuple[Tensor, tuple]:
     return A.reshape(-1, *A.shape[-2:]), batch
 
 
+@half_as_float
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse (*, n, m) of A (*, m, n): V diag(1/s) U^T over the
     kept singular values; ``hermitian`` reads A's lower triangle and uses its eigenvalues.
@@ -68,8 +69,8 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     """
     check_matrix(A, "linalg.pinv", square=hermitian)
     m, n = A.shape[-2:]
-    if min(m, n) == 0 or A.numel() == 0:
-        return Tensor._make(np.zeros(A.shape[:-2] + (n, m), A.dtype))
+    if A.numel() == 0:
+        return _empty_pinv(A)
     flat, batch = _flat(A)
     s = _values(flat._array, hermitian)
     cut = np.broadcast_to(_cutoff(s[..., 0].reshape(batch), atol, rtol, m, n), batch)
@@ -82,6 +83,12 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
         return _pinv_cut(Ag, cut[idx], hermitian)
 
     return by_group(flat, full, part).reshape(*batch, n, m)
+
+
+def _empty_pinv(A: Tensor) -> Tensor:
+    """pinv of an empty A: zeros (*, n, m), written as a function of A so that a backward
+    reaches A (with a zero gradient), as in torch."""
+    return A.mT * 0.0
 
 
 def _pinv_full(A: Tensor, hermitian: bool) -> Tensor:
@@ -112,6 +119,7 @@ def _inverse_kept(s: Tensor, keep: np.ndarray) -> Tensor:
     return where(k, 1.0 / where(k, s, 1.0), 0.0)
 
 
+@half_as_float
 def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
                 rtol: Any = None) -> Tensor:
     """The number of singular values above max(atol, rtol * s_max), int64 (*); ``tol`` is
@@ -126,6 +134,9 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
                            "least 2 dimensions.")
     check_matrix(A, "linalg.matrix_rank", square=hermitian)
     if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg.matrix_rank() takes either tol (torch's older name for "
+                            "atol, with rtol = 0) or atol / rtol, not both")
         atol, rtol = tol, 0.0
     m, n = A.shape[-2:]
     batch = A.shape[:-2]
@@ -136,14 +147,15 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
     return Tensor._make(np.asarray(np.count_nonzero(s > cut[..., None], axis=-1), np.int64))
 
 
-class _Infinite(Function):
-    """+inf where a quantity is infinite (cond of a singular matrix); a loss that uses it has
-    no gradient there, so its backward raises (zeros where the loss does not use it)."""
+class _Undefined(Function):
+    """A value without a derivative (cond's inf at a singular matrix, its 0 / 0 = nan at the
+    zero matrix): a loss that uses it has no gradient there, so its backward raises (zeros
+    where the loss does not use it)."""
 
     @staticmethod
-    def forward(ctx: Context, x: Tensor, shape: tuple, why: str) -> np.ndarray:
+    def forward(ctx: Context, x: Tensor, value: float, why: str) -> np.ndarray:
         ctx.why, ctx.shape = why, x.shape
-        return np.full(shape, np.inf, x.dtype)
+        return np.full(x.shape[:1], value, x.dtype)
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple:
@@ -152,50 +164,63 @@ class _Infinite(Function):
         return Tensor._make(np.zeros(ctx.shape, g.dtype)), None, None
 
 
-_COND_SINGULAR = ("linalg.cond backward: the matrix is singular, so its condition number is "
-                  "infinite and has no gradient.")
+_REGULAR, _SINGULAR, _ZERO = 0, 1, 2
+_COND_WHY = {_SINGULAR: "the matrix is singular, so its condition number is infinite",
+             _ZERO: "the matrix is zero, so its condition number is 0 / 0 (nan)"}
 
 
+def _cond_undefined(x: Tensor, kind: int) -> Tensor:
+    why = f"linalg.cond backward: {_COND_WHY[kind]} and has no gradient."
+    return _Undefined.apply(x, np.inf if kind == _SINGULAR else np.nan, why)
+
+
+@half_as_float
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number ||A|| ||A^-1|| in the norm p (default 2: s_max / s_min, for any
-    shape; -2 is s_min / s_max); inf for a singular matrix, as torch.
+    shape; -2 is s_min / s_max); inf for a singular matrix, and nan for the zero matrix in
+    the norms made of singular values (2, -2, "nuc": 0 / 0), as torch.
 
     >>> mg.linalg.cond(mg.tensor([[2.0, 0.0], [0.0, 0.5]]))
     tensor(4.)
     """
     check_matrix(A, "linalg.cond")
-    empty = Tensor._make(np.zeros(A.shape[:-2], A.dtype))  # no matrix, or empty ones: 0
+    # No matrix, or empty ones: 0, as torch, from A so that a backward reaches it (with 0)
+    empty = (A * 0.0).sum((-2, -1)) if A.numel() == 0 else None
     if p in (None, 2, -2):
-        if A.numel() == 0:
+        if empty is not None:
             return empty
         s = svdvals(A)
         flat = s.reshape(-1, s.shape[-1])
-        singular = (flat._array[:, -1] == 0) if s.shape[-1] else np.zeros(flat.shape[0], bool)
+        sv = flat._array
+        kinds = np.where(sv[:, 0] == 0, _ZERO, np.where(sv[:, -1] == 0, _SINGULAR, _REGULAR))
 
-        def part(sg: Tensor, sing: bool, _idx: np.ndarray) -> Tensor:
-            if sing:
-                if p == -2:
-                    return sg[:, -1] * 0.0  # s_min / s_max = 0: smooth in s_min, here 0
-                return _Infinite.apply(sg, (sg.shape[0],), _COND_SINGULAR)
+        def part(sg: Tensor, kind: int, _idx: np.ndarray) -> Tensor:
+            if kind == _SINGULAR and p == -2:
+                return sg[:, -1] * 0.0  # s_min / s_max = 0: smooth in s_min, here 0
+            if kind != _REGULAR:
+                return _cond_undefined(sg, kind)
             return sg[:, 0] / sg[:, -1] if p != -2 else sg[:, -1] / sg[:, 0]
 
-        return by_group(flat, singular, part).reshape(*A.shape[:-2])
+        return by_group(flat, kinds, part).reshape(*A.shape[:-2])
     if p not in ("fro", "nuc", 1, -1, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but "
                            f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
-    if A.numel() == 0:
+    if empty is not None:
         return empty
     flat, batch = _flat(A)
-    singular = lu_info(flat._array) > 0
+    a = flat._array
+    kinds = np.where(lu_info(a) > 0, _SINGULAR, _REGULAR)
+    if p == "nuc":  # sum(s) sum(1 / s) = 0 inf at the zero matrix
+        kinds[~a.reshape(a.shape[0], -1).any(-1)] = _ZERO
 
-    def part(Ag: Tensor, sing: bool, _idx: np.ndarray) -> Tensor:
-        if sing:
-            return _Infinite.apply(Ag, (Ag.shape[0],), _COND_SINGULAR)
+    def part(Ag: Tensor, kind: int, _idx: np.ndarray) -> Tensor:
+        if kind != _REGULAR:
+            return _cond_undefined(Ag, kind)
         return matrix_norm(Ag, p) * matrix_norm(inv(Ag), p)
 
-    return by_group(flat, singular, part).reshape(*batch)
+    return by_group(flat, kinds, part).reshape(*batch)
 
 
 class LstsqResult(NamedTuple):
@@ -208,6 +233,7 @@ class LstsqResult(NamedTuple):
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@half_as_float
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
           driver: str | None = None) -> LstsqResult:
     """The minimum-norm X minimising ||A X - B||_F for A (*, m, n), B (*, m, k) or (*, m),
@@ -234,6 +260,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     m, n = A.shape[-2:]
     k = Bm.shape[-1]
+    for name, M in (("A", A), ("B", Bm)):
+        _check_finite(M._array, name)
     own = A.shape[:-2]  # rank and singular values describe A, in A's own batch (as torch)
     batch = np.broadcast_shapes(own, Bm.shape[:-2])
     dt = A.dtype
@@ -245,7 +273,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     Af = A.expand(*batch, m, n).reshape(nb, m, n)
     Bf = Bm.expand(*batch, m, k).reshape(nb, m, k)
     if a.size == 0 or Bf.shape[0] == 0:
-        X = Tensor._make(np.zeros((Bf.shape[0], n, k), dt))
+        X = _empty_pinv(Af) @ Bf  # zeros (nb, n, k) even when n * k > 0, from A and B
     else:
         tol_b = np.broadcast_to(tol.reshape(own + (1,)), batch + (1,)).reshape(-1, 1)
         rank_b = np.broadcast_to(rank.reshape(own), batch).reshape(-1)
@@ -270,6 +298,17 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     sv = (Tensor._make(s.reshape(own + (min(m, n),)).astype(dt))
           if driver in ("gelsd", "gelss") else empty)
     return LstsqResult(X.squeeze(-1) if vector else X, res, rk, sv)
+
+
+def _check_finite(a: np.ndarray, name: str) -> None:
+    """LinAlgError for NaN or Inf in a (*, m, k), naming the first such matrix: as svd and
+    eigh refuse them (torch's LAPACK drivers stop on an illegal value)."""
+    if a.size == 0 or np.isfinite(a).all():
+        return
+    bad = ~np.isfinite(a).reshape(-1, a.shape[-2] * a.shape[-1]).all(-1)
+    b = int(np.flatnonzero(bad)[0])
+    raise LinAlgError(f"torch.linalg.lstsq: {batch_prefix(a.shape[:-2], b)}the input {name} is "
+                      "not finite (contains NaN or Inf)")
 
 
 def _lstsq_full(A: Tensor, B: Tensor) -> Tensor:

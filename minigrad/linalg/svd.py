@@ -12,8 +12,9 @@ from ..autograd.function import Context, Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import ties as _ties
+from ._checks import check_matrix, half_as_float
 from ._svd_backward import svd_backward
-from ._svd_forward import DEFAULT_MAX_SWEEPS, check_fits, svd_forward
+from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
 from ._svd_parts import maybe_poles, near_level
 from ._svd_trunc import svd_top, top_forward
 from ._tie_limits import Downstream
@@ -25,6 +26,7 @@ class SVDResult(NamedTuple):
     Vh: Tensor
 
 
+@half_as_float
 def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
         max_sweeps: int = DEFAULT_MAX_SWEEPS,
         ties: str | _ties.TiePolicy | None = None, top_k: int | None = None) -> SVDResult:
@@ -48,13 +50,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     >>> U, S, Vh = mg.linalg.svd(mg.eye(4) * mg.arange(1.0, 5.0), False, top_k=2); S
     tensor([4., 3.])
     """
-    _check_tensor(A, "svd")
+    check_matrix(A, "linalg.svd")
     policy = _ties.resolve(ties)
-    if A.dtype == np.float16:
-        U, S, Vh = svd(A.float(), full_matrices, tol=tol, max_sweeps=max_sweeps, ties=policy,
-                       top_k=top_k)
-        check_fits(S._array, np.float16)
-        return SVDResult(U.half(), S.half(), Vh.half())
     if top_k is not None and A.ndim >= 2:
         k = _check_top_k(top_k, full_matrices, A.shape)
         if k < min(A.shape[-2:]):
@@ -76,6 +73,7 @@ def _check_top_k(top_k: object, full_matrices: bool, shape: tuple) -> int:
     return int(top_k)
 
 
+@half_as_float
 def svdvals(A: Tensor, *, tol: float | None = None,
             max_sweeps: int = DEFAULT_MAX_SWEEPS) -> Tensor:
     """The singular values of A (*, k), descending; d/dA of sum(g * S) is U diag(g) Vh.
@@ -83,20 +81,11 @@ def svdvals(A: Tensor, *, tol: float | None = None,
     >>> mg.linalg.svdvals(mg.tensor([[3.0, 0.0], [0.0, -4.0]]))
     tensor([4., 3.])
     """
-    _check_tensor(A, "svdvals")
+    check_matrix(A, "linalg.svdvals")
     if A.requires_grad and is_grad_enabled():
         return svd(A, full_matrices=False, tol=tol, max_sweeps=max_sweeps).S
     _, s, _ = svd_forward(A._array, False, False, tol=tol, max_sweeps=max_sweeps)
     return Tensor._make(s)
-
-
-def _check_tensor(A: object, name: str) -> None:
-    if not isinstance(A, Tensor):
-        raise TypeError(f"linalg.{name}(): argument 'A' must be a Tensor, not "
-                        f"{type(A).__name__}; wrap it with mg.tensor(...)")
-    if A.dtype.kind != "f":
-        raise TypeError(f"linalg.{name}(): expected a float16, float32 or float64 tensor, "
-                        f"got {A.dtype}; convert it with A.float() or A.double()")
 
 
 class _SVD(Function):

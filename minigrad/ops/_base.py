@@ -7,12 +7,12 @@ A new elementwise op is a ``_Unary`` row: its numpy function and its derivative 
         fn = np.exp
         grad = staticmethod(lambda a, g: g * a.exp())   # written with minigrad ops
 
-plus, when torch's numpy warnings differ, the ``quiet`` errstate (``{"over": "ignore"}``).
+(numpy's floating-point warnings are silenced for every forward by Function.apply.)
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +77,6 @@ def as_float(x: np.ndarray) -> np.ndarray:
 class _Unary(Function):
     """f(a) elementwise, with a saved for backward; backward is ``grad(a, g)`` = g f'(a)."""
 
-    quiet: ClassVar[dict | None] = None  # np.errstate for what torch computes silently
     _numpy_forward = True  # fn takes and returns ndarrays
 
     @staticmethod
@@ -92,10 +91,7 @@ class _Unary(Function):
     def forward(cls, ctx: Context, a: Any) -> np.ndarray:
         ctx.save_for_backward(a)
         x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
-        if cls.quiet is None:
-            return cls.fn(x)
-        with np.errstate(**cls.quiet):
-            return cls.fn(x)
+        return cls.fn(x)
 
     @classmethod
     def backward(cls, ctx: Context, g: Any) -> Any:

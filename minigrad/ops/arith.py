@@ -91,9 +91,6 @@ class Div(Function):
         na, nb = ctx.needs_input_grad
         save_operands(ctx, a, b, nb, na or nb)
         x, y = float_operands(a, b)
-        if np.ndim(y) == 0 and y == 0:  # x / 0 is inf or nan silently, as in torch (mean of
-            with np.errstate(divide="ignore", invalid="ignore"):  # an empty dim lands here)
-                return np.divide(x, y)
         return np.divide(x, y)
 
     @staticmethod
@@ -111,16 +108,15 @@ def _cube(x: np.ndarray) -> np.ndarray:
 
 # Exponents with a route cheaper than np.power (which has none for small integers), the
 # ones torch's pow kernel special-cases, computed as it does so that values match its.
-# The flag says whether the route can divide by zero or take the root of a negative.
-_FAST_POW: dict[float, tuple[Any, bool]] = {
-    0: (lambda x: np.ones(x.shape, x.dtype), False),  # nan ** 0 = 1 too
-    1: (lambda x: np.array(x), False),
-    2: (lambda x: np.multiply(x, x), False),
-    3: (_cube, False),
-    -1: (lambda x: np.divide(1, x), True),
-    -2: (lambda x: np.divide(1, np.multiply(x, x)), True),
-    0.5: (np.sqrt, True),
-    -0.5: (lambda x: np.divide(1, np.sqrt(x)), True),
+_FAST_POW: dict[float, Any] = {
+    0: lambda x: np.ones(x.shape, x.dtype),  # nan ** 0 = 1 too
+    1: lambda x: np.array(x),
+    2: lambda x: np.multiply(x, x),
+    3: _cube,
+    -1: lambda x: np.divide(1, x),
+    -2: lambda x: np.divide(1, np.multiply(x, x)),
+    0.5: np.sqrt,
+    -0.5: lambda x: np.divide(1, np.sqrt(x)),
 }
 
 
@@ -131,25 +127,14 @@ class Pow(Function):
         fast = _FAST_POW.get(y) if type(y) is int or type(y) is float else None
         if fast is not None and x.dtype.kind == "f":
             save_operands(ctx, a, b, ctx.needs_input_grad[0], False)
-            fn, warns = fast
-            if not warns:
-                return fn(x)
-            with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, as in torch
-                return fn(x)
+            return fast(x)
         if x.dtype.kind in "iub" and np.any(np.asarray(y) < 0):
             raise RuntimeError("Integers to negative integer powers are not allowed")
         save_operands(ctx, a, b, any(ctx.needs_input_grad), any(ctx.needs_input_grad))
-        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, as in torch
-            return np.power(x, y)
+        return np.power(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        # The inf * 0 and log(0) below are masked out by torch's rules; don't warn about them.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return Pow._grads(ctx, g)
-
-    @staticmethod
-    def _grads(ctx: Context, g: Any) -> tuple:
         a, b = saved_operands(ctx)
         na, nb = ctx.needs_input_grad
         if type(b) is int or type(b) is float:
@@ -171,11 +156,7 @@ class Pow(Function):
             base = np.asarray(_arr(a))
             # torch's rule: d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0.
             zero = (base == 0) & (np.asarray(_arr(b)) >= 0)
-            if is_tensor(a):
-                log_a = a.log()
-            else:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    log_a = float(np.log(a))
+            log_a = a.log() if is_tensor(a) else float(np.log(a))
             gb = g * (a ** b) * log_a
             if np.any(zero):
                 gb = Where.apply(constant(~zero), gb, 0)
@@ -196,8 +177,7 @@ class Remainder(Function):
         x, y = operands(a, b)
         if x.dtype.kind in "iu" and np.any(y == 0):
             raise RuntimeError("ZeroDivisionError")  # torch's error for integers
-        with np.errstate(divide="ignore", invalid="ignore"):  # x % 0 is nan, as in torch
-            return cls.fn(x, y)
+        return cls.fn(x, y)  # x % 0 is nan, as in torch
 
     @classmethod
     def backward(cls, ctx: Context, g: Any) -> tuple:
@@ -216,8 +196,7 @@ class FloorDivide(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.floor_divide(x, y)
+        return np.floor_divide(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
