@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..autograd.engine import recorded_output_grads, result_is_differentiated
-from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.grad_mode import enable_grad
 from ..functions import where
 from ..tensor import Tensor
 from . import _tie_limits
@@ -57,7 +57,7 @@ class Downstream(_tie_limits._Source):
         for n in range(1, levels + 1):
             with enable_grad():
                 q = (q_of * d).sum()
-            hL, hU = self._hvp(q, [L, U], n < levels or is_grad_enabled())
+            hL, hU = self._hvp(q, [L, U], n < levels or result_is_differentiated())
             if hU is not None:
                 out.append(hU)
             # Past a chain of tied decompositions downstream (taken as 0 there) the higher

@@ -117,6 +117,9 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
         # Inside another tie limit's look downstream only that limit is exact: ties met
         # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
         # and what bounds the cost; see the module docstring).
+        if earlier is not None and policy.kind == "exact":
+            poles.through_recorded(earlier.absent, num, scale_noise * (
+                colmax(gUe) + colmax(gVe)))
         decided = None
         if policy.kind in ("exact", "local") and not nested() and earlier is None:
             decided = product_limits(num, S, gS, poles, scale_noise * (

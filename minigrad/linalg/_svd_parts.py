@@ -147,11 +147,33 @@ class Poles:
         self.dropped_near = bool(self.gone_z.any() or (
             gone & off & ((dp <= n2) | (dm <= n2))).any())
 
+    def through_recorded(self, dropped: np.ndarray, num: Numerators,
+                         noise: np.ndarray) -> None:
+        """This pass differentiates a recorded pass that dropped ``dropped`` (a second
+        derivative through a truncated SVD): pairs of kept triplets near a pole take the
+        plain quotient (not a tie: nu / x is the true value, to eps |g| / x), and at a tie
+        where every coupling J_ij, J_ji, K_ij, K_ji is rounding take 0, as a structural
+        tie (the symmetry-protected ones of tensor networks, symmetric in every pass)
+        gives; a coupled tie still looks downstream. Either look would walk the whole
+        recorded pass again, per node (TRG's specific heat at bond 16: 20-50 s each)."""
+        kept = ~dropped
+        kk = kept[..., :, None] & kept[..., None, :]
+        self.weak_p = self.weak_p & ~kk
+        self.weak_m = self.weak_m & ~kk
+        if num.J is None or num.K is None or not (self.tie_p & kk).any():
+            return
+        j, k = num.J._array, num.K._array
+        coupled = np.maximum(np.maximum(np.abs(j), np.abs(np.swapaxes(j, -1, -2))),
+                             np.maximum(np.abs(k), np.abs(np.swapaxes(k, -1, -2))))
+        quiet = self.tie_p & kk & (coupled <= noise[..., None, None])
+        self.tie_p = self.tie_p & ~quiet
+        self.decided_p = self.decided_p | quiet
+
     def decide(self, mask: np.ndarray) -> None:
         """The + pole entries ``mask`` are decided elsewhere: no limit, 0 here."""
         self.tie_p = self.tie_p & ~mask
         self.weak_p = self.weak_p & ~mask
-        self.decided_p = mask
+        self.decided_p = self.decided_p | mask
 
     def any(self) -> bool:
         return bool(self.tie_p.any() or self.weak_p.any() or self.tie_m.any()

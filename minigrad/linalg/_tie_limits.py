@@ -79,7 +79,7 @@ from ..autograd.engine import (
     run_backward,
 )
 from ..autograd.function import Context, Function
-from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.grad_mode import enable_grad
 from ..functions import where
 from ..tensor import Tensor
 from ._svd_parts import (
@@ -391,8 +391,10 @@ class _Source:
             with enable_grad():
                 q = (q_of * d).sum()
             # A level is differentiated again by the next one, and the last one carries a
-            # graph when the walk records: a tie further upstream may differentiate it.
-            hU, hS, hVh = self._hvp(q, [U, S, Vh], n < levels or is_grad_enabled())
+            # graph only when the result will be differentiated: other ties' looks cannot
+            # differentiate it (``_Held``), and a recorded look kept every look's graph to
+            # the walk's end (TRG's second pass at bond 16: +1-2 GB a look).
+            hU, hS, hVh = self._hvp(q, [U, S, Vh], n < levels or result_is_differentiated())
             out.append((hU, hVh))
             # Through a chain of tied SVDs the ties met downstream are taken as 0, so
             # higher levels would not be exact anyway (and would cost the most): stop.
