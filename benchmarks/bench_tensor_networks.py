@@ -12,8 +12,9 @@ at a few temperatures, with minigrad under the default tie policy ("exact"),
 tie_policy("zero") and tie_policy("lorentzian", eps=1e-12), and with PyTorch (when installed)
 running the same example code with the paper's Lorentzian SVD backward (written here as a
 torch.autograd.Function). Every case (network, temperature, E or C, policy) runs alone in a
-fresh process with one thread, a cap on its resident memory and a timeout, one process at a
-time: a case that blows up is reported as killed at the cap or timed out. Printed per case:
+fresh process with one thread, a cap on its resident memory and a timeout (CPU time), one
+process at a time: a case that blows up is reported as killed at the cap or timed out.
+Printed per case:
 wall and CPU time of the derivative (imports and a short warm-up run excluded), the process's
 peak RSS, the value beside Onsager's exact one and beside the "zero" policy's, and CPU time
 and peak memory over the "zero" policy's (CPU time: one thread, and other processes on a
@@ -38,6 +39,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -164,21 +166,23 @@ def child(case: dict) -> dict:
 
 
 # ---- the parent: run each case in a capped process -------------------------------------
-def _proc_rss_mb(pid: int) -> float:
+def _usage(pid: int) -> tuple[float, float]:
+    """(resident MB, CPU seconds) of a running process, from /proc."""
     try:
         with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+            rss = next(int(x.split()[1]) for x in f if x.startswith("VmRSS:")) / 1024
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return rss, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, StopIteration):
+        return 0.0, 0.0
 
 
 def run_case(case: dict, mem_gb: float, timeout: float) -> dict:
     """Run ``case`` in a fresh process of one thread; kill it at ``mem_gb`` of resident memory
     (and give it an address-space limit 1 GB above, in case it outruns the watch) or after
-    ``timeout`` seconds. Returns the child's result, or a status saying how it ended."""
+    ``timeout`` seconds of CPU time (what a quiet machine's wall time would be; and after ten
+    times that of wall time). Returns the child's result, or a status saying how it ended."""
     env = dict(os.environ, **{v: "1" for v in THREAD_VARS})
     limit = int((mem_gb + 1) * 2**30)
 
@@ -187,24 +191,27 @@ def run_case(case: dict, mem_gb: float, timeout: float) -> dict:
 
     cmd = [sys.executable, __file__, "--child", json.dumps(case)]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, preexec_fn=cap, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    status, high = None, 0.0
-    while True:
-        pid, wstatus, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        high = max(high, _proc_rss_mb(proc.pid))
-        elapsed = time.perf_counter() - t0
-        if status is None and high > mem_gb * 1024:
-            status = f"killed at {high / 1024:.1f} GB"
-        elif status is None and elapsed > timeout:
-            status = f"timeout {timeout:g} s"
-        if status is not None:
-            proc.send_signal(signal.SIGKILL)
-        time.sleep(0.05)
-    proc.returncode = os.waitstatus_to_exitcode(wstatus)
-    out, err = proc.communicate()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, preexec_fn=cap, stdout=out,
+                                stderr=err, text=True)
+        status, high = None, 0.0
+        while True:
+            pid, wstatus, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            rss, cpu = _usage(proc.pid)
+            high = max(high, rss)
+            if status is None and high > mem_gb * 1024:
+                status = f"killed at {high / 1024:.1f} GB"
+            elif status is None and (cpu > timeout or time.perf_counter() - t0 > 10 * timeout):
+                status = f"timeout {timeout:g} s"
+            if status is not None:
+                proc.send_signal(signal.SIGKILL)
+            time.sleep(0.05)
+        proc.returncode = os.waitstatus_to_exitcode(wstatus)
+        out.seek(0)
+        err.seek(0)
+        out, err = out.read(), err.read()
     res = {"peak_mb": usage.ru_maxrss / 1024, "wall": time.perf_counter() - t0,
            "cpu": usage.ru_utime + usage.ru_stime}
     if status is None and proc.returncode == 0:
@@ -312,7 +319,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true",
                     help="TRG bond 8, 8 steps and CTMRG chi 8, 40 iterations; T 1.8 and 2.5")
     ap.add_argument("--mem-gb", type=float, default=8.0, help="kill a case above this RSS")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per case")
+    ap.add_argument("--timeout", type=float, default=300.0, help="CPU seconds per case")
     ap.add_argument("--temps", type=float, nargs="+")
     ap.add_argument("--nets", nargs="+", choices=tuple(SIZES), default=tuple(SIZES))
     ap.add_argument("--policies", nargs="+", choices=POLICIES, default=POLICIES)
@@ -337,7 +344,7 @@ def main() -> None:
         run_case(dict(todo[0], net=net, size=SIZES[net][mode]), args.mem_gb, args.timeout)
     sizes = ", ".join(f"{net} {SIZES[net][mode][0]} x {SIZES[net][mode][1]}" for net in args.nets)
     print(f"{len(todo)} cases ({sizes}), one process each, one thread, cap {args.mem_gb:g} GB "
-          f"RSS, timeout {args.timeout:g} s" + ("" if torch_ok else "; torch not installed"))
+          f"RSS, timeout {args.timeout:g} s CPU" + ("" if torch_ok else "; torch not installed"))
     runs = measure(todo, args)
     if args.json:
         with open(args.json, "w") as f:
