@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -79,10 +80,10 @@ def torch_lorentzian():
 
         @staticmethod
         def backward(ctx, gU, gS, gVh):
-            # gA = U [diag(gS) + (F+G) o sym(J)/2 + (F-G) o sym(K)/2] Vh + the complements'
-            # terms, J = U^T gU, K = V^T gV, F_ij = 1/(s_j - s_i), G_ij = 1/(s_j + s_i)
-            # (sym(X) = X - X^T), each pole Lorentzian-broadened; written with torch ops so
-            # that create_graph differentiates it again.
+            # gA = U [diag(gS) + (F+G) o (J - J^T)/2 + (F-G) o (K - K^T)/2] Vh + the
+            # complements' terms, J = U^T gU, K = V^T gV, F_ij = 1/(s_j - s_i),
+            # G_ij = 1/(s_j + s_i), each pole Lorentzian-broadened; written with torch ops
+            # so that create_graph differentiates it again.
             U, S, Vh = ctx.saved_tensors
             V, gV = Vh.mT, gVh.mT
             off = 1 - torch.eye(S.shape[-1], dtype=S.dtype)
@@ -138,17 +139,12 @@ def child(case: dict) -> dict:
         ties = "zero"  # minigrad's policy is not used
     else:
         lib, ties = mg, case["policy"]
-    size = case["size"]
-    if case["net"] == "trg":
-        def lnz(beta, n=size[1]):
-            return ising_trg.ln_z(beta, size[0], n)
-    else:
-        def lnz(beta, n=size[1]):
-            return ctmrg.ln_z(beta, size[0], n)
+    net = ising_trg if case["net"] == "trg" else ctmrg
+    bond, length = case["size"]  # (bond, RG steps) or (chi, iterations)
 
-    def derivative(n: int | None = None) -> float:
+    def derivative(n: int) -> float:
         beta = lib.tensor(1.0 / case["T"], dtype=lib.float64, requires_grad=True)
-        f = lnz(beta) if n is None else lnz(beta, n)
+        f = net.ln_z(beta, bond, n)
         (d1,) = lib.autograd.grad(f, beta, create_graph=case["order"] == 2)
         if case["order"] == 1:
             return -d1.item()
@@ -159,7 +155,7 @@ def child(case: dict) -> dict:
         derivative(3 if case["net"] == "trg" else 6)  # load the kernels, fill the caches
         base = _rss_mb()
         t, c = time.perf_counter(), time.process_time()
-        value = derivative()
+        value = derivative(length)
         wall, cpu = time.perf_counter() - t, time.process_time() - c
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"value": value, "wall": wall, "cpu": cpu, "base_mb": base, "peak_mb": peak}
@@ -191,9 +187,9 @@ def run_case(case: dict, mem_gb: float, timeout: float) -> dict:
 
     cmd = [sys.executable, __file__, "--child", json.dumps(case)]
     t0 = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, preexec_fn=cap, stdout=out,
-                                stderr=err, text=True)
+    with tempfile.TemporaryFile("w+") as fout, tempfile.TemporaryFile("w+") as ferr:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, preexec_fn=cap, stdout=fout,
+                                stderr=ferr, text=True)
         status, high = None, 0.0
         while True:
             pid, wstatus, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -209,10 +205,10 @@ def run_case(case: dict, mem_gb: float, timeout: float) -> dict:
                 proc.send_signal(signal.SIGKILL)
             time.sleep(0.05)
         proc.returncode = os.waitstatus_to_exitcode(wstatus)
-        out.seek(0)
-        err.seek(0)
-        out, err = out.read(), err.read()
-    res = {"peak_mb": usage.ru_maxrss / 1024, "wall": time.perf_counter() - t0,
+        fout.seek(0)
+        ferr.seek(0)
+        out, err = fout.read(), ferr.read()
+    res: dict[str, Any] = {"peak_mb": usage.ru_maxrss / 1024, "wall": time.perf_counter() - t0,
            "cpu": usage.ru_utime + usage.ru_stime}
     if status is None and proc.returncode == 0:
         res.update(json.loads(out.strip().splitlines()[-1]), status="ok")
