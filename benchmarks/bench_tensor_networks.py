@@ -118,10 +118,21 @@ def torch_lorentzian():
     return torch, shim
 
 
-def _rss_mb() -> float:
+def _status_mb(field: str) -> float:
     with open("/proc/self/status") as f:
-        line = next(x for x in f if x.startswith("VmRSS:"))
+        line = next(x for x in f if x.startswith(field + ":"))
     return int(line.split()[1]) / 1024
+
+
+def _reset_peak() -> bool:
+    """Restart the kernel's RSS high-water mark (VmHWM) from the current RSS, so that what
+    the derivative adds is not hidden under the peak that imports and the warm-up reached."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
 
 
 def child(case: dict) -> dict:
@@ -153,12 +164,13 @@ def child(case: dict) -> dict:
 
     with tie_context(ties):
         derivative(3 if case["net"] == "trg" else 6)  # load the kernels, fill the caches
-        base = _rss_mb()
+        base, reset = _status_mb("VmRSS"), _reset_peak()
         t, c = time.perf_counter(), time.process_time()
         value = derivative(length)
         wall, cpu = time.perf_counter() - t, time.process_time() - c
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"value": value, "wall": wall, "cpu": cpu, "base_mb": base, "peak_mb": peak}
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the whole process's
+    added = (_status_mb("VmHWM") if reset else peak) - base
+    return {"value": value, "wall": wall, "cpu": cpu, "peak_mb": peak, "added_mb": added}
 
 
 # ---- the parent: run each case in a capped process -------------------------------------
@@ -265,7 +277,7 @@ def summarise(runs: dict) -> dict:
             out[k] = dict(ok[0], wall=statistics.median(r["wall"] for r in ok),
                           cpu=statistics.median(r["cpu"] for r in ok),
                           peak_mb=statistics.median(r["peak_mb"] for r in ok),
-                          base_mb=statistics.median(r["base_mb"] for r in ok))
+                          added_mb=statistics.median(r["added_mb"] for r in ok))
         else:
             out[k] = rs[-1]
     return out
@@ -285,15 +297,17 @@ def report(todo: list[dict], res: dict, exact) -> None:
             line += f"{r['wall']:8.2f} {r['cpu']:8.2f} {r['peak_mb']:8.0f} "
         if r["status"] == "ok":
             v = r["value"]
-            line += (f"{r['peak_mb'] - r['base_mb']:6.0f} {v:15.10f} "
+            line += (f"{r['added_mb']:6.0f} {v:15.10f} "
                      f"{abs(v - exact(T)[order - 1]):11.2e} ")
             if z.get("status") == "ok":
                 tr, mr = r["cpu"] / z["cpu"], r["peak_mb"] / z["peak_mb"]
                 line += f"{abs(v - z['value']):10.1e} {tr:8.2f} {mr:8.2f}"
-                w = worst.setdefault((net, order), [0.0, 0.0, 0.0]) \
+                w = worst.setdefault((net, order), [0.0] * 4) \
                     if case["policy"] == "exact" else None
                 if w is not None:
-                    w[:] = max(w[0], tr), max(w[1], mr), max(w[2], abs(v - z["value"]))
+                    ar = r["added_mb"] / max(z["added_mb"], 1.0)
+                    w[:] = (max(w[0], tr), max(w[1], mr), max(w[2], ar),
+                            max(w[3], abs(v - z["value"])))
         elif case["policy"] == "exact":
             worst[(net, order)] = None  # did not finish: a miss
         print(line.rstrip())
@@ -308,8 +322,8 @@ def report(todo: list[dict], res: dict, exact) -> None:
             print(what + "MISS (the default policy did not finish everywhere)")
         else:
             ok = w[0] <= TARGET and w[1] <= TARGET
-            print(what + f"worst time ratio {w[0]:.2f}, memory ratio {w[1]:.2f}, "
-                  f"|v - zero| {w[2]:.1e}  {'PASS' if ok else 'MISS'}")
+            print(what + f"worst CPU time ratio {w[0]:.2f}, peak memory ratio {w[1]:.2f} "
+                  f"(+MB ratio {w[2]:.2f}), |v - zero| {w[3]:.1e}  {'PASS' if ok else 'MISS'}")
 
 
 def main() -> None:
