@@ -136,10 +136,11 @@ def _cofactors(cols: Any, n: int, count: int) -> Any:
     return (terms * s).sum(1)
 
 
-def fits(a: np.ndarray) -> bool:
-    """Whether a (*, n, n) is for these closed forms: n in SIZES, a float32 / float64 batch
-    that is not empty."""
-    return a.shape[-1] in SIZES and a.size > 0 and a.dtype.char in "fd"
+def fits(a: np.ndarray, least: int = 32) -> bool:
+    """Whether a (*, n, n) is for these closed forms: n in SIZES, float32 or float64, and
+    at least ``least`` matrices (fewer: LAPACK's fixed cost is the smaller one)."""
+    n = a.shape[-1]
+    return n in SIZES and a.size >= max(least, 1) * n * n and a.dtype.char in "fd"
 
 
 def batched(fn, a: np.ndarray, *rest: np.ndarray) -> np.ndarray | None:
