@@ -22,15 +22,15 @@ _SHORT = 16
 def widen(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """y (broadcastable to ``shape``, possibly a broadcast view with zero strides) with
     what numpy would broadcast over a short inner loop repeated out: the same values."""
-    if y.ndim > len(shape):
+    if y.ndim > len(shape) or y.size == 1:  # a scalar's loop is long already
         return y
-    pad = len(shape) - y.ndim
+    given, pad = y, len(shape) - y.ndim
     spread = [True] * pad + [n == 1 or st == 0 for n, st in zip(y.shape, y.strides)]
     spread = [b and n > 1 for b, n in zip(spread, shape)]  # length-1 axes break nothing
     if not any(spread):
         return y
     y = y[(None,) * pad + tuple(slice(0, 1) if b else slice(None) for b in spread[pad:])]
-    run, kind = 1, None  # numpy's inner loop: trailing axes where y is spread alike
+    run, kind, repeated = 1, None, False  # the loop: trailing axes where y is spread alike
     for j in reversed(range(len(shape))):
         if shape[j] == 1:
             continue
@@ -44,10 +44,10 @@ def widen(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         for k in range(j if spread[j] else j + 1, len(shape) if not spread[j] else j + 1):
             if spread[k]:
                 y = np.repeat(y, shape[k], axis=k)
-                spread[k] = False
+                spread[k], repeated = False, True
         kind = False
         run *= shape[j]
-    return y
+    return y if repeated else given
 
 
 def long_loops(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
