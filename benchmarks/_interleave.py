@@ -2,7 +2,9 @@
 the median over repeats is reported, because the machine is shared and noisy.
 
 Times are this thread's CPU time (time.thread_time): a descheduled process is not charged
-for the wait. Import this before numpy or torch: the BLAS pools are sized at their import.
+for the wait. Import this before numpy or torch: the BLAS pools are sized at their import
+(threadpoolctl, where installed, limits them afterwards too). A BLAS pool of two threads on
+this shared machine made the caller spin for a descheduled helper: 100x slower matmuls.
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 import minigrad as mg  # noqa: E402
+
+try:  # numpy imported already (by the caller) has sized its pool: limit it now as well
+    from threadpoolctl import threadpool_limits
+except ImportError:
+    pass
+else:
+    threadpool_limits(1)
 
 try:
     import torch

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np  # noqa: I001
-from _interleave import interleaved, mg, torch  # first: it sets the BLAS threads to one
+# isort: off
+from _interleave import interleaved, mg, torch  # first: BLAS threads are set at numpy's import
+import numpy as np
+# isort: on
 
 
 def _det_grad(lib, x):

@@ -27,8 +27,10 @@ from __future__ import annotations
 import argparse
 import math
 
-import numpy as np  # noqa: I001
-from _interleave import interleaved, mg, torch  # first: it sets the BLAS threads to one
+# isort: off
+from _interleave import interleaved, mg, torch  # first: BLAS threads are set at numpy's import
+import numpy as np
+# isort: on
 
 TARGETS = {"alignment": 0.5, "rpca": 1.0, "dcp": 1.0, "gramschmidt": 1.0}
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np  # noqa: I001
-from _interleave import interleaved, mg, torch  # first: it sets the BLAS threads to one
+# isort: off
+from _interleave import interleaved, mg, torch  # first: BLAS threads are set at numpy's import
+import numpy as np
+# isort: on
 
 TARGET = 1.5
 SHAPES = ((256, 100, 3), (64, 3, 1000), (1000, 1000))
