@@ -231,8 +231,12 @@ def _numpy_forward_args(cls):
         return (x,)
     if cls in (arith.Add, arith.Sub, arith.Mul, arith.Div, matmul.MatMul):
         return (x, f64(np.array([[1.5, 2.0], [0.5, 3.0]])))
-    if cls is reduce.Sum:
+    if cls in (reduce.Sum, reduce.Mean):
         return (x, (0,), False)
+    if cls is reduce.Amax:
+        return (x, (0,), False, True)
+    if cls.__name__ == "_SmallDet":
+        return (x,)
     if cls is reduce.SumBackward:
         return (f64(np.array([1.0, 2.0])), (2, 2), (0,))
     if cls is _conv._Unfold:  # windows of 2 over a length 3 padded by one on the left

@@ -64,8 +64,7 @@ class ReduceMethods:
                 f"mean(): input dtype must be floating point, got {x.dtype}; "
                 "pass dtype=mg.float32 or call .float() first"
             )
-        dims = norm_dims(dim, x.ndim)
-        return reduce.Sum.apply(x, dims, keepdim) / count_over(x.shape, dims)  # 0/0: nan if empty
+        return reduce.Mean.apply(x, norm_dims(dim, x.ndim), keepdim)
 
     @numpy_dims
     def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
@@ -126,7 +125,7 @@ class ReduceMethods:
             warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly "
                           "less than the reduction factor (input numel divided by output "
                           "numel).", UserWarning, stacklevel=2)
-        centred = self - reduce.Sum.apply(self, dims, True) / count
+        centred = self - reduce.Mean.apply(self, dims, True)
         return (centred * centred).sum(dims, keepdim=keepdim) / max(count - correction, 0)
 
     @numpy_dims

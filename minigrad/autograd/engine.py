@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._broadcast import long_loops
 from . import function, quiet
 from .function import _FREED, is_tensor
 from .grad_mode import _state
@@ -324,7 +325,10 @@ def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
         return old + g
     # Nothing records here: skip the op machinery (a hot path). make_tensor turns the
     # scalar numpy returns for the sum of two 0-d arrays back into an array.
-    return function.make_tensor(old._array + g._array)
+    x, y = old._array, g._array
+    if 0 in x.strides or 0 in y.strides:  # a broadcast view (a sum's gradient): long loops
+        x, y = long_loops(x, y)
+    return function.make_tensor(x + y)
 
 
 def _slot(n_out: int, nr: int, g: Tensor) -> list:

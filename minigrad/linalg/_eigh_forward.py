@@ -3,6 +3,7 @@ the numba Jacobi kernels (_eigh_jacobi.py). The Tensor layer (eigh.py) calls eig
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -22,6 +23,7 @@ _CHUNKS_PER_THREAD = 4  # handed out one at a time: a descheduled thread delays 
 
 _WORK_DTYPE = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float32,
                np.dtype(np.float64): np.float64}
+_EPS = {t: float(np.finfo(t).eps) for t in (np.float32, np.float64)}
 
 
 def _jit():
@@ -77,7 +79,7 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
     # The kernels work in float64 whatever the input: one compiled specialisation, not two.
     a3 = np.ascontiguousarray(a.reshape((-1, n, n)), dtype=np.float64)
     nb = a3.shape[0]
-    tol_ = float(np.sqrt(n) * np.finfo(work).eps) if tol is None else float(tol)
+    tol_ = math.sqrt(n) * _EPS[work] if tol is None else float(tol)
     w = np.empty((nb, n))
     v = np.empty((nb, n, n) if compute_v else (nb, 0, 0))
     status = np.empty(nb, np.int8)
@@ -85,12 +87,13 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
     # The kernels release the GIL: the SVD's worker threads run batch ranges, never numba's
     # threading layer (whose OpenMP backend kills a forked child that launches a kernel).
     threads = _threads.num_threads() if nb * n ** 3 >= _THREADS_WORK else 1
-    cuts = np.linspace(0, nb, min(nb, threads * _CHUNKS_PER_THREAD) + 1).astype(int)
+    cuts = np.linspace(0, nb, min(nb, threads * _CHUNKS_PER_THREAD) + 1).astype(int) \
+        if threads > 1 else (0, nb)  # one thread: one range (linspace costs a small call)
     _threads.run(jac.eigh_range, [(a3, int(lo), int(hi), bool(lower), bool(compute_v), tol_,
                            int(max_sweeps), w, v, status)
                           for lo, hi in zip(cuts[:-1], cuts[1:])], threads)
-    bad = np.flatnonzero(status)
-    if bad.size:
+    if status.any():
+        bad = np.flatnonzero(status)
         where = _where(batch, bad[0])
         if status[bad[0]] == NOT_FINITE:
             raise LinAlgError(f"linalg.eigh{where}: the input is not finite (contains NaN or "

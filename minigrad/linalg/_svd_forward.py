@@ -3,6 +3,7 @@ numba Jacobi kernels. The Tensor layer (minigrad/linalg/svd.py) calls svd_forwar
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
@@ -158,6 +159,17 @@ def default_tol(rows: int, work) -> float:
 
 def _tolerances(tol, max_sweeps, rows: int, work):
     """The kernels' Tol from the user's tol and max_sweeps, both validated."""
+    if tol is None and type(max_sweeps) is int and max_sweeps == DEFAULT_MAX_SWEEPS:  # usual
+        return _default_tolerances(rows, np.dtype(work))
+    return _checked_tolerances(tol, max_sweeps, rows, work)
+
+
+@functools.lru_cache(maxsize=256)
+def _default_tolerances(rows: int, work: np.dtype):
+    return _checked_tolerances(None, DEFAULT_MAX_SWEEPS, rows, work)
+
+
+def _checked_tolerances(tol, max_sweeps, rows: int, work):
     if max_sweeps is True or max_sweeps is False:
         raise TypeError(f"svd: max_sweeps must be an integer, got {max_sweeps!r}")
     try:
@@ -631,8 +643,11 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
     how = _plan or plan(a3.shape[0], m, n)
     kind = (work, how, m, n, full)
     if how.path is Path.BATCHED:
-        with _compile_notice(work, kind):
+        if kind in _ran:  # loaded already: no notice to watch for (the common, small call)
             (u, s, vh), status = _svd_batched(a3, full, compute_uv, tol, how.threads)
+        else:
+            with _compile_notice(work, kind):
+                (u, s, vh), status = _svd_batched(a3, full, compute_uv, tol, how.threads)
         bad = np.flatnonzero(status)
         if bad.size:
             index = tuple(int(i) for i in np.unravel_index(bad[0], batch)) if batch else ()

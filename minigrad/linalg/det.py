@@ -18,8 +18,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..autograd.function import Context, Function
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import _state, is_grad_enabled
 from ..tensor import Tensor
+from . import _small
 from ._checks import batch_prefix, check_matrix, half_as_float
 from ._groups import by_group
 from .errors import LinAlgError
@@ -48,6 +49,28 @@ class _Det(Function):
         return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(A).mT,
 
 
+class _SmallDet(Function):
+    """det(A) for 2x2 to 4x4 by cofactors; gA = g C(A), the cofactor matrix: exact at
+    singular A too, and written with Tensor ops when recorded, so every order follows."""
+
+    _numpy_forward = True
+
+    @staticmethod
+    def forward(ctx: Context, A: Tensor) -> np.ndarray:
+        ctx.save_for_backward(A)
+        return _small.batched(_small.det, A._array)
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple:
+        (A,) = ctx.saved_tensors
+        n = A.shape[-1]
+        if not _state.enabled:  # a first-order walk: numpy alone
+            c = _small.batched(_small.cofactor, A._array)
+            return Tensor._make(g._array[..., None, None] * c),
+        c = _small.cofactor(A.reshape(-1, n, n)).reshape(A.shape)
+        return g.unsqueeze(-1).unsqueeze(-1) * c,
+
+
 @half_as_float
 def det(A: Tensor) -> Tensor:
     """det(A) of each square matrix of A (*, n, n); its gradient is adj(A)^T, exact at
@@ -57,7 +80,11 @@ def det(A: Tensor) -> Tensor:
     tensor(-2.)
     """
     check_matrix(A, "linalg.det", square=True)
-    if not (A.requires_grad and is_grad_enabled()):
+    recorded = A.requires_grad and is_grad_enabled()
+    # 2x2 to 4x4: closed forms, whose gradient is exact anywhere (and so needs no test)
+    if _small.fits(A._array, 1 if recorded else 32):
+        return _SmallDet.apply(A)
+    if not recorded:
         return Tensor._make(np.asarray(np.linalg.det(A._array)))
     *batch, n, _ = A.shape
     if n == 0 or 0 in batch:

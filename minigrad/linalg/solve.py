@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autograd.function import Context, Function
 from ..tensor import Tensor
+from . import _small
 from ._checks import batch_prefix, check_matrix, check_tensor, half_as_float
 from ._lapack_info import cholesky_info, lu_info
 from .errors import LinAlgError
@@ -32,8 +33,9 @@ class _Inv(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> Tensor:
+        small = _small.batched(_small.inv, A._array) if _small.fits(A._array) else None
         try:
-            out = Tensor._make(np.linalg.inv(A._array))
+            out = Tensor._make(small if small is not None else np.linalg.inv(A._array))
         except np.linalg.LinAlgError:
             _raise_singular("linalg.inv", A._array, "the inversion could not be completed "
                             "because the input matrix is singular.")
@@ -65,9 +67,10 @@ class _Solve(Function):
     def forward(ctx: Context, A: Tensor, B: Tensor) -> Tensor:
         a, b = A._array, B._array
         dt = np.result_type(a.dtype, b.dtype)
+        a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
+        small = _small.batched(_small.solve, a, b) if _small.fits(a) and b.size else None
         try:
-            out = Tensor._make(np.linalg.solve(a.astype(dt, copy=False),
-                                               b.astype(dt, copy=False)))
+            out = Tensor._make(small if small is not None else np.linalg.solve(a, b))
         except np.linalg.LinAlgError:
             batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
             info = lu_info(np.broadcast_to(a, batch + a.shape[-2:]))

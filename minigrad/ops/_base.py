@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._broadcast import long_loops
 from ..autograd import function
 from ..autograd.function import Context, Function
 from ..dtypes import result_dtype
@@ -44,9 +45,18 @@ def operands(a: Any, b: Any) -> tuple[Any, Any]:
     return np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
 
 
-def float_operands(a: Any, b: Any) -> tuple[Any, Any]:
-    """Like ``operands``, but integer results become the default float (true division)."""
+def elementwise(a: Any, b: Any) -> tuple[Any, Any]:
+    """``operands`` of an elementwise op, a broadcast that would leave numpy short inner
+    loops widened (see _broadcast.py)."""
     x, y = operands(a, b)
+    if type(x) is _ndarray and type(y) is _ndarray and x.shape != y.shape:
+        return long_loops(x, y)
+    return x, y
+
+
+def float_operands(a: Any, b: Any) -> tuple[Any, Any]:
+    """Like ``elementwise``, but integer results become the default float (true division)."""
+    x, y = elementwise(a, b)
     if x.dtype.kind != "f":
         x, y = x.astype(np.float32), y.astype(np.float32)
     return x, y

@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd import function
 from ..autograd.function import Context, Function, constant, is_tensor
 from ..autograd.grad_mode import _state
-from ._base import float_operands, operands, save_operands, saved_operands
+from ._base import elementwise, float_operands, operands, save_operands, saved_operands
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
@@ -29,7 +29,7 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
-        x, y = operands(a, b)
+        x, y = elementwise(a, b)
         return _add(x, y)
 
     @staticmethod
@@ -45,7 +45,7 @@ class Sub(Function):
         if _is_bool(a) or _is_bool(b):  # torch refuses a bool operand even beside a float
             raise TypeError("subtraction with a bool operand is not supported; use ~ or ^ "
                             "instead")
-        x, y = operands(a, b)
+        x, y = elementwise(a, b)
         return np.subtract(x, y)
 
     @staticmethod
@@ -65,7 +65,7 @@ class Mul(Function):
         na, nb = ctx.needs_input_grad
         # Save only what the other side's gradient needs, so `x.mul_(2)` stays differentiable.
         save_operands(ctx, a, b, nb, na)
-        x, y = operands(a, b)
+        x, y = elementwise(a, b)
         return _multiply(x, y)
 
     @staticmethod
@@ -80,7 +80,7 @@ def _times(g: Any, x: Any) -> Any:
     else the recorded op, so that it differentiates again."""
     if _state.enabled:
         return g * x
-    return function.make_tensor(_multiply(*operands(g, x)))
+    return function.make_tensor(_multiply(*elementwise(g, x)))
 
 
 class Div(Function):

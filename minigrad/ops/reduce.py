@@ -12,11 +12,12 @@ from ..autograd import function
 from ..autograd.function import Context, Function, constant
 from ..autograd.grad_mode import _state
 from .arith import Where
+from .reduce_fast import fast_max, fast_sum
 from .shape import Cat
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
-_asarray, _add_reduce, _empty = np.asarray, np.add.reduce, np.empty
+_empty = np.empty
 
 
 def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
@@ -32,9 +33,8 @@ class Sum(Function):
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         x = a._array
         ctx.shape, ctx.dims = x.shape, dims
-        if x.dtype.kind == "f":  # the ufunc itself: ndarray.sum adds a Python layer (hot path)
-            # asarray: a 0-d array, not the scalar numpy returns for a sum of everything
-            return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
+        if x.dtype.kind == "f":
+            return fast_sum(x, dims, keepdim)
         return x.sum(axis=dims, keepdims=keepdim, dtype=np.int64)
 
     @staticmethod
@@ -42,6 +42,29 @@ class Sum(Function):
         if not _state.enabled:  # nothing records (a first-order walk): no node to make
             return function.make_tensor(_spread(g._array, ctx.shape, ctx.dims)), None, None
         return SumBackward.apply(g, ctx.shape, ctx.dims), None, None
+
+
+class Mean(Function):
+    """sum over dims / count: one node (a sum and a divide by a number would be two)."""
+
+    _numpy_forward = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+        x = a._array  # a float: the caller refuses the others, as torch does
+        ctx.shape, ctx.dims = x.shape, dims
+        ctx.count = count = math.prod([x.shape[d] for d in dims])
+        out = fast_sum(x, dims, keepdim)  # a new array: divided in place
+        with np.errstate(invalid="ignore"):  # 0 / 0: nan for an empty slice, as torch
+            return np.divide(out, count, out=out, casting="unsafe")
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        if not _state.enabled:
+            with np.errstate(divide="ignore", invalid="ignore"):  # count 0: nothing to spread
+                share = g._array / ctx.count
+            return function.make_tensor(_spread(share, ctx.shape, ctx.dims)), None, None
+        return SumBackward.apply(g / ctx.count, ctx.shape, ctx.dims), None, None
 
 
 # From this many elements SumBackward returns a (read-only) broadcast view, allocating
@@ -113,23 +136,27 @@ class Softmax(Function):
 class Amax(Function):
     """max (or min) over dims; tied maxima share the gradient evenly."""
 
+    _numpy_forward = True
+
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool,
                 is_max: bool) -> np.ndarray:
         x = a._array
         if x.size == 0 and any(x.shape[d] == 0 for d in dims):  # an empty batch is fine
             raise RuntimeError("max()/min() of an empty tensor has no identity; it is undefined")
-        out = (np.max if is_max else np.min)(x, axis=dims, keepdims=True)
-        mask = x == out
-        ctx.w = constant((mask / mask.sum(axis=dims, keepdims=True)).astype(
-            x.dtype if x.dtype.kind == "f" else np.float32))
-        ctx.kept = out.shape
+        out = fast_max(x, dims, True, is_max)
+        ctx.save_for_backward(a)  # the ties are found in backward: a forward alone is cheap
+        ctx.out, ctx.dims = out, dims
         return out if keepdim else out.reshape(tuple(
             n for i, n in enumerate(x.shape) if i not in dims))
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        return g.reshape(ctx.kept) * ctx.w, None, None, None
+        (a,) = ctx.saved_tensors
+        x = a._array
+        w = (x == ctx.out).astype(x.dtype if x.dtype.kind == "f" else np.float32)
+        w /= fast_sum(w, ctx.dims, True)
+        return g.reshape(ctx.out.shape) * constant(w), None, None, None
 
 
 class ArgReduce(Function):
@@ -216,7 +243,7 @@ class Norm2(Function):
         x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
         ctx.save_for_backward(a)
         ctx.dims, ctx.kept = dims, _kept(x.shape, dims)
-        return np.asarray(np.sqrt(np.sum(x * x, axis=dims, keepdims=keepdim)))
+        return np.asarray(np.sqrt(fast_sum(x * x, dims, keepdim)))
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

@@ -1,0 +1,62 @@
+"""Timing shared by the ratio benchmarks: contenders run interleaved, one thread each, and
+the median over repeats is reported, because the machine is shared and noisy.
+
+Times are this thread's CPU time (time.thread_time): a descheduled process is not charged
+for the wait. Import this before numpy or torch: the BLAS pools are sized at their import
+(threadpoolctl, where installed, limits them afterwards too). A BLAS pool of two threads on
+this shared machine made the caller spin for a descheduled helper: 100x slower matmuls.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+
+import minigrad as mg  # noqa: E402
+
+try:  # numpy imported already (by the caller) has sized its pool: limit it now as well
+    from threadpoolctl import threadpool_limits
+except ImportError:
+    pass
+else:
+    threadpool_limits(1)
+
+try:
+    import torch
+except ImportError:
+    torch = None
+else:
+    torch.set_num_threads(1)
+mg.set_num_threads(1)
+
+
+def per_call_us(step: Callable[[], object], n: int) -> float:
+    t0 = time.thread_time()
+    for _ in range(n):
+        step()
+    return (time.thread_time() - t0) / n * 1e6
+
+
+def interleaved(steps: dict[str, Callable[[], object]], repeats: int,
+                budget_us: float = 20_000) -> tuple[dict[str, float], float]:
+    """Median microseconds per call of each step, the steps run in turn ``repeats`` times,
+    each turn about ``budget_us`` long; also the largest spread (max / min over the repeats)
+    of any contender, as a measure of the noise."""
+    calls = {}
+    for name, step in steps.items():  # warm up, and size each turn from one timed call
+        step()
+        calls[name] = max(1, int(budget_us / max(per_call_us(step, 1), 1.0)))
+    times: dict[str, list[float]] = {k: [] for k in steps}
+    for _ in range(repeats):
+        for name, step in steps.items():
+            times[name].append(per_call_us(step, calls[name]))
+    spread = max(max(v) / min(v) for v in times.values())
+    return {k: statistics.median(v) for k, v in times.items()}, spread

@@ -1,0 +1,80 @@
+"""Reductions over every axis, minigrad against torch in one run, one thread each.
+
+    python benchmarks/bench_reduce.py [--quick]
+
+``sum``, ``mean``, ``var``, ``std``, ``norm`` and ``amax`` (forward), on (256, 100, 3),
+(64, 3, 1000) and (1000, 1000), float32 and float64, over each single dim and over all of
+them; then ``x - x.mean(dim, keepdim=True)`` forward + backward, whose backward sums the
+gradient back over the broadcast dim in the engine. Target (issue 29): minigrad / torch
+<= 1.5 on every row. Medians of interleaved repeats (benchmarks/_interleave.py); the spread
+column is the largest max/min over one row's repeats, the noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+# isort: off
+from _interleave import interleaved, mg, torch  # first: BLAS threads are set at numpy's import
+import numpy as np
+# isort: on
+
+TARGET = 1.5
+SHAPES = ((256, 100, 3), (64, 3, 1000), (1000, 1000))
+OPS = ("sum", "mean", "var", "std", "norm", "amax")
+
+
+def _reduce_step(name: str, x, dim):
+    if name == "norm":
+        return lambda: x.norm(dim=dim)
+    if dim is None:
+        return getattr(x, name)
+    return lambda: getattr(x, name)(dim)
+
+
+def _centre_step(lib, x, g, dim):
+    def step():
+        x.grad = None
+        (x - x.mean(dim, keepdim=True)).backward(g)
+    return step
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
+    ap.add_argument("--ops", default=",".join(OPS + ("centre",)))
+    args = ap.parse_args()
+    repeats = 3 if args.quick else 7
+    if torch is None:
+        raise SystemExit("torch is not installed: no ratio to report")
+    print(f"median of {repeats} interleaved repeats, one thread each; "
+          f"ratio = minigrad / torch, target <= {TARGET}")
+    print(f"{'op':<7}{'dtype':<9}{'shape':<16}{'dim':<6}{'mg us':>9}{'torch us':>10}"
+          f"{'ratio':>7}{'spread':>8}")
+    rng = np.random.default_rng(0)
+    worst, misses = 0.0, 0
+    for op in args.ops.split(","):
+        for dtype in ("float32", "float64"):
+            for shape in SHAPES:
+                a = rng.standard_normal(shape).astype(dtype)
+                dims = list(range(len(shape))) + ([None] if op != "centre" else [])
+                for dim in dims:
+                    if op == "centre":
+                        xs = {lib: lib.tensor(a, requires_grad=True) for lib in (mg, torch)}
+                        g = {lib: lib.tensor(a) for lib in (mg, torch)}
+                        steps = {lib.__name__: _centre_step(lib, xs[lib], g[lib], dim)
+                                 for lib in (mg, torch)}
+                    else:
+                        steps = {lib.__name__: _reduce_step(op, lib.tensor(a), dim)
+                                 for lib in (mg, torch)}
+                    res, spread = interleaved(steps, repeats)
+                    ratio = res["minigrad"] / res["torch"]
+                    worst, misses = max(worst, ratio), misses + (ratio > TARGET)
+                    print(f"{op:<7}{dtype:<9}{str(shape):<16}{str(dim):<6}"
+                          f"{res['minigrad']:>9.1f}{res['torch']:>10.1f}{ratio:>7.2f}"
+                          f"{spread:>8.2f}{'  MISS' if ratio > TARGET else ''}", flush=True)
+    print(f"worst ratio {worst:.2f}; {misses} row(s) over {TARGET}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Operands of numpy's elementwise ops laid out so that its inner loop is long.
+
+numpy runs an elementwise op as an inner loop over the trailing axes it can merge: for
+(256, 100, 3) - (256, 1, 3) that is the last axis alone, three elements, and the op costs
+~10x a contiguous one (torch's time ~5x less). Repeating the broadcast operand along the
+axis that breaks the loop (a memcpy of rows) and then running the op over long loops is
+that much faster. ``widen`` does that for one operand, only where the loop would be short.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# The op's size from which this pays (below, numpy's fixed cost is the larger one), and
+# the inner-loop length below which a loop is short.
+_FROM = 4096
+_SHORT = 16
+
+
+def widen(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """y (broadcastable to ``shape``, possibly a broadcast view with zero strides) with
+    what numpy would broadcast over a short inner loop repeated out: the same values."""
+    if y.ndim > len(shape) or y.size == 1:  # a scalar's loop is long already
+        return y
+    given, pad = y, len(shape) - y.ndim
+    spread = [True] * pad + [n == 1 or st == 0 for n, st in zip(y.shape, y.strides)]
+    spread = [b and n > 1 for b, n in zip(spread, shape)]  # length-1 axes break nothing
+    if not any(spread):
+        return y
+    y = y[(None,) * pad + tuple(slice(0, 1) if b else slice(None) for b in spread[pad:])]
+    run, kind, repeated = 1, None, False  # the loop: trailing axes where y is spread alike
+    for j in reversed(range(len(shape))):
+        if shape[j] == 1:
+            continue
+        if kind is None or spread[j] == kind:
+            kind = spread[j]
+            run *= shape[j]
+            continue
+        if run >= _SHORT:
+            break
+        # the loop breaks here: repeat y along the axes that make it whole again
+        for k in range(j if spread[j] else j + 1, len(shape) if not spread[j] else j + 1):
+            if spread[k]:
+                y = np.repeat(y, shape[k], axis=k)
+                spread[k], repeated = False, True
+        kind = False
+        run *= shape[j]
+    return y if repeated else given
+
+
+def long_loops(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x and y for a binary numpy op, each widened where its broadcast would make short
+    loops (arrays of the op's size from ``_FROM`` only)."""
+    if x.shape == y.shape and 0 not in x.strides and 0 not in y.strides:
+        return x, y
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    if len(shape) < 2 or math.prod(shape) < _FROM:
+        return x, y
+    return widen(x, shape), widen(y, shape)

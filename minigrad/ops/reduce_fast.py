@@ -1,0 +1,161 @@
+"""Sums and maxima of float arrays over dims, routed by memory layout, beside numpy's
+plain reduce (the reference they are tested against). Every float sum and amax/amin in
+minigrad (and so the engine's broadcast-undo) takes these.
+
+numpy's ``add.reduce`` over a middle axis with a short last axis runs an inner loop three
+elements long: (256, 100, 3) over axis 1 costs ~20x torch's time. A ones vector times the
+array viewed as (batch, reduced, kept) does the same sum in BLAS at memory speed, whatever
+the layout. Accuracy: one BLAS dot accumulates at most ``_BLOCK`` terms (in SIMD lanes);
+longer runs are summed in blocks whose sums are summed again the same way, so float32 keeps
+the error of numpy's pairwise sum (1e6 uniform float32: ~1e-8 relative, as numpy; a single
+dot over all of them would be ~1e-7).
+
+numpy's max has the same short-loop trouble and no BLAS to lean on: a short reduced last
+axis becomes a few elementwise maxima of its columns, a short kept last axis a few
+reductions of strided slices, each a long loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+_asarray, _add_reduce, _matmul, _empty = np.asarray, np.add.reduce, np.matmul, np.empty
+_maximum, _minimum, _prod = np.maximum, np.minimum, math.prod
+
+# Below this many elements the ufunc's fixed cost is the smaller one.
+_FAST_FROM = 4096
+# The longest run of terms one BLAS dot adds up (see the module docstring).
+_BLOCK = 1024
+# A loop this short (a reduced or kept last axis) costs numpy more in calls than in work.
+_SHORT = 16
+
+
+def plain_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    """sum over ``dims`` by numpy's ufunc reduce: the reference the BLAS route is tested
+    against (and the route for small, integer or strided arrays; fast_sum inlines it)."""
+    # asarray: a 0-d array, not the scalar numpy returns for a sum of everything
+    return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
+
+
+def fast_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    """sum over ``dims`` (distinct, non-negative) of a float array, by ones-vector products
+    where that is faster; always a new array."""
+    if x.size < _FAST_FROM or x.dtype.char not in "fd" or not dims:  # the hot path: inlined
+        return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
+    contiguous = x.flags.c_contiguous
+    run = _one_run(x, dims, keepdim) if contiguous else None
+    if run is not None:  # the usual case: no planning
+        b, r, k, shape = run
+        out = _sum_rows(x.reshape(b, r)) if k == 1 else _sum_middle(x.reshape(b, r, k))
+        return out.reshape(shape)
+    # Walk the dims in memory order, so a transposed view needs no copy.
+    order = list(range(x.ndim)) if contiguous else sorted(range(x.ndim),
+                                                          key=lambda i: -x.strides[i])
+    y = x.transpose(order)
+    if not y.flags.c_contiguous:  # a broadcast or sliced view: numpy's strided loops
+        return plain_sum(x, dims, keepdim)
+    sizes, reduced = _groups(y.shape, [i in dims for i in order])
+    if not any(reduced):  # only length-1 dims reduced: a copy, not a view of x
+        return plain_sum(x, dims, keepdim)
+    a = y.reshape(sizes)
+    while any(reduced):  # the innermost reduced group first: each result stays contiguous
+        j = len(reduced) - 1 - reduced[::-1].index(True)
+        b, k = _prod(sizes[:j]), _prod(sizes[j + 1:])
+        a = _sum_rows(a.reshape(b, sizes[j])) if k == 1 else _sum_middle(
+            a.reshape(b, sizes[j], k))
+        del sizes[j], reduced[j]
+    kept = [i for i in order if i not in dims]
+    out = a.reshape([x.shape[i] for i in kept])
+    if kept != sorted(kept):  # back from memory order to x's order
+        out = out.transpose(sorted(range(len(kept)), key=kept.__getitem__))
+    if keepdim:
+        out = out.reshape([1 if i in dims else n for i, n in enumerate(x.shape)])
+    return out
+
+
+def fast_max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, is_max: bool) -> np.ndarray:
+    """max (or min) over ``dims`` (distinct, non-negative, not empty) of an array, by long
+    loops whatever the layout; NaN propagates, as in numpy's reduce."""
+    ufunc = _maximum if is_max else _minimum
+    run = _one_run(x, dims, keepdim) if x.size >= _FAST_FROM and x.flags.c_contiguous \
+        else None
+    if run is None:
+        return _asarray(ufunc.reduce(x, axis=dims, keepdims=keepdim))
+    b, r, k, shape = run
+    if k == 1 and r < _SHORT:  # the maximum of r columns, elementwise
+        a = x.reshape(b, r)
+        out = a[:, 0].copy()
+        for j in range(1, r):
+            ufunc(out, a[:, j], out=out)
+    elif 1 < k < _SHORT:  # each kept column's reduction, a strided but long loop
+        a = x.reshape(b, r, k)
+        out = _empty((b, k), x.dtype)
+        for j in range(k):
+            ufunc.reduce(a[:, :, j], axis=1, out=out[:, j])
+    else:  # a long contiguous loop already
+        out = ufunc.reduce(x.reshape(b, r, k), axis=1)
+    return out.reshape(shape)
+
+
+def _one_run(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> tuple | None:
+    """For C-contiguous ``x`` reduced over one run of adjacent ``dims``: (b, r, k, shape),
+    x being (b, r, k) summed over r, and the result's shape; else None."""
+    lo, hi = min(dims), max(dims)
+    if hi - lo != len(dims) - 1:
+        return None
+    shape = x.shape
+    out = shape[:lo] + (1,) * len(dims) + shape[hi + 1:] if keepdim \
+        else shape[:lo] + shape[hi + 1:]
+    return _prod(shape[:lo]), _prod(shape[lo:hi + 1]), _prod(shape[hi + 1:]), out
+
+
+def _groups(shape: tuple[int, ...], reduced: list[bool]) -> tuple[list[int], list[bool]]:
+    """Adjacent dims of one kind merged, length-1 dims dropped: at most
+    kept, reduced, kept, ... groups, each one contiguous run of memory."""
+    sizes: list[int] = []
+    kinds: list[bool] = []
+    for n, r in zip(shape, reduced):
+        if n == 1:
+            continue
+        if kinds and kinds[-1] == r:
+            sizes[-1] *= n
+        else:
+            sizes.append(n)
+            kinds.append(r)
+    return sizes, kinds
+
+
+def _sum_rows(a: np.ndarray) -> np.ndarray:
+    """(b, r) summed over r, each BLAS dot at most ``_BLOCK`` terms long: (b,)."""
+    b, r = a.shape
+    if r <= _BLOCK:
+        return a @ _ones(r, a.dtype.char)
+    q = r // _BLOCK
+    out = _sum_rows(a[:, :q * _BLOCK].reshape(b, q, _BLOCK) @ _ones(_BLOCK, a.dtype.char))
+    if r % _BLOCK:
+        out += a[:, q * _BLOCK:] @ _ones(r % _BLOCK, a.dtype.char)
+    return out
+
+
+def _sum_middle(a: np.ndarray) -> np.ndarray:
+    """(b, r, k) summed over r, each BLAS dot at most ``_BLOCK`` terms long: (b, k)."""
+    b, r, k = a.shape
+    if r <= _BLOCK:
+        return _matmul(_ones(r, a.dtype.char), a)
+    q = r // _BLOCK
+    # a view (splitting r copies nothing); the block sums are summed the same way
+    out = _sum_middle(_matmul(_ones(_BLOCK, a.dtype.char),
+                              a[:, :q * _BLOCK].reshape(b, q, _BLOCK, k)))
+    if r % _BLOCK:
+        out += _matmul(_ones(r % _BLOCK, a.dtype.char), a[:, q * _BLOCK:])
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(n: int, char: str) -> np.ndarray:
+    ones = np.ones(n, char)
+    ones.flags.writeable = False
+    return ones

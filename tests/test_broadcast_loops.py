@@ -1,0 +1,78 @@
+"""Broadcast operands widened for long numpy loops (minigrad/_broadcast.py): the same
+values as numpy's own broadcasting, through the elementwise ops and the engine."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import _broadcast
+from minigrad._broadcast import long_loops, widen
+
+SHAPES = [(64, 80, 3), (64, 1, 3), (1, 1, 3), (64, 80, 1), (64, 1, 1), (1, 80, 3), (80, 3),
+          (3,), (1,), (40, 1, 7, 20), (1, 30, 1, 20), (40, 30, 7, 1)]
+
+
+def test_widened_operands_give_numpys_values_for_every_broadcast() -> None:
+    rng = np.random.default_rng(0)
+    for s1, s2 in itertools.product(SHAPES, SHAPES):
+        try:
+            shape = np.broadcast_shapes(s1, s2)
+        except ValueError:
+            continue
+        x, y = rng.standard_normal(s1), rng.standard_normal(s2)
+        for xv in (x, np.broadcast_to(x, shape)):  # a broadcast view, as a sum's gradient
+            a, b = long_loops(xv, y)
+            np.testing.assert_array_equal(a - b, xv - y)
+            np.testing.assert_array_equal(a * b, xv * y)
+
+
+def test_a_middle_broadcast_is_repeated_and_a_cheap_one_left_alone() -> None:
+    shape = (256, 100, 3)
+    assert widen(np.ones((256, 1, 3)), shape).shape == shape  # loops of 3: repeated
+    assert widen(np.ones((1, 1, 3)), shape).shape == (1, 100, 3)  # long enough after one
+    cheap = np.ones((256, 1, 1))  # numpy's loop runs over 300 already
+    assert widen(cheap, shape) is cheap
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_elementwise_ops_and_their_gradients_match_torch_on_middle_broadcasts(op) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((64, 80, 3)), rng.standard_normal((64, 1, 3)) + 3
+    x, y = mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True)
+    u, v = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    g = rng.standard_normal(a.shape)
+    out, ref = getattr(x, op)(y), getattr(u, op)(v)
+    (out.mean(1, keepdim=True) * out).backward(mg.tensor(g))  # broadcast views meet in it
+    (ref.mean(1, keepdim=True) * ref).backward(torch.tensor(g))
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-13)
+    np.testing.assert_allclose(x.grad.numpy(), u.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), v.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_the_elementwise_ops_and_the_engine_take_the_wide_path(monkeypatch) -> None:
+    calls = []
+    real = _broadcast.widen
+
+    def spy(y, shape):
+        calls.append(y.shape)
+        return real(y, shape)
+
+    monkeypatch.setattr(_broadcast, "widen", spy)
+    x = mg.tensor(np.ones((64, 80, 3)), requires_grad=True)
+    c = mg.tensor(np.ones((64, 1, 3)), requires_grad=True)
+    (x - c).sum().backward()
+    assert (64, 1, 3) in calls
+
+
+def test_a_scalar_operand_is_left_as_it_is() -> None:
+    # a 0-d divisor keeps Div's own handling of x / 0 (inf, silently, as torch)
+    zero = np.zeros(())
+    assert widen(zero, (256, 100, 3)) is zero
+    x = mg.tensor(np.ones((256, 100, 3)))
+    with np.errstate(all="raise"):
+        assert np.isinf((x / mg.tensor(0.0)).numpy()).all()

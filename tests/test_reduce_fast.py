@@ -1,0 +1,162 @@
+"""The layout-routed sums and maxima (ops/reduce_fast.py) against numpy's plain reduce, the
+ops built on them (sum, mean, var, std, norm, amax) against torch, forward and backward,
+and the float32 accuracy of long sums."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.ops import reduce, reduce_fast
+from minigrad.ops.reduce_fast import fast_max, fast_sum, plain_sum
+
+SHAPES = [(256, 100, 3), (64, 3, 1000), (300, 40), (5, 1, 7, 300, 2), (3000, 2), (2, 5000),
+          (3, 2100, 2), (5000,)]
+
+
+def _layouts(a: np.ndarray):
+    """a itself, a transposed view, a sliced (strided) view, and float32 of a."""
+    yield a
+    yield a.T
+    yield a[..., ::2] if a.shape[-1] > 1 else a[::2]
+    yield a.astype(np.float32)
+
+
+def _all_dims(ndim: int):
+    for r in range(1, ndim + 1):
+        yield from itertools.combinations(range(ndim), r)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("block", [1024, 7])
+def test_fast_sum_matches_the_plain_sum_on_every_layout_and_dims(shape, block,
+                                                                  monkeypatch) -> None:
+    monkeypatch.setattr(reduce_fast, "_BLOCK", block)  # 7: blocks of blocks, and remainders
+    a = np.random.default_rng(0).standard_normal(shape)
+    for v in _layouts(a):
+        for dims in _all_dims(v.ndim):
+            for keepdim in (False, True):
+                got, ref = fast_sum(v, dims, keepdim), plain_sum(v, dims, keepdim)
+                assert got.shape == ref.shape and got.dtype == ref.dtype
+                assert not np.shares_memory(got, v)
+                tol = 1e-5 if v.dtype == np.float32 else 1e-12
+                np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(v.size))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_fast_max_equals_numpy_on_every_layout_and_dims(shape) -> None:
+    a = np.random.default_rng(1).standard_normal(shape)
+    a.flat[::5] = a.flat[2]  # ties
+    a.flat[7] = np.nan
+    for v in [*_layouts(a), np.nan_to_num(a * 100).astype(np.int32)]:
+        for dims in _all_dims(v.ndim):
+            for keepdim, is_max in itertools.product((False, True), (False, True)):
+                ufunc = np.maximum if is_max else np.minimum
+                got = fast_max(v, dims, keepdim, is_max)
+                ref = ufunc.reduce(v, axis=dims, keepdims=keepdim)
+                assert got.shape == ref.shape and got.dtype == ref.dtype
+                np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("n", [10**6, 3 * 10**6 + 17])
+def test_a_long_float32_sum_keeps_the_accuracy_of_a_pairwise_sum(n) -> None:
+    # one float32 accumulator running over all of them is off by ~1e-5 here; a single BLAS
+    # dot by ~1e-7; numpy's pairwise sum (and the blocks) by ~1e-8
+    rng = np.random.default_rng(2)
+    for x in (rng.random(n, np.float32), (rng.random(n) + 1).astype(np.float32)):
+        exact = x.astype(np.float64).sum()
+        for view in (x, x.reshape(-1, 1) if n % 2 else x.reshape(2, -1)):
+            got = fast_sum(view, tuple(range(view.ndim)), False)
+            assert abs(float(got) - exact) / exact < 1e-6
+    rows = rng.random((3, 700_000), np.float32)  # long rows, and a long middle axis
+    exact = rows.astype(np.float64).sum(axis=1)
+    assert np.max(np.abs(fast_sum(rows, (1,), False) - exact) / exact) < 1e-6
+    cols = np.ascontiguousarray(rows.T.reshape(700_000, 3, 1))
+    assert np.max(np.abs(fast_sum(cols, (0,), False).ravel() - exact) / exact) < 1e-6
+
+
+def test_the_engine_undoes_broadcasting_through_the_fast_sum(monkeypatch) -> None:
+    calls = []
+
+    def spy(x, dims, keepdim):
+        calls.append((x.shape, dims))
+        return fast_sum(x, dims, keepdim)
+
+    monkeypatch.setattr(reduce, "fast_sum", spy)
+    rng = np.random.default_rng(3)
+    x = mg.tensor(rng.standard_normal((256, 100, 3)))
+    c = mg.tensor(rng.standard_normal((256, 1, 3)), requires_grad=True)
+    g = rng.standard_normal((256, 100, 3))
+    (x - c).backward(mg.tensor(g))
+    assert ((256, 100, 3), (1,)) in calls
+    np.testing.assert_allclose(c.grad.numpy(), -plain_sum(g, (1,), True), rtol=1e-12)
+
+
+def test_small_sums_keep_numpys_reduce(monkeypatch) -> None:
+    # below the threshold the ufunc alone runs: it is the cheaper one there
+    monkeypatch.setattr(reduce_fast, "_sum_rows", None)
+    monkeypatch.setattr(reduce_fast, "_sum_middle", None)
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(fast_sum(x, (0,), False), x.sum(0))
+
+
+OPS = {
+    "sum": lambda t, d: t.sum(d),
+    "mean": lambda t, d: t.mean(d),
+    "var": lambda t, d: t.var(d),
+    "std": lambda t, d: t.std(d),
+    "norm": lambda t, d: t.norm(dim=d),
+    "amax": lambda t, d: t.amax(d),
+    "amin": lambda t, d: t.amin(d),
+}
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_reductions_agree_with_torch_forward_and_backward(op) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    for shape, dtype in (((64, 30, 3), np.float64), ((16, 3, 200), np.float32)):
+        a = rng.standard_normal(shape).astype(dtype)
+        if op in ("amax", "amin"):
+            a[:, :2] = np.round(a[:, :2])  # ties
+        for dim in [*range(len(shape)), (0, 2), None]:
+            x, t = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+            y, u = OPS[op](x, dim), OPS[op](t, dim)
+            g = rng.standard_normal(tuple(u.shape)).astype(dtype)
+            y.backward(mg.tensor(g))
+            u.backward(torch.tensor(g))
+            tol = 1e-4 if dtype == np.float32 else 1e-10
+            np.testing.assert_allclose(y.detach().numpy(), u.detach().numpy(), rtol=tol,
+                                       atol=tol)
+            np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_reductions_gradcheck_to_second_order(op, monkeypatch) -> None:
+    # small arrays through the fast route, with blocks of 4 so they are split too
+    monkeypatch.setattr(reduce_fast, "_FAST_FROM", 1)
+    monkeypatch.setattr(reduce_fast, "_BLOCK", 4)
+    rng = np.random.default_rng(5)
+    a = mg.tensor(rng.standard_normal((3, 9, 2)), requires_grad=True)
+    for dim in (0, 1, 2, (0, 2)):
+        def f(t, dim=dim):
+            return (OPS[op](t, dim) ** 2).sum()
+        assert mg.autograd.gradcheck(f, (a,))
+        if op not in ("amax", "amin"):  # piecewise linear: its second derivative is 0 a.e.
+            assert mg.autograd.gradgradcheck(f, (a,))
+
+
+def test_amax_finds_its_ties_after_forward_and_refuses_an_inplace_change() -> None:
+    x = mg.tensor([[1.0, 3.0, 3.0], [2.0, 0.0, -1.0]], requires_grad=True)
+    y = x.amax(1)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0.5, 0.5], [1, 0, 0]])
+    x2 = mg.tensor([[1.0, 3.0]], requires_grad=True)
+    z = x2 * 1.0
+    m = z.amax(1)
+    z.mul_(2.0)  # the ties found in backward would be the new ones: refused, as in torch
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        m.sum().backward()
