@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 from _common import TIES, parser, tie_context
-from ising_trg import T_CRITICAL, onsager, site_tensor
+from ising_trg import T_CRITICAL, onsager, site_tensor, thermodynamics
 
 import minigrad as mg
 
@@ -70,12 +70,7 @@ def ln_z(beta: mg.Tensor, chi: int = 24, iters: int = 60, rel_cut: float = 1e-12
 
 def energy_and_heat(temperature: float, chi: int = 24, iters: int = 60) -> tuple[float, ...]:
     """(ln Z / N, E / N, C / N) at ``temperature``, by first and second derivatives in beta."""
-    beta = mg.tensor(1.0 / temperature, dtype=mg.float64, requires_grad=True)
-    f = ln_z(beta, chi, iters)
-    (df,) = mg.autograd.grad(f, beta, create_graph=True)
-    (d2f,) = mg.autograd.grad(df, beta)
-    b = beta.item()
-    return f.item(), -df.item(), b * b * d2f.item()
+    return thermodynamics(lambda beta: ln_z(beta, chi, iters), temperature)
 
 
 def main(fast: bool = False, chi: int | None = None, iters: int | None = None,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 from _common import TIES, parser, tie_context
@@ -86,8 +87,14 @@ def ln_z(beta: mg.Tensor, bond: int = 16, steps: int = 20, rel_cut: float = 1e-1
 
 def energy_and_heat(temperature: float, bond: int = 16, steps: int = 20) -> tuple[float, ...]:
     """(ln Z / N, E / N, C / N) at ``temperature``, by first and second derivatives in beta."""
+    return thermodynamics(lambda beta: ln_z(beta, bond, steps), temperature)
+
+
+def thermodynamics(ln_z_of: Callable[[mg.Tensor], mg.Tensor],
+                   temperature: float) -> tuple[float, ...]:
+    """(ln Z / N, E / N, C / N) of any contraction ln_z_of(beta), by autodiff in beta."""
     beta = mg.tensor(1.0 / temperature, dtype=mg.float64, requires_grad=True)
-    f = ln_z(beta, bond, steps)
+    f = ln_z_of(beta)
     (df,) = mg.autograd.grad(f, beta, create_graph=True)
     (d2f,) = mg.autograd.grad(df, beta)
     b = beta.item()

@@ -61,6 +61,19 @@ from .ties import TiePolicy
 
 _EXACT = TiePolicy()
 
+def plan_backward(ctx: object, s: np.ndarray, policy: TiePolicy, has_inv: bool) -> None:
+    """In an SVD's forward: what its backward will need. Near a pole the exact backward may
+    look downstream (the loss's second derivatives), so the node asks the engine to keep the
+    graph after it until its backward has run (``wants_downstream``); otherwise the backward
+    skips its own pole test (``no_poles``: it would be the same one, or weaker without the
+    S^-1 terms that ``has_inv`` says are there)."""
+    ctx.policy = policy
+    near = near_level(s, float(np.finfo(s.dtype).eps)) if s.size else None
+    ctx.wants_downstream = policy.kind == "exact" and near is not None and maybe_poles(
+        s, near, has_inv)
+    ctx.no_poles = policy.kind == "exact" and near is not None and not ctx.wants_downstream
+
+
 def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
                  gVh: Tensor | None, policy: TiePolicy = _EXACT,
                  down: Downstream | None = None, no_poles: bool | None = None, *,

@@ -41,9 +41,9 @@ from ..autograd.function import Context, Function
 from ..functions import where
 from ..tensor import Tensor
 from . import ties as _ties
-from ._svd_backward import svd_backward
+from ._svd_backward import plan_backward, svd_backward
 from ._svd_forward import svd_forward
-from ._svd_parts import batch_text, maybe_poles, near_level, tie_level
+from ._svd_parts import batch_text, tie_level
 from ._tie_limits import Downstream
 from .errors import LinAlgError
 
@@ -72,11 +72,7 @@ class _SVDTop(Function):
         ctx.A = A  # an input: the complement solve reads it, and differentiates through it
         ctx.s_next = s_next
         ctx.set_materialize_grads(False)
-        ctx.policy = policy
-        near = near_level(s, float(np.finfo(s.dtype).eps)) if s.size else None
-        ctx.wants_downstream = policy.kind == "exact" and near is not None and maybe_poles(
-            s, near, False)
-        ctx.no_poles = policy.kind == "exact" and near is not None and not ctx.wants_downstream
+        plan_backward(ctx, s, policy, False)  # kept_only: no S^-1 terms
         return outs
 
     @staticmethod

@@ -13,9 +13,8 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import ties as _ties
 from ._checks import check_matrix, half_as_float
-from ._svd_backward import svd_backward
+from ._svd_backward import plan_backward, svd_backward
 from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
-from ._svd_parts import maybe_poles, near_level
 from ._svd_trunc import svd_top, top_forward
 from ._tie_limits import Downstream
 
@@ -96,14 +95,7 @@ class _SVD(Function):
         outs = Tensor._make(u), Tensor._make(s), Tensor._make(vh)
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
-        ctx.policy = policy
-        # Near a tie the exact backward may need the loss's second derivatives: ask the
-        # engine to keep the graph downstream until this node's backward has run.
-        near = near_level(s, float(np.finfo(s.dtype).eps)) if s.size else None
-        ctx.wants_downstream = policy.kind == "exact" and near is not None and maybe_poles(
-            s, near, u.shape[-2] != vh.shape[-1])
-        # The backward's own test would be the same one (or weaker, without the S^-1 terms).
-        ctx.no_poles = policy.kind == "exact" and near is not None and not ctx.wants_downstream
+        plan_backward(ctx, s, policy, u.shape[-2] != vh.shape[-1])
         return outs
 
     @staticmethod
