@@ -152,20 +152,29 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
                 "R": (num.R, Sr, need_z[..., None, :], mu.R),
                 "Q": (num.Q, Sr, need_z[..., None, :], mu.Q)}
 
-    mu_l = _NONE
+    mu_l, local = _NONE, None
     if loc_p is not None:
-        mu_l = _limits(f, S, minus_s, plus_s, _Local(earlier, *down.outputs(), formula), order)
+        local = _Local(earlier, *down.outputs(), formula)
+        mu_l = _limits(f, S, minus_s, plus_s, local, order)
     everywhere = loc_p is None or _beyond(loc_p, loc_z, need_p, need_m, need_z)
     mu_g = _general(f, S, minus_s, plus_s, gS, down, order) if everywhere else _NONE
     mu = _merge(loc_p, loc_z, mu_l, mu_g)
     terms = terms_with(mu)
     resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim) in terms.items()}
+    tol = noise
     if loc_p is not None and not everywhere and _fails(resid, noise):
-        # The downstream reads those triplets after all: take every limit from it.
-        mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order)
-        terms = terms_with(mu)
-        resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim) in terms.items()}
-    bad = {name: None if r is None else r > noise[..., None, None] for name, r in resid.items()}
+        # Maybe rounding in cotangents that cancelled: those triplets' come from the earlier
+        # pass's formula alone (the downstream never reads them), so its curvature is the
+        # scale such rounding comes from, and judging by it costs no walk downstream.
+        tol = noise + scale_noise * local.hessian_scale()
+        if _fails(resid, tol):
+            # The downstream reads those triplets after all: take every limit from it.
+            mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order)
+            terms = terms_with(mu)
+            resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim)
+                     in terms.items()}
+            tol = noise
+    bad = {name: None if r is None else r > tol[..., None, None] for name, r in resid.items()}
     if any(b is not None and b.any() for b in bad.values()) and down is not None:
         # Maybe only rounding in cotangents that cancelled (F - R at a rotation): compare
         # with the loss's curvature, the scale such rounding comes from.
