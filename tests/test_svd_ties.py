@@ -470,6 +470,36 @@ def test_the_subgradient_is_the_mean_of_the_one_sided_gradients_over_a_batch():
     np.testing.assert_allclose(G[1], w.mean() * A0[1] / 2, atol=1e-14)  # U V^T = A / 2
 
 
+def test_smooth_spectral_losses_keep_their_second_derivatives_at_ties_and_zeros():
+    """The kink rule touches only kinks: sum(S^3) at a tie and sum(S^2) at s = 0 are smooth
+    (their gS is equal over the tie, 0 at 0), and their Hessians pass through untouched."""
+    tied = rotation(60) @ np.diag([2.0, 2.0, 1.0]) @ rotation(61).T
+    rng = np.random.default_rng(62)
+    deficient = np.linalg.qr(rng.standard_normal((4, 3)))[0] @ np.diag([2.0, 1.0, 0.0]) \
+        @ rotation(63).T
+    assert gradgradcheck(lambda a: (mg.linalg.svdvals(a) ** 3).sum(), (t64(tied),))
+    assert gradgradcheck(lambda a: (mg.linalg.svd(a).S ** 3).sum(), (t64(tied),))
+    assert gradgradcheck(lambda a: (mg.linalg.svdvals(a) ** 2).sum(), (t64(deficient),))
+    q = rotation(64)
+    B0 = q @ np.diag([1.0, 1.0, 2.0]) @ q.T
+    sym = lambda b: (b + b.mT) / 2  # noqa: E731
+    assert gradgradcheck(lambda b: (mg.linalg.eigvalsh(sym(b)) ** 3).sum(), (t64(B0),))
+
+
+def test_a_tie_read_through_s_on_one_side_and_u_elsewhere_raises():
+    """S[0] at s_0 = s_1 plus a term through U: not a loss of S alone, so no subgradient
+    is taken; the tie between the read and the unread value is refused."""
+    A0 = rotation(65) @ np.diag([2.0, 2.0, 1.0]) @ rotation(66).T
+
+    def loss(a):
+        U, S, Vh = mg.linalg.svd(a)
+        return S[0] + (U * 0.0).sum()
+
+    for kinks in ("subgradient", "raise"):
+        with mg.linalg.tie_policy(kinks=kinks), pytest.raises(LinAlgError, match=r"s\[0\]"):
+            loss(t64(A0)).backward()
+
+
 def test_orthogonal_init_then_exact_spectral_norm_trains():
     """nn.init.orthogonal_ makes every singular value 1: the exact spectral norm's first
     backward meets an n-fold tie in the largest. It used to raise; now it trains."""

@@ -46,7 +46,7 @@ from ._svd_parts import (
     quot_cols,
     tie_level,
 )
-from ._tie_errors import check_s_only, check_solo_ties
+from ._tie_errors import check_kinks, check_s_only, check_solo_ties
 from ._tie_limits import (
     Downstream,
     _Tap,
@@ -125,18 +125,18 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
         earlier = earlier_here(down)
         poles = Poles(s, tie, near, has_inv, absent,
                       None if earlier is None else absent | earlier.absent)
+        noise = scale_noise * (colmax(gUe) + colmax(gVe))  # rounding-level numerators
         if policy.kind == "exact" and not nested() and earlier is None:
-            check_solo_ties(poles, num, scale_noise * (colmax(gUe) + colmax(gVe)))
+            check_solo_ties(poles, num, noise)
+            check_kinks(poles, gS, eps)  # a tie read through S on one side only
         # Inside another tie limit's look downstream only that limit is exact: ties met
         # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
         # and what bounds the cost; see the module docstring).
         if earlier is not None and policy.kind == "exact":
-            poles.through_recorded(earlier.absent, num, scale_noise * (
-                colmax(gUe) + colmax(gVe)))
+            poles.through_recorded(earlier.absent, num, noise)
         decided = None
         if policy.kind in ("exact", "local") and not nested() and earlier is None:
-            decided = product_limits(num, S, gS, poles, scale_noise * (
-                colmax(gUe) + colmax(gVe)), scale_noise)
+            decided = product_limits(num, S, gS, poles, noise, scale_noise)
             if decided is not None:
                 poles.decide(decided[0])
         if policy.kind in ("zero", "local") or nested() or not poles.any():
@@ -176,7 +176,8 @@ def _at_kinks(s: np.ndarray, gS: Tensor, policy: TiePolicy, eps: float) -> Tenso
         if policy.kind == "exact" and not nested():
             check_s_only(s, gS._array)
         return gS
-    return _kinks.apply(gS, _kinks.blocks(s, tie, np.ones(s.shape, bool), zero=s <= tie))
+    noise = C_NOISE * eps * np.abs(gS._array).max(axis=-1)
+    return _kinks.subgradient(gS, s, tie, noise, zero=s <= tie)
 
 
 _FUSED_K = 8  # square k x k at most this: one pass beats the batched ops

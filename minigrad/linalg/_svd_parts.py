@@ -110,6 +110,12 @@ def maybe_poles(s: np.ndarray, near: np.ndarray, has_inv: bool) -> bool:
     return k > 1 and bool(np.any(s2[:, -2] <= level))  # two near 0: s_i + s_j
 
 
+def coupling(J: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """max(|J_ij|, |J_ji|, |K_ij|, |K_ji|): how much the loss reads pair (i, j) together."""
+    Jt, Kt = np.swapaxes(J, -1, -2), np.swapaxes(K, -1, -2)
+    return np.maximum(np.maximum(np.abs(J), np.abs(Jt)), np.maximum(np.abs(K), np.abs(Kt)))
+
+
 class Poles:
     """Masks of the entries at a pole (``tie_*``: within the accuracy of S) or near one
     (``weak_*``: where nu / x loses digits), minus pairs whose cotangents are all zero.
@@ -166,10 +172,8 @@ class Poles:
         self.weak_m = self.weak_m & ~kk
         if num.J is None or num.K is None or not (self.tie_p & kk).any():
             return
-        j, k = num.J._array, num.K._array
-        coupled = np.maximum(np.maximum(np.abs(j), np.abs(np.swapaxes(j, -1, -2))),
-                             np.maximum(np.abs(k), np.abs(np.swapaxes(k, -1, -2))))
-        quiet = self.tie_p & kk & (coupled <= noise[..., None, None])
+        quiet = self.tie_p & kk & (coupling(num.J._array, num.K._array)
+                                   <= noise[..., None, None])
         self.tie_p = self.tie_p & ~quiet
         self.decided_p = self.decided_p | quiet
 

@@ -91,6 +91,7 @@ from ._svd_parts import (
     Poles,
     Terms,
     colmax,
+    coupling,
     near_level,
     quot,
 )
@@ -254,8 +255,7 @@ def _product_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np
     diag_j, diag_k = np.diagonal(j, 0, -2, -1), np.diagonal(k, 0, -2, -1)
     if (np.where(reads, np.abs(s * g - diag_j) + np.abs(s * g - diag_k), 0.0) > tol).any():
         return None
-    coupled = np.maximum(np.maximum(np.abs(j), np.abs(np.swapaxes(j, -1, -2))),
-                         np.maximum(np.abs(k), np.abs(np.swapaxes(k, -1, -2))))
+    coupled = coupling(j, k)
     # A tied member must witness the product (J_ii = G_ii s_i != 0): a matrix function
     # vanishing at the tied value (log S at s = 1, at an orthogonal A) has J = K = 0 and,
     # with a zero diagonal, gS = 0 there too, and a limit that only a look finds.

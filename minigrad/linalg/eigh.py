@@ -132,7 +132,9 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
         # A function of L alone at a tie that weighs it unevenly is a kink: the mean over
         # the tie (``_kinks``). Where U is read too, a zero column of gU may be a product
         # with 0 (U diag(L - l) U^T), not blindness: that case raises below as before.
-        gL = _kinks.apply(gL, _kinks.blocks(l, tie, np.ones(l.shape, bool)))
+        noise = _et.C_NOISE_GL * np.sqrt(n) * np.finfo(l.dtype).eps * np.abs(
+            gL._array).max(axis=-1)
+        gL = _kinks.subgradient(gL, l, tie, noise)
     if poles:
         dl = np.abs(l[..., None, :] - l[..., :, None])
         blind = (np.ones(l.shape, bool) if gU is None
