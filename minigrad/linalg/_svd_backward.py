@@ -61,6 +61,7 @@ from .ties import TiePolicy
 
 _EXACT = TiePolicy()
 
+
 def plan_backward(ctx: object, s: np.ndarray, policy: TiePolicy, has_inv: bool) -> None:
     """In an SVD's forward: what its backward will need. Near a pole the exact backward may
     look downstream (the loss's second derivatives), so the node asks the engine to keep the
@@ -126,9 +127,10 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
         poles = Poles(s, tie, near, has_inv, absent,
                       None if earlier is None else absent | earlier.absent)
         noise = scale_noise * (colmax(gUe) + colmax(gVe))  # rounding-level numerators
-        if policy.kind == "exact" and not nested() and earlier is None:
-            check_solo_ties(poles, num, noise)
+        if policy.kind == "exact" and not nested():
             check_kinks(poles, gS, eps)  # a tie read through S on one side only
+            if earlier is None:
+                check_solo_ties(poles, num, noise)
         # Inside another tie limit's look downstream only that limit is exact: ties met
         # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
         # and what bounds the cost; see the module docstring).

@@ -95,7 +95,7 @@ from ._svd_parts import (
     near_level,
     quot,
 )
-from ._tie_errors import check_kinks, raise_if_undefined
+from ._tie_errors import raise_if_undefined
 from .errors import LinAlgError
 from .ties import TiePolicy
 
@@ -126,8 +126,8 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
            down: Downstream | None, scale_noise: float, eps: float,
            earlier: _Earlier | None, formula: Callable) -> Terms:
     """Each pole term replaced by its limit mu at and near the poles, after checking that
-    the loss has a gradient there (nu = x mu to rounding, no kink)."""
-    check_kinks(poles, gS, eps)
+    the loss has a gradient there (nu = x mu to rounding; svd_backward has checked the
+    kinks and the solo ties)."""
     need_p = poles.tie_p | poles.weak_p
     need_m = poles.tie_m | poles.weak_m
     need_z = poles.tie_z | poles.weak_z
