@@ -22,7 +22,7 @@ _SHORT = 16
 def widen(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """y (broadcastable to ``shape``, possibly a broadcast view with zero strides) with
     what numpy would broadcast over a short inner loop repeated out: the same values."""
-    if y.ndim > len(shape) or y.size == 1:  # a scalar's loop is long already
+    if y.size == 1:  # a scalar's loop is long already
         return y
     given, pad = y, len(shape) - y.ndim
     spread = [True] * pad + [n == 1 or st == 0 for n, st in zip(y.shape, y.strides)]

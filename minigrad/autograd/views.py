@@ -79,9 +79,9 @@ def inplace(t: Tensor, compute: Callable[[Tensor], Tensor],
     record = _state.enabled and (
         t.requires_grad or any(is_tensor(o) and o.requires_grad for o in tracked_others)
     )
+    base = t._base
     if not record:
         if _state.enabled:
-            base = t._base
             if base is not None and base.requires_grad and t._replay is None:
                 raise RuntimeError(_NO_GRAD_VIEW)
             with no_grad():
@@ -90,7 +90,6 @@ def inplace(t: Tensor, compute: Callable[[Tensor], Tensor],
             res = compute(t)
         write(t, res._array)
         return t
-    base = t._base
     if base is not None:  # torch's checks, in torch's order, with its words
         if t._replay is None:
             raise RuntimeError(_NO_GRAD_VIEW)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dims import norm_dims
+from .._dims import count_over, norm_dims
 from ..autograd import function
 from ..autograd.function import Context, Function, constant
 from ..autograd.grad_mode import _state
@@ -53,16 +53,15 @@ class Mean(Function):
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         x = a._array  # a float: the caller refuses the others, as torch does
         ctx.shape, ctx.dims = x.shape, dims
-        ctx.count = count = math.prod([x.shape[d] for d in dims])
+        ctx.count = count = count_over(x.shape, dims)
         out = fast_sum(x, dims, keepdim)  # a new array: divided in place
-        with np.errstate(invalid="ignore"):  # 0 / 0: nan for an empty slice, as torch
-            return np.divide(out, count, out=out, casting="unsafe")
+        # 0 / 0 is nan for an empty slice, as torch (apply keeps numpy quiet about it)
+        return np.divide(out, count, out=out, casting="unsafe")
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        if not _state.enabled:
-            with np.errstate(divide="ignore", invalid="ignore"):  # count 0: nothing to spread
-                share = g._array / ctx.count
+        if not _state.enabled:  # count 0 spreads nothing (the walk keeps numpy quiet)
+            share = g._array / ctx.count
             return function.make_tensor(_spread(share, ctx.shape, ctx.dims)), None, None
         return SumBackward.apply(g / ctx.count, ctx.shape, ctx.dims), None, None
 

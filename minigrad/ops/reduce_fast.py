@@ -22,15 +22,17 @@ import math
 
 import numpy as np
 
+# Below _FAST_FROM elements the ufunc's fixed cost is the smaller one; a loop shorter than
+# _SHORT (a reduced or kept last axis) costs numpy more in calls than in work: the same
+# measurements as the broadcast widening's.
+from .._broadcast import _FROM as _FAST_FROM
+from .._broadcast import _SHORT
+
 _asarray, _add_reduce, _matmul, _empty = np.asarray, np.add.reduce, np.matmul, np.empty
 _maximum, _minimum, _prod = np.maximum, np.minimum, math.prod
 
-# Below this many elements the ufunc's fixed cost is the smaller one.
-_FAST_FROM = 4096
 # The longest run of terms one BLAS dot adds up (see the module docstring).
 _BLOCK = 1024
-# A loop this short (a reduced or kept last axis) costs numpy more in calls than in work.
-_SHORT = 16
 
 
 def plain_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:

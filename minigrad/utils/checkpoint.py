@@ -59,7 +59,7 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         return out  # nothing of the segment's graph reaches its outputs: nothing to drop
     exits = _exits([t.grad_fn for t in outs], start, end)
     ctx = Context((True,) * len(exits), _Recompute)
-    ctx.save_for_backward(*[t for t in _tensors((args, kwargs))])
+    ctx.save_for_backward(*_tensors((args, kwargs)))
     ctx.rerun, ctx.rng_state = (lambda: function(*args, **kwargs)), rng_state
     ctx.picked = [i for i, t in enumerate(_tensors(out)) if any(t is o for o in outs)]
     ctx._record(tuple(exits), ONE_OUTPUT if len(outs) == 1 else
@@ -167,9 +167,8 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any,
         return forward
 
     size = len(functions) // segments
-    lo = 0
-    for lo in range(0, size * (segments - 1), size):
+    last = size * (segments - 1)  # the last segment runs plainly, as torch's
+    for lo in range(0, last, size):
         input = checkpoint(run(lo, lo + size), input, use_reentrant=use_reentrant,
                            preserve_rng_state=preserve)
-        lo += size
-    return run(lo, len(functions))(input)
+    return run(last, len(functions))(input)
