@@ -32,7 +32,9 @@ bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: $(STAMP)
-	$(PY) -m pip install -q ruff && $(PY) -m ruff check minigrad tests examples benchmarks conftest.py
+	$(PY) -m pip install -q -e '.[lint]'
+	$(PY) -m ruff check minigrad tests examples benchmarks conftest.py
+	$(PY) -m mypy
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
