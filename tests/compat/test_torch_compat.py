@@ -404,37 +404,37 @@ FUNCTIONAL |= {
 NOT_COVERED: dict[str, dict[str, str]] = {
     "mg": {
         "Tensor": "the class itself; its attributes are the 'Tensor' scope",
-        "autograd": "a module (tests/test_autograd*.py)", "linalg": "a module: the linalg scope",
-        "nn": "a module (tests/test_nn*.py); nn.functional is a scope here",
-        "optim": "a module (tests/test_optim*.py, test_lr_scheduler.py)",
-        "utils": "a module: utils.checkpoint (tests/test_autograd_ports.py)",
-        "cuda": "a module reporting no GPU (tests/test_devices.py)",
-        "accelerator": "a module reporting none (tests/test_devices.py)",
-        "special": "a module (tests/test_special.py compares it with torch.special)",
-        "device": "a class (tests/test_devices.py compares it with torch.device)",
+        "autograd": "a module (tests/autograd/)", "linalg": "a module: the linalg scope",
+        "nn": "a module (tests/nn/); nn.functional is a scope here",
+        "optim": "a module (tests/optim/)",
+        "utils": "a module: utils.checkpoint (tests/autograd/test_setup_context_and_checkpoint.py)",
+        "cuda": "a module reporting no GPU (tests/tensor/test_devices.py)",
+        "accelerator": "a module reporting none (tests/tensor/test_devices.py)",
+        "special": "a module (tests/ops/test_special_functions.py compares it with torch.special)",
+        "device": "a class (tests/tensor/test_devices.py compares it with torch.device)",
         "save": "file formats differ by design (tests/test_serialization.py)",
         "load": "file formats differ by design (tests/test_serialization.py)",
-        "from_numpy": "shares memory; checked in tests/test_tensor.py",
+        "from_numpy": "shares memory; checked in tests/tensor/test_basics.py",
         "Generator": "numpy's PCG64 stream, not torch's Mersenne Twister: draws differ",
         "manual_seed": "seeds a different generator than torch's: draws differ",
         "default_generator": "numpy's stream, not torch's",
         "get_num_threads": "thread settings of minigrad's kernels, not torch's",
         "set_num_threads": "thread settings of minigrad's kernels, not torch's",
-        "no_grad": "context managers: tests/test_autograd.py",
-        "enable_grad": "context managers: tests/test_autograd.py",
-        "set_grad_enabled": "context managers: tests/test_autograd.py",
-        "is_grad_enabled": "grad mode state: tests/test_autograd.py",
+        "no_grad": "context managers: tests/autograd/test_semantics.py",
+        "enable_grad": "context managers: tests/autograd/test_semantics.py",
+        "set_grad_enabled": "context managers: tests/autograd/test_semantics.py",
+        "is_grad_enabled": "grad mode state: tests/autograd/test_semantics.py",
         **{d: "a dtype: test_dtype_names_are_torchs below" for d in (
             "float16", "float32", "float64", "int32", "int64", "bool", "half", "double",
             "long", "float")},
     },
-    "linalg": {"LinAlgError": "an exception class (raised in tests/test_linalg_api.py)"},
+    "linalg": {"LinAlgError": "an exception class (raised in tests/linalg/test_svd_api.py)"},
     "functional": {},
     "Tensor": {
-        "backward": "autograd entry point: tests/test_autograd.py",
-        "register_hook": "autograd hooks: tests/test_autograd.py",
-        "retain_grad": "autograd: tests/test_autograd.py",
-        "cuda": "refuses (no GPU): tests/test_devices.py",
+        "backward": "autograd entry point: tests/autograd/test_semantics.py",
+        "register_hook": "autograd hooks: tests/autograd/test_semantics.py",
+        "retain_grad": "autograd: tests/autograd/test_semantics.py",
+        "cuda": "refuses (no GPU): tests/tensor/test_devices.py",
     },
 }
 
@@ -482,12 +482,12 @@ def test_same_call_same_result_as_torch(scope: str, name: str) -> None:
 
 # Families with a torch-comparison file of their own (values, dtypes, shapes and gradients
 # against torch): a name they test needs no row here.
-PARITY_FILES = ("test_math_parity.py", "test_sort_parity.py", "test_shape_parity.py",
-                "test_conv_parity.py")
+PARITY_FILES = ("ops/test_math_parity.py", "tensor/test_sort_parity.py",
+                "tensor/test_shape_parity.py", "nn/test_conv_pool_parity.py")
 
 
 def _in_parity_files() -> set[str]:
-    here = Path(__file__).parent
+    here = Path(__file__).parents[1]  # tests/
     text = "\n".join((here / f).read_text() for f in PARITY_FILES)
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
 
@@ -498,7 +498,7 @@ def test_every_public_name_has_a_row() -> None:
                        and n not in NOT_COVERED[scope] and n not in elsewhere]
                for scope, names in _public().items()}
     assert missing == {s: [] for s in missing}, (
-        "public names torch also has, with no row in tests/test_torch_compat.py: add a case "
+        "public names torch also has, with no row in tests/compat/test_torch_compat.py: add a case "
         "to CASES / LINALG / FUNCTIONAL or a reason to NOT_COVERED")
     stale = {scope: [n for n in reasons if n not in _public()[scope]]
              for scope, reasons in NOT_COVERED.items()}

@@ -18,7 +18,7 @@ import minigrad as mg
 from minigrad.autograd import gradcheck, gradgradcheck
 from minigrad.linalg import LinAlgError
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def rotation(seed: int, n: int = 3) -> np.ndarray:

@@ -17,10 +17,9 @@ import pytest
 from minigrad import _aot, _aot_build
 from minigrad.linalg import _svd_forward as F
 from minigrad.linalg import _threads
+from tests.deploy.test_svd_worker_processes import _lock, _unlock
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_svd_environment import _lock, _unlock  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Every kernel family once, as a user's first calls would run it.
 WORKLOAD = textwrap.dedent("""

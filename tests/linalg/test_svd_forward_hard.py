@@ -172,7 +172,7 @@ def test_graded_rank_deficient(plan):
     check(a.T, False, plan)
 
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # shared/ sits beside the checkout (or beside the folder of worktrees).
 DATA_576 = next((p for p in (os.path.join(ROOT, up, "shared", "data", "jacobi_noconv_576.npz")
                              for up in ("..", os.path.join("..", ".."))) if os.path.exists(p)),

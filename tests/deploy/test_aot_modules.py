@@ -19,7 +19,7 @@ from minigrad.linalg._jacobi_contract import Tol
 from minigrad.linalg._svd_forward import Path, Plan, svd_forward
 from minigrad.linalg.errors import LinAlgError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")

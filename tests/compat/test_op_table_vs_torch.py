@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
-from test_ops import OP_IDS, OPS, SMOOTH, Op, _is_bool, binary_case, make_arrays
 
 import minigrad as mg
+from tests.ops.test_op_table import OP_IDS, OPS, SMOOTH, Op, _is_bool, binary_case, make_arrays
 
 torch = pytest.importorskip("torch")
 

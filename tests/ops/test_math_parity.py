@@ -88,7 +88,8 @@ def test_gradients_match_finite_differences(case: Case) -> None:
 
 
 # torch's digamma backward, its trigamma, is 5e-10 off (mpmath at 30 digits says ours is
-# 4e-16): test_special.py compares it with mpmath; finite differences check it above
+# 4e-16): tests/ops/test_special_functions.py compares it with mpmath; finite differences
+# check it above
 TORCH_GRAD_OFF = {"digamma"}
 
 

@@ -368,7 +368,7 @@ def test_kernels_without_jit():
         print("ok")
     """)
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, cwd=root,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
