@@ -21,6 +21,7 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn.functional as F
+from tests.ops.table import OPS, PARITY
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -228,14 +229,13 @@ def rnd(*args: Any, **kwargs: Any) -> C:
     return C(args, kwargs, values=False)
 
 
-UNARY = ["abs", "neg", "sign", "exp", "sin", "cos", "tanh", "sigmoid", "relu", "square",
-         "expm1", "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "fix",
-         "reciprocal", "clone", "detach", "numel"]
-POSITIVE = ["log", "sqrt", "rsqrt", "log1p"]
-
-CASES: dict[str, list[C]] = {name: [c(X)] for name in UNARY}
-CASES |= {name: [c(P)] for name in POSITIVE}
+# The op table's rows with a compat column (tests/ops/table.py), then every other name.
+CASES: dict[str, list[C]] = {op.name: [c(In(op.compat))] for op in OPS if op.compat}
 CASES |= {
+    # one input
+    "sign": [c(X)], "square": [c(X)], "fix": [c(X)], "reciprocal": [c(X)], "rsqrt": [c(P)],
+    "isnan": [c(X)], "isinf": [c(X)], "isfinite": [c(X)], "clone": [c(X)], "detach": [c(X)],
+    "numel": [c(X)],
     # arithmetic
     "add": [c(X, Y), c(X, 2.5), c(X, Y, alpha=0.5)], "sub": [c(X, Y), c(X, Y, alpha=2)],
     "mul": [c(X, Y), c(X, In("col"))], "div": [c(X, P), c(X, 4.0)],
@@ -481,7 +481,7 @@ def test_same_call_same_result_as_torch(scope: str, name: str) -> None:
 
 
 # Families with a torch-comparison file of their own (values, dtypes, shapes and gradients
-# against torch): a name they test needs no row here.
+# against torch), and the op table's parity rows: a name they test needs no row here.
 PARITY_FILES = ("ops/test_math_parity.py", "tensor/test_sort_parity.py",
                 "tensor/test_shape_parity.py", "nn/test_conv_pool_parity.py")
 
@@ -489,7 +489,7 @@ PARITY_FILES = ("ops/test_math_parity.py", "tensor/test_sort_parity.py",
 def _in_parity_files() -> set[str]:
     here = Path(__file__).parents[1]  # tests/
     text = "\n".join((here / f).read_text() for f in PARITY_FILES)
-    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)) | {op.name for op in PARITY}
 
 
 def test_every_public_name_has_a_row() -> None:
