@@ -12,6 +12,7 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn as nn
+import minigrad.optim as optim
 from minigrad.optim import lr_scheduler as L
 
 STEPS = 40
@@ -248,3 +249,30 @@ def test_scheduler_works_with_every_optimizer() -> None:
         sched.step()
         assert opt.param_groups[0]["lr"] == 0.05 == sched.get_last_lr()[0]
         opt.zero_grad()
+
+
+def _scheduled(lib, o, first: str) -> list:
+    p = nn.Parameter(mg.zeros(1)) if lib is mg else lib.zeros(1, requires_grad=True)
+    opt = o.SGD([p], lr=0.1)
+    sched = o.lr_scheduler.StepLR(opt, 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            if first == "scheduler":
+                sched.step()
+                opt.step()
+            else:
+                opt.step()
+                sched.step()
+    return [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+
+
+def test_scheduler_before_optimizer_warns_once_as_torch() -> None:
+    ours = _scheduled(mg, optim, "scheduler")
+    assert len(ours) == 1 and ours[0].startswith(
+        "Detected call of `lr_scheduler.step()` before `optimizer.step()`")
+    assert _scheduled(mg, optim, "optimizer") == []
+    torch = pytest.importorskip("torch")
+    theirs = _scheduled(torch, torch.optim, "scheduler")
+    assert len(theirs) == 1 and theirs[0][:60] == ours[0][:60]
+    assert _scheduled(torch, torch.optim, "optimizer") == []
