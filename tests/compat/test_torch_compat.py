@@ -4,8 +4,10 @@ the same float64 inputs, and must give the same values, dtypes and shapes, and t
 gradients where the output is differentiable.
 
 A public name must be in a table (CASES, LINALG, FUNCTIONAL) or in NOT_COVERED with the reason;
-``test_every_public_name_has_a_row`` fails for a new name until it gets one. Inputs are named by
-kind (``In("x")``); the same kind gives the same numbers in both libraries."""
+``test_every_public_name_has_a_row`` fails for a new name until it gets one. An elementwise op
+gets its row in the op table (tests/ops/table.py, with a ``compat`` column), which CASES starts
+from. Inputs are named by kind (``In("x")``); the same kind gives the same numbers in both
+libraries."""
 
 from __future__ import annotations
 
