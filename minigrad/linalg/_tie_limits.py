@@ -94,6 +94,7 @@ from ._svd_parts import (
     coupling,
     near_level,
     quot,
+    tie_level,
 )
 from ._tie_errors import raise_if_undefined
 from .errors import LinAlgError
@@ -210,64 +211,76 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
 def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
                    noise: np.ndarray, scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
     """The + pole terms that first-order data decide, without a look downstream: where the
-    cotangents are those of a loss reading the factors through products, A's (U S V^T) or a
-    tensor-network bond's (U sqrt(S) and sqrt(S) Vh contracted over the bond), i.e. where
+    cotangents are those of a loss that reads the factors through a bond, A = U sqrt(S)
+    and B = sqrt(S) Vh, and is unchanged by any rotation of that bond (A -> A Q,
+    B -> Q^T B: a tensor network's gauge, which TRG's and every SVD-split network's
+    contractions have), or through their product A B = U S Vh alone (a function of the
+    matrix itself, invariant under any A -> A X, B -> X^-1 B, a special case). With
+    Z = J + K (J = U^T gU, K = V^T gV) such a loss has, at every S,
 
-        J = G S,  K = G^T S,  gS = diag(G)   for some G   (J = U^T gU, K = V^T gV),
+        s_i Z_ij = s_j Z_ji   (off the diagonal),    2 s_i gS_i = Z_ii,
 
-    to rounding on every pair the loss reads (s_i above the near-pole level), the term is
+    (the rotation's generator read through the chain rule, and S read only through the
+    bond), so N+_ij = Z_ij - Z_ji = (s_j - s_i) Z_ij / s_j and the term is
 
-        N+_ij / (s_j - s_i) = J_ij / s_j + J_ji / s_i,
+        N+_ij / (s_j - s_i) = (Z_ij / s_j + Z_ji / s_i) / 2,
 
-    an identity off the tie (so near a pole it is the plain quotient without its
-    cancellation) and, at a tie, the limit for such a loss. At a tie it is taken only where
-    the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the symmetry-protected ties
-    of tensor networks, where it is 0 with the right derivatives); a coupled tied pair
-    looks downstream as before, since a loss that also reads U V^T alone (a polar factor,
-    whose limit is 0) can mimic those cotangents at the tie, and so can a matrix function
-    that vanishes at the tied value (log S at s = 1), unless each tied member shows the
-    product's J_ii = G_ii s_i != 0. (Such a function summed with a product would mimic them
-    even then: the one case this rule gets wrong, an xfail test.) Returns the mask of the
-    entries it decides and their values, or None where the cotangents are not of that
-    form."""
+    an identity in a neighbourhood (near a pole: the plain quotient without its
+    cancellation; its derivatives are the true term's, so a later pass may differentiate
+    it) and, at a tie, the limit for such a loss. The identities are checked on every pair
+    the loss reads (s_i above the near-pole level) to rounding: pairs apart from each other
+    are what shows the structure, since at a tie the off-diagonal one only says the loss
+    has a gradient. At a tie it is taken only where the pair is uncoupled (J_ij, J_ji,
+    K_ij, K_ji all rounding: the symmetry-protected ties of tensor networks, where it is 0
+    with the right derivatives); a coupled tied pair looks downstream as before, since a
+    loss that also reads U V^T alone (a polar factor, whose limit is 0) can mimic those
+    cotangents at the tie, and so can a matrix function that vanishes at the tied value
+    (log S at s = 1), unless each tied member shows the bond's Z_ii = 2 s_i gS_i != 0.
+    (Such a function summed with a product would mimic them even then: the one case this
+    rule gets wrong, an xfail test.) Returns the mask of the entries it decides and their
+    values, or None where the cotangents are not of that form."""
     if num.J is None or num.K is None or not (poles.tie_p.any() or poles.weak_p.any()):
         return None
-    got = _product_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
-                         scale_noise)
+    got = _bond_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
+                      scale_noise)
     return None if got is None or not got[0].any() else got
 
 
-def _product_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.ndarray,
-                   tie: np.ndarray, weak: np.ndarray, noise: np.ndarray,
-                   scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
+def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.ndarray,
+                tie: np.ndarray, weak: np.ndarray, noise: np.ndarray,
+                scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
     """``product_limits``' test and values on the triplets ``reads``; None where the test
     fails. The mask leaves out coupled tied pairs."""
     s = S._array
-    reads = reads & (s > near_level(s, float(np.finfo(s.dtype).eps)))
-    pair = reads[..., :, None] & reads[..., None, :]
+    eps = float(np.finfo(s.dtype).eps)
+    shows = reads & (s > near_level(s, eps))  # the identities are tested on these
+    pair = shows[..., :, None] & shows[..., None, :]
     j, k = J._array, K._array
     s1 = s[..., :1]
     g = np.zeros(s.shape) if gS is None else gS._array
     tol = noise[..., None] * s1 + scale_noise * s1 * np.abs(g).max(axis=-1, keepdims=True)
-    resid = np.abs(s[..., :, None] * j - np.swapaxes(k, -1, -2) * s[..., None, :])
-    if (np.where(pair, resid, 0.0) > tol[..., None]).any():
+    sz = s[..., :, None] * (j + k)  # [i, j] = s_i Z_ij
+    if (np.where(pair, np.abs(sz - np.swapaxes(sz, -1, -2)), 0.0) > 2 * tol[..., None]).any():
         return None
-    diag_j, diag_k = np.diagonal(j, 0, -2, -1), np.diagonal(k, 0, -2, -1)
-    if (np.where(reads, np.abs(s * g - diag_j) + np.abs(s * g - diag_k), 0.0) > tol).any():
+    diag_z = np.diagonal(j, 0, -2, -1) + np.diagonal(k, 0, -2, -1)
+    if (np.where(shows, np.abs(2 * s * g - diag_z), 0.0) > 2 * tol).any():
         return None
     coupled = coupling(j, k)
-    # A tied member must witness the product (J_ii = G_ii s_i != 0): a matrix function
+    # A tied member must witness the bond (Z_ii = 2 s_i gS_i != 0): a matrix function
     # vanishing at the tied value (log S at s = 1, at an orthogonal A) has J = K = 0 and,
     # with a zero diagonal, gS = 0 there too, and a limit that only a look finds.
-    witness = np.minimum(np.abs(diag_j), np.abs(diag_k)) > noise[..., None]
+    witness = np.abs(diag_z) > 2 * noise[..., None]
     # Near a tie too: the value equals the quotient's anyway, but a later pass
-    # differentiates the formula, right only where the product form holds around here,
+    # differentiates the formula, right only where the bond's form holds around here,
     # which a witness shows (a zero seed, all cotangents 0, shows nothing).
-    take = pair & witness[..., :, None] & witness[..., None, :] & (
-        weak | (tie & (coupled <= noise[..., None, None])))
+    # Established by the pairs that show it, the form is the loss's: it holds for its
+    # small singular values too (near each other, so near a pole, however apart).
+    reads = reads & (s > tie_level(s, eps))
+    take = reads[..., :, None] & reads[..., None, :] & witness[..., :, None] & witness[
+        ..., None, :] & (weak | (tie & (coupled <= noise[..., None, None])))
     safe = where(Tensor._make(reads), S, 1.0).unsqueeze(-2)
-    Jq = J / safe  # [i, j] = J_ij / s_j
-    return take, Jq + Jq.mT
+    Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
+    return take, (Zq + Zq.mT) * 0.5
 
 
 def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor | None,
