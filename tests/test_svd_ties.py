@@ -754,14 +754,14 @@ def test_a_limit_is_held_inside_another_limits_look():
     # A limit's gradient flows in an ordinary walk and is cut inside another limit's look
     # downstream (the documented chain rule: ties met there are taken as 0, and so are the
     # derivatives of the limits taken at them), which keeps chains of ties affordable.
-    from minigrad.linalg import _tie_limits
+    from minigrad.linalg import _tie_sources
 
     x = mg.tensor([1.0, 2.0], dtype=mg.float64, requires_grad=True)
-    (_tie_limits._Held.apply(x * 3.0) * x).sum().backward()
+    (_tie_sources.Held.apply(x * 3.0) * x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [6.0, 12.0])  # d(3 x^2) = 6 x
     x.grad = None
-    with _tie_limits._looking_downstream():
-        (_tie_limits._Held.apply(x * 3.0) * x).sum().backward()
+    with _tie_sources.looking_downstream():
+        (_tie_sources.Held.apply(x * 3.0) * x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 6.0])  # x's own factor only
 
 
