@@ -24,7 +24,7 @@ from ..autograd.engine import recorded_output_grads, result_is_differentiated
 from ..autograd.grad_mode import enable_grad
 from ..functions import where
 from ..tensor import Tensor
-from . import _tie_limits
+from . import _tie_sources
 from ._svd_parts import colmax
 from .errors import LinAlgError
 
@@ -33,7 +33,7 @@ C_NOISE = 64.0  # rounding-level numerators: C_NOISE sqrt(n) eps times their sca
 C_NOISE_GL = 1000.0  # gL_i - gL_j at a tie also carries f''(l) (l_i - l_j): more room
 
 
-class Downstream(_tie_limits._Source):
+class Downstream(_tie_sources.Source):
     """The walk's record of the loss downstream of one eigh node: its cotangents (gL, gU) as
     functions of the outputs (L, U), and Hessian-vector products with them."""
 
@@ -53,7 +53,7 @@ class Downstream(_tie_limits._Source):
         out: list[Tensor] = []
         if q_of is None:
             return out
-        _tie_limits._nesting.chained = False
+        _tie_sources._nesting.chained = False
         for n in range(1, levels + 1):
             with enable_grad():
                 q = (q_of * d).sum()
@@ -62,7 +62,7 @@ class Downstream(_tie_limits._Source):
                 out.append(hU)
             # Past a chain of tied decompositions downstream (taken as 0 there) the higher
             # levels would not be exact anyway, and cost the most: stop.
-            if hL is None or hU is None or _tie_limits._nesting.chained:
+            if hL is None or hU is None or _tie_sources._nesting.chained:
                 break
             q_of = hL
         return out

@@ -24,6 +24,7 @@ from functools import partial
 import numpy as np
 
 from .. import _aot
+from ..autograd.engine import result_is_differentiated
 from ..autograd.grad_mode import is_grad_enabled
 from ..functions import where
 from ..tensor import Tensor
@@ -47,19 +48,38 @@ from ._svd_parts import (
     tie_level,
 )
 from ._tie_errors import check_kinks, check_s_only, check_solo_ties
-from ._tie_limits import (
+from ._tie_limits import PolePass, exact_terms, product_limits
+from ._tie_sources import (
     Downstream,
-    _Tap,
+    Earlier,
+    Tap,
     earlier_here,
-    exact_terms,
     nested,
     note_chained,
-    product_limits,
     remember_dropped,
 )
 from .ties import TiePolicy
 
 _EXACT = TiePolicy()
+
+
+def plain_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
+                   gVh: Tensor | None) -> Tensor:
+    """gA = U [diag(gS) + X] V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T): the
+    formula off every pole, for reduced or full factors, nothing else. Everything below is
+    about where it is not enough; the tests use it as the oracle at generic points.
+
+    >>> U, S, Vh = mg.linalg.svd(mg.tensor([[3.0, 1.0], [0.0, 2.0]]))
+    >>> gA = plain_backward(U, S, Vh, None, mg.ones(2), None)  # d(s_1 + s_2)/dA = U Vh
+    >>> bool(np.allclose(gA.numpy(), (U @ Vh).numpy()))
+    True
+    """
+    k = S.shape[-1]
+    Uk, Vhk = U[..., :k], Vh[..., :k, :]
+    if gU is None and gVh is None:
+        return (Uk * (0.0 if gS is None else gS).unsqueeze(-2)) @ Vhk
+    f = Factors(U, Vh, Uk, Vhk.mT, k)
+    return _plain_fast(f.numerators(gU, gVh), f, S, gS, Vhk)
 
 
 def plan_backward(ctx: object, s: np.ndarray, policy: TiePolicy, has_inv: bool) -> None:
@@ -75,11 +95,42 @@ def plan_backward(ctx: object, s: np.ndarray, policy: TiePolicy, has_inv: bool) 
     ctx.no_poles = policy.kind == "exact" and near is not None and not ctx.wants_downstream
 
 
+def _strategy(U: Tensor, S: Tensor, gU: Tensor | None, gVh: Tensor | None,
+              policy: TiePolicy, no_poles: bool | None, has_inv: bool) -> str:
+    """How an SVD backward computes, the one place that chooses (in this order):
+
+    - "empty": no singular value (k = 0) or an empty batch: zeros;
+    - "values": the loss reads S alone: U diag(gS) Vh, with the minimum-norm subgradient
+      at kinks (``_at_kinks``);
+    - "fused": no pole near, square k x k with k <= 8 in a batch of at least 16, and the
+      result will not be differentiated: one numba pass (``svd_vjp_square``);
+    - "plain": no pole near (the forward's finding ``no_poles``, or this test): the
+      formula (``_plain_fast``);
+    - "poles": some term is at or near a pole: the tie policy decides there (``_poles``).
+    """
+    s = S._array
+    if s.size == 0:
+        return "empty"
+    if gU is None and gVh is None:
+        return "values"
+    eps = float(np.finfo(s.dtype).eps)
+    near = near_level(s, eps) if policy.kind in ("exact", "local") else tie_level(s, eps)
+    if policy.kind == "lorentzian" or not _in_range(s) or not (
+            no_poles or not maybe_poles(s, near, has_inv)):
+        return "poles"
+    k = S.shape[-1]
+    if (U.shape[-2] == U.shape[-1] == k <= _FUSED_K and s.size >= _FUSED_BATCH * k
+            and not is_grad_enabled()):
+        return "fused"
+    return "plain"
+
+
 def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
                  gVh: Tensor | None, policy: TiePolicy = _EXACT,
                  down: Downstream | None = None, no_poles: bool | None = None, *,
                  kept_only: bool = False) -> Tensor:
-    """gA = U [diag(gS) + X] V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T).
+    """gA = U [diag(gS) + X] V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T), by the
+    way ``_strategy`` picks.
 
     ``down`` (built from the SVD node's ctx during a backward walk) lets an exact tie limit
     fetch the second-order information it needs. ``no_poles``: the forward's finding that
@@ -88,70 +139,27 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     (the coupling to the discarded part is ``_svd_trunc``'s)."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     tall, wide = m > k and not kept_only, n > k and not kept_only
-    if S._array.size == 0:  # no singular value (k = 0), or an empty batch
+    has_inv = (tall and gU is not None) or (wide and gVh is not None)  # R or Q below
+    way = _strategy(U, S, gU, gVh, policy, no_poles, has_inv)
+    if way == "empty":
         return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
     Uk = U if U.shape[-1] == k else U[..., :k]
     Vhk = Vh if Vh.shape[-2] == k else Vh[..., :k, :]
-    s = S._array
     eps = float(np.finfo(S.dtype).eps)
-    if gU is None and gVh is None:
-        gS = _at_kinks(s, gS, policy, eps)
-        return (Uk * gS.unsqueeze(-2)) @ Vhk
-    has_inv = (tall and gU is not None) or (wide and gVh is not None)  # R or Q below
-
-    def near_pole() -> np.ndarray:
-        return near_level(s, eps) if policy.kind in ("exact", "local") else tie_level(s, eps)
-
-    plain = policy.kind != "lorentzian" and _in_range(s) and (
-        no_poles or not maybe_poles(s, near_pole(), has_inv))
-    square = m == n == U.shape[-1]
-    if plain and square and m <= _FUSED_K and s.size >= _FUSED_BATCH * k and not is_grad_enabled():
+    if way == "values":
+        assert gS is not None  # the engine passes zeros for a cotangent none reached
+        return (Uk * _at_kinks(S._array, gS, policy, eps).unsqueeze(-2)) @ Vhk
+    if way == "fused":
         return _fused(U, S, Vh, gU, gS, gVh)
     f = Factors(U, Vh, Uk, Vhk.mT, k, not kept_only)
     scale_noise = C_NOISE * eps * np.sqrt(max(m, n))
     gUe = None if gU is None else fold_complement(U, gU, k, scale_noise, "U")
     gVe = None if gVh is None else fold_complement(Vh.mT, gVh.mT, k, scale_noise, "Vh")
     num = numerators(f.Uk, f.Vk, gUe, gVe, tall, wide)
-    if plain:
+    if way == "plain":
         return _plain_fast(num, f, S, gS, Vhk)
-    tie, near = tie_level(s, eps), near_pole()
-    minus_s, plus_s = pairwise(S)  # [.., i, j] = s_j - s_i and s_j + s_i
-    later = None
-    if policy.kind == "lorentzian":
-        P = _broadened(num, minus_s, plus_s, S, policy.eps)
-    elif not maybe_poles(s, near, has_inv):
-        P = _plain(num, minus_s, plus_s, S)
-    else:
-        absent = absent_triplets(gS, gUe, gVe, k)
-        earlier = earlier_here(down)
-        poles = Poles(s, tie, near, has_inv, absent,
-                      None if earlier is None else absent | earlier.absent)
-        noise = scale_noise * (colmax(gUe) + colmax(gVe))  # rounding-level numerators
-        if policy.kind == "exact" and not nested():
-            check_kinks(poles, gS, eps)  # a tie read through S on one side only
-            if earlier is None:
-                check_solo_ties(poles, num, noise)
-        # Inside another tie limit's look downstream only that limit is exact: ties met
-        # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
-        # and what bounds the cost; see the module docstring).
-        if earlier is not None and policy.kind == "exact":
-            poles.through_recorded(earlier.absent, num, noise)
-        decided = None
-        if policy.kind in ("exact", "local") and not nested() and earlier is None:
-            decided = product_limits(num, S, gS, poles, noise, scale_noise)
-            if decided is not None:
-                poles.decide(decided[0])
-        if policy.kind in ("zero", "local") or nested() or not poles.any():
-            if nested() and poles.any():
-                note_chained()
-            P = _plain(num, minus_s, plus_s, S, poles)
-        else:
-            P = exact_terms(num, poles, S, minus_s, plus_s, gS, gUe, gVe, f, down, scale_noise,
-                            eps, earlier,
-                            partial(svd_backward, kept_only=True) if kept_only else svd_backward)
-        if decided is not None:
-            P = P._replace(plus=P.plus + where(Tensor._make(decided[0]), decided[1], 0.0))
-        later = remember_dropped(down, poles, policy, (gU, gS, gVh))
+    P, later = _poles(num, f, S, (gU, gS, gVh), gUe, gVe, policy, down, kept_only, has_inv,
+                      scale_noise, eps)
     X = P.plus * 0.5 if P.minus is None else (P.plus + P.minus) * 0.5
     if gS is not None:
         X = X + gS.diag_embed()
@@ -161,8 +169,60 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     if P.Q is not None:
         gA = gA + f.Uk @ P.Q.mT
     if later is not None:
-        gA = _Tap.apply(gA, later)
+        gA = Tap.apply(gA, later)
     return gA
+
+
+def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | None,
+           gVe: Tensor | None, policy: TiePolicy, down: Downstream | None, kept_only: bool,
+           has_inv: bool, scale_noise: float, eps: float) -> tuple[Terms, Earlier | None]:
+    """The pole terms X, R S^-1, Q S^-1 when some are at or near a pole, by the policy:
+    "lorentzian" broadens every pole; "zero" (and a look downstream's own backward, where
+    other ties count as 0) takes 0 at ties; "exact" checks that the loss has a gradient,
+    decides what first-order data decide (solo ties, ``product_limits``) and takes the
+    rest from ``exact_terms``. Also what a later pass will need (``remember_dropped``):
+    ``grads`` are the cotangents (gU, gS, gVh) as they came."""
+    gS = grads[1]
+    s = S._array
+    minus_s, plus_s = pairwise(S)  # [.., i, j] = s_j - s_i and s_j + s_i
+    if policy.kind == "lorentzian":
+        return _broadened(num, minus_s, plus_s, S, policy.eps), None
+    tie = tie_level(s, eps)
+    near = near_level(s, eps) if policy.kind in ("exact", "local") else tie
+    if not maybe_poles(s, near, has_inv):  # out of range for the quotient's shortcut only
+        return _plain(num, minus_s, plus_s, S), None
+    inside_look = nested()
+    absent = absent_triplets(gS, gUe, gVe, f.k)
+    earlier = earlier_here(down)
+    poles = Poles(s, tie, near, has_inv, absent,
+                  None if earlier is None else absent | earlier.absent)
+    noise = scale_noise * (colmax(gUe) + colmax(gVe))  # rounding-level numerators
+    if policy.kind == "exact" and not inside_look:
+        check_kinks(poles, gS, eps)  # a tie read through S on one side only
+        if earlier is None:
+            check_solo_ties(poles, num, noise)
+    # Inside another tie limit's look downstream only that limit is exact: ties met
+    # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
+    # and what bounds the cost; see the module docstring).
+    if earlier is not None and policy.kind == "exact":
+        poles.through_recorded(earlier.absent, num, noise)
+    decided = None
+    if policy.kind in ("exact", "local") and not inside_look and earlier is None:
+        decided = product_limits(num, S, gS, poles, noise, scale_noise)
+        if decided is not None:
+            poles.decide(decided[0])
+    if policy.kind in ("zero", "local") or inside_look or not poles.any():
+        if inside_look and poles.any():
+            note_chained()
+        P = _plain(num, minus_s, plus_s, S, poles)
+    else:
+        formula = partial(svd_backward, kept_only=True) if kept_only else svd_backward
+        P = exact_terms(PolePass(num, poles, S, minus_s, plus_s, gS, gUe, gVe, f,
+                                 scale_noise, eps, down, earlier, formula,
+                                 result_is_differentiated()))
+    if decided is not None:
+        P = P._replace(plus=P.plus + where(Tensor._make(decided[0]), decided[1], 0.0))
+    return P, remember_dropped(down, poles, policy, grads)
 
 
 def _at_kinks(s: np.ndarray, gS: Tensor, policy: TiePolicy, eps: float) -> Tensor:

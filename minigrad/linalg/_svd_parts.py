@@ -160,16 +160,20 @@ class Poles:
     def through_recorded(self, dropped: np.ndarray, num: Numerators,
                          noise: np.ndarray) -> None:
         """This pass differentiates a recorded pass that dropped ``dropped`` (a second
-        derivative through a truncated SVD): pairs of kept triplets near a pole take the
-        plain quotient (not a tie: nu / x is the true value, to eps |g| / x), and at a tie
-        where every coupling J_ij, J_ji, K_ij, K_ji is rounding take 0, as a structural
+        derivative through a truncated SVD): entries near a pole take the plain quotient
+        (not a tie: nu / x is the true value, to eps |g| / x; dropped triplets get their
+        cotangents from the earlier pass's own quotients, whose conditioning this inherits
+        anyway, and a local limit's series converges slowly there: CTMRG's near-ties below
+        the cut sent every node to a look), and at a tie between kept triplets where every
+        coupling J_ij, J_ji, K_ij, K_ji is rounding take 0, as a structural
         tie (the symmetry-protected ones of tensor networks, symmetric in every pass)
         gives; a coupled tie still looks downstream. Either look would walk the whole
         recorded pass again, per node (TRG's specific heat at bond 16: 20-50 s each)."""
         kept = ~dropped
         kk = kept[..., :, None] & kept[..., None, :]
-        self.weak_p = self.weak_p & ~kk
-        self.weak_m = self.weak_m & ~kk
+        self.weak_p = np.zeros_like(self.weak_p)
+        self.weak_m = np.zeros_like(self.weak_m)
+        self.weak_z = np.zeros_like(self.weak_z)
         if num.J is None or num.K is None or not (self.tie_p & kk).any():
             return
         quiet = self.tie_p & kk & (coupling(num.J._array, num.K._array)

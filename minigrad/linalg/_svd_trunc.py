@@ -44,7 +44,7 @@ from . import ties as _ties
 from ._svd_backward import plan_backward, svd_backward
 from ._svd_forward import svd_forward
 from ._svd_parts import batch_text, tie_level
-from ._tie_limits import Downstream
+from ._tie_sources import Downstream
 from .errors import LinAlgError
 
 

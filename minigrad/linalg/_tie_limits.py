@@ -35,9 +35,9 @@ subgradient before any of this (``_kinks``, ``ties.py``).
 Triplets with exactly zero cotangent (a truncated part, a null space the loss multiplies
 by 0) give exactly zero terms. A later pass through the result gives them cotangents from
 the first-order formula alone; their limits then come from that formula rebuilt locally
-(``_Local``) rather than from the whole downstream. Inside the look downstream for one
+(``Local``) rather than from the whole downstream. Inside the look downstream for one
 limit, ties met at other SVDs are taken as 0, and so are the derivatives of the limits
-other SVDs took earlier (``_Held``): through chains of tied SVDs (tensor networks) the
+other SVDs took earlier (``Held``): through chains of tied SVDs (tensor networks) the
 result is exact when the ties are structural, i.e. along directions that keep them, where
 those terms pair with nothing; that also bounds the cost (each look would otherwise
 differentiate every later limit's own looks again: TRG's specific heat at 8 steps took
@@ -69,20 +69,11 @@ CTMRG's (chi 24, 60 iterations) takes 19-112x the time of "zero". Those are the 
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable
-from contextlib import contextmanager
+from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.engine import (
-    current_walk,
-    recorded_output_grads,
-    result_is_differentiated,
-    run_backward,
-)
-from ..autograd.function import Context, Function
-from ..autograd.grad_mode import enable_grad
 from ..functions import where
 from ..tensor import Tensor
 from ._svd_parts import (
@@ -94,40 +85,42 @@ from ._svd_parts import (
     coupling,
     near_level,
     quot,
+    tie_level,
 )
 from ._tie_errors import raise_if_undefined
+from ._tie_sources import Downstream, Earlier, Held, Local, Source
 from .errors import LinAlgError
-from .ties import TiePolicy
-
-_nesting = threading.local()  # .depth > 0 while a tie limit looks downstream
 
 
-def earlier_here(down: Downstream | None) -> _Earlier | None:
-    """What an earlier recorded pass left, if this walk goes through its result."""
-    e = None if down is None else getattr(down.ctx, "earlier", None)
-    return e if e is not None and e.walk is current_walk() and e.D is not None else None
+class PolePass(NamedTuple):
+    """One SVD backward at its poles, as the tie limits read it: the numerators and where
+    the poles are, the factors and (folded) cotangents they came from, the rounding
+    scale, where second-order information comes from (``down``, ``earlier``; the formula
+    to rebuild locally), and whether the result will be differentiated again."""
+
+    num: Numerators
+    poles: Poles
+    S: Tensor
+    minus_s: Tensor  # [.., i, j] = s_j - s_i
+    plus_s: Tensor  # [.., i, j] = s_j + s_i
+    gS: Tensor | None
+    gUe: Tensor | None
+    gVe: Tensor | None
+    f: Factors
+    scale_noise: float  # C_NOISE eps sqrt(max(m, n))
+    eps: float
+    down: Downstream | None
+    earlier: Earlier | None
+    formula: Callable
+    differentiated: bool
 
 
-def remember_dropped(down: Downstream | None, poles: Poles, policy: TiePolicy,
-                      grads: tuple) -> _Earlier | None:
-    """When this result will be differentiated and dropped triplets sit at poles, keep
-    what a later pass needs to take their limits locally (see ``_Earlier``)."""
-    if (down is None or policy.kind != "exact" or nested() or not result_is_differentiated()
-            or getattr(down.ctx, "earlier", None) is not None or not poles.dropped_near):
-        return None
-    e = _Earlier(poles.absent, tuple(None if g is None else g.detach() for g in grads),
-                 policy)
-    down.ctx.earlier = e
-    return e
-
-
-def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_s: Tensor,
-           gS: Tensor | None, gUe: Tensor | None, gVe: Tensor | None, f: Factors,
-           down: Downstream | None, scale_noise: float, eps: float,
-           earlier: _Earlier | None, formula: Callable) -> Terms:
+def exact_terms(p: PolePass) -> Terms:
     """Each pole term replaced by its limit mu at and near the poles, after checking that
     the loss has a gradient there (nu = x mu to rounding; svd_backward has checked the
     kinks and the solo ties)."""
+    (num, poles, S, minus_s, plus_s, gS, gUe, gVe, f, scale_noise, eps, down, earlier,
+     formula, differentiated) = p
     need_p = poles.tie_p | poles.weak_p
     need_m = poles.tie_m | poles.weak_m
     need_z = poles.tie_z | poles.weak_z
@@ -135,7 +128,7 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
     # How many derivatives of each limit must be right: two when the result will be
     # differentiated (a second pass meets this tie again and needs the second derivatives
     # of the first pass's limit), one near a pole (then the value is O(x^2)-exact).
-    order = 2 if result_is_differentiated() else int(weak)
+    order = 2 if differentiated else int(weak)
     # Triplets an earlier pass dropped take their limits from its formula alone (cheap).
     loc_p = loc_z = None
     if earlier is not None and gS is not None:
@@ -155,7 +148,7 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
 
     mu_l, local = _NONE, None
     if loc_p is not None:
-        local = _Local(earlier, *down.outputs(), formula)
+        local = Local(earlier, *down.outputs(), formula)
         mu_l = _limits(f, S, minus_s, plus_s, local, order)
     everywhere = loc_p is None or _beyond(loc_p, loc_z, need_p, need_m, need_z)
     mu_g = _general(f, S, minus_s, plus_s, gS, down, order) if everywhere else _NONE
@@ -202,7 +195,7 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
             take = np.broadcast_to(need & ~bad[name], np.broadcast_shapes(
                 need.shape, bad[name].shape))
             value = None if lim is None else where(
-                Tensor._make(np.broadcast_to(zero, lim.shape)), 0.0, _Held.apply(lim))
+                Tensor._make(np.broadcast_to(zero, lim.shape)), 0.0, Held.apply(lim))
             out[name] = quot(nu, x, zero | take, value)
     return Terms(out["plus"], out["minus"], out["R"], out["Q"])
 
@@ -210,64 +203,76 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
 def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
                    noise: np.ndarray, scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
     """The + pole terms that first-order data decide, without a look downstream: where the
-    cotangents are those of a loss reading the factors through products, A's (U S V^T) or a
-    tensor-network bond's (U sqrt(S) and sqrt(S) Vh contracted over the bond), i.e. where
+    cotangents are those of a loss that reads the factors through a bond, A = U sqrt(S)
+    and B = sqrt(S) Vh, and is unchanged by any rotation of that bond (A -> A Q,
+    B -> Q^T B: a tensor network's gauge, which TRG's and every SVD-split network's
+    contractions have), or through their product A B = U S Vh alone (a function of the
+    matrix itself, invariant under any A -> A X, B -> X^-1 B, a special case). With
+    Z = J + K (J = U^T gU, K = V^T gV) such a loss has, at every S,
 
-        J = G S,  K = G^T S,  gS = diag(G)   for some G   (J = U^T gU, K = V^T gV),
+        s_i Z_ij = s_j Z_ji   (off the diagonal),    2 s_i gS_i = Z_ii,
 
-    to rounding on every pair the loss reads (s_i above the near-pole level), the term is
+    (the rotation's generator read through the chain rule, and S read only through the
+    bond), so N+_ij = Z_ij - Z_ji = (s_j - s_i) Z_ij / s_j and the term is
 
-        N+_ij / (s_j - s_i) = J_ij / s_j + J_ji / s_i,
+        N+_ij / (s_j - s_i) = (Z_ij / s_j + Z_ji / s_i) / 2,
 
-    an identity off the tie (so near a pole it is the plain quotient without its
-    cancellation) and, at a tie, the limit for such a loss. At a tie it is taken only where
-    the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the symmetry-protected ties
-    of tensor networks, where it is 0 with the right derivatives); a coupled tied pair
-    looks downstream as before, since a loss that also reads U V^T alone (a polar factor,
-    whose limit is 0) can mimic those cotangents at the tie, and so can a matrix function
-    that vanishes at the tied value (log S at s = 1), unless each tied member shows the
-    product's J_ii = G_ii s_i != 0. (Such a function summed with a product would mimic them
-    even then: the one case this rule gets wrong, an xfail test.) Returns the mask of the
-    entries it decides and their values, or None where the cotangents are not of that
-    form."""
+    an identity in a neighbourhood (near a pole: the plain quotient without its
+    cancellation; its derivatives are the true term's, so a later pass may differentiate
+    it) and, at a tie, the limit for such a loss. The identities are checked on every pair
+    the loss reads (s_i above the near-pole level) to rounding: pairs apart from each other
+    are what shows the structure, since at a tie the off-diagonal one only says the loss
+    has a gradient. At a tie it is taken only where the pair is uncoupled (J_ij, J_ji,
+    K_ij, K_ji all rounding: the symmetry-protected ties of tensor networks, where it is 0
+    with the right derivatives); a coupled tied pair looks downstream as before, since a
+    loss that also reads U V^T alone (a polar factor, whose limit is 0) can mimic those
+    cotangents at the tie, and so can a matrix function that vanishes at the tied value
+    (log S at s = 1), unless each tied member shows the bond's Z_ii = 2 s_i gS_i != 0.
+    (Such a function summed with a product would mimic them even then: the one case this
+    rule gets wrong, an xfail test.) Returns the mask of the entries it decides and their
+    values, or None where the cotangents are not of that form."""
     if num.J is None or num.K is None or not (poles.tie_p.any() or poles.weak_p.any()):
         return None
-    got = _product_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
-                         scale_noise)
+    got = _bond_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
+                      scale_noise)
     return None if got is None or not got[0].any() else got
 
 
-def _product_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.ndarray,
-                   tie: np.ndarray, weak: np.ndarray, noise: np.ndarray,
-                   scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
+def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.ndarray,
+                tie: np.ndarray, weak: np.ndarray, noise: np.ndarray,
+                scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
     """``product_limits``' test and values on the triplets ``reads``; None where the test
     fails. The mask leaves out coupled tied pairs."""
     s = S._array
-    reads = reads & (s > near_level(s, float(np.finfo(s.dtype).eps)))
-    pair = reads[..., :, None] & reads[..., None, :]
+    eps = float(np.finfo(s.dtype).eps)
+    shows = reads & (s > near_level(s, eps))  # the identities are tested on these
+    pair = shows[..., :, None] & shows[..., None, :]
     j, k = J._array, K._array
     s1 = s[..., :1]
     g = np.zeros(s.shape) if gS is None else gS._array
     tol = noise[..., None] * s1 + scale_noise * s1 * np.abs(g).max(axis=-1, keepdims=True)
-    resid = np.abs(s[..., :, None] * j - np.swapaxes(k, -1, -2) * s[..., None, :])
-    if (np.where(pair, resid, 0.0) > tol[..., None]).any():
+    sz = s[..., :, None] * (j + k)  # [i, j] = s_i Z_ij
+    if (np.where(pair, np.abs(sz - np.swapaxes(sz, -1, -2)), 0.0) > 2 * tol[..., None]).any():
         return None
-    diag_j, diag_k = np.diagonal(j, 0, -2, -1), np.diagonal(k, 0, -2, -1)
-    if (np.where(reads, np.abs(s * g - diag_j) + np.abs(s * g - diag_k), 0.0) > tol).any():
+    diag_z = np.diagonal(j, 0, -2, -1) + np.diagonal(k, 0, -2, -1)
+    if (np.where(shows, np.abs(2 * s * g - diag_z), 0.0) > 2 * tol).any():
         return None
     coupled = coupling(j, k)
-    # A tied member must witness the product (J_ii = G_ii s_i != 0): a matrix function
+    # A tied member must witness the bond (Z_ii = 2 s_i gS_i != 0): a matrix function
     # vanishing at the tied value (log S at s = 1, at an orthogonal A) has J = K = 0 and,
     # with a zero diagonal, gS = 0 there too, and a limit that only a look finds.
-    witness = np.minimum(np.abs(diag_j), np.abs(diag_k)) > noise[..., None]
+    witness = np.abs(diag_z) > 2 * noise[..., None]
     # Near a tie too: the value equals the quotient's anyway, but a later pass
-    # differentiates the formula, right only where the product form holds around here,
+    # differentiates the formula, right only where the bond's form holds around here,
     # which a witness shows (a zero seed, all cotangents 0, shows nothing).
-    take = pair & witness[..., :, None] & witness[..., None, :] & (
-        weak | (tie & (coupled <= noise[..., None, None])))
+    # Established by the pairs that show it, the form is the loss's: it holds for its
+    # small singular values too (near each other, so near a pole, however apart).
+    reads = reads & (s > tie_level(s, eps))
+    take = reads[..., :, None] & reads[..., None, :] & witness[..., :, None] & witness[
+        ..., None, :] & (weak | (tie & (coupled <= noise[..., None, None])))
     safe = where(Tensor._make(reads), S, 1.0).unsqueeze(-2)
-    Jq = J / safe  # [i, j] = J_ij / s_j
-    return take, Jq + Jq.mT
+    Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
+    return take, (Zq + Zq.mT) * 0.5
 
 
 def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor | None,
@@ -314,7 +319,7 @@ def _fails(resid: dict, noise: np.ndarray) -> bool:
 _NONE = Numerators(None, None, None, None, None, None)
 
 
-def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: _Source,
+def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Source,
             order: int) -> Numerators:
     """mu at every entry, right with its first ``order`` derivatives (see the module
     docstring): along S + t d, nu = x mu with d_t x = c, so
@@ -352,160 +357,6 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: _Sou
                       mu("R", c_z, Sr), mu("Q", c_z, Sr))
 
 
-def nested() -> bool:
-    """Whether this backward runs inside another tie limit's look downstream."""
-    return getattr(_nesting, "depth", 0) > 0
-
-
-def note_chained() -> None:
-    """A tie met inside a look downstream (taken as 0): the look is through a chain."""
-    _nesting.chained = True
-
-
-@contextmanager
-def _looking_downstream():
-    _nesting.depth = getattr(_nesting, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _nesting.depth -= 1
-
-
-class _Source:
-    """Cotangents recorded as functions of (U, S, Vh), and the Hessian-vector products
-    with them that the limits need."""
-
-    def outputs(self) -> tuple[Tensor, Tensor, Tensor]:
-        raise NotImplementedError
-
-    def recorded(self) -> list:
-        raise NotImplementedError
-
-    def _hvp(self, q: Tensor, wrt: list[Tensor], create_graph: bool) -> list:
-        if not q.requires_grad:
-            return [None] * len(wrt)
-        one = Tensor._make(np.ones((), q.dtype))
-        with _looking_downstream():
-            return run_backward([q], [one], True, create_graph, inputs=wrt,
-                                look_downstream=False)
-
-    def derivatives(self, d: Tensor, levels: int) -> list[tuple]:
-        """[(d_t^n gU, d_t^n gVh) for n = 1 .. levels] along S + t d (fewer when they
-        vanish). By symmetry of derivatives d_t^n gU = d/dU <d_t^(n-1) gS, d>."""
-        U, S, Vh = self.outputs()
-        gS = self.recorded()[1]
-        out: list[tuple] = []
-        if gS is None:
-            return out
-        q_of = gS
-        _nesting.chained = False
-        for n in range(1, levels + 1):
-            with enable_grad():
-                q = (q_of * d).sum()
-            # A level is differentiated again by the next one, and the last one carries a
-            # graph only when the result will be differentiated: other ties' looks cannot
-            # differentiate it (``_Held``), and a recorded look kept every look's graph to
-            # the walk's end (TRG's second pass at bond 16: +1-2 GB a look).
-            hU, hS, hVh = self._hvp(q, [U, S, Vh], n < levels or result_is_differentiated())
-            out.append((hU, hVh))
-            # Through a chain of tied SVDs the ties met downstream are taken as 0, so
-            # higher levels would not be exact anyway (and would cost the most): stop.
-            if hS is None or _nesting.chained:
-                break
-            q_of = hS
-        return out if any(u is not None or v is not None for u, v in out) else []
-
-    def hessian_scale(self) -> np.ndarray:
-        """The size of the loss's second derivatives along a fixed random direction, in
-        the units of a numerator (per batch element)."""
-        U, S, Vh = self.outputs()
-        rec = self.recorded()
-        rng = np.random.default_rng(0)
-        s1 = S._array[..., :1]
-        terms = []
-        for g, t, scale in zip(rec, (U, S, Vh), (1.0, s1, 1.0)):
-            if g is not None and g.requires_grad:
-                w = Tensor._make((rng.standard_normal(t.shape) * scale).astype(t.dtype))
-                with enable_grad():
-                    terms.append((g * w).sum())
-        if not terms:
-            return np.zeros(S.shape[:-1])
-        with enable_grad():
-            q = terms[0]
-            for t in terms[1:]:
-                q = q + t
-        hU, hS, hVh = self._hvp(q, [U, S, Vh], False)
-        out = np.zeros(S.shape[:-1])
-        if hU is not None:
-            out = out + colmax(hU)
-        if hVh is not None:
-            out = out + colmax(hVh.mT)
-        if hS is not None:
-            out = out + np.abs(hS._array).max(axis=-1) * s1[..., 0]
-        return out
-
-
-class Downstream(_Source):
-    """The walk's own record of the loss downstream of this SVD (the engine's)."""
-
-    def __init__(self, ctx: Context, grads: tuple) -> None:
-        self.ctx, self.grads = ctx, grads
-
-    def outputs(self) -> tuple[Tensor, Tensor, Tensor]:
-        return self.ctx.saved_tensors
-
-    def recorded(self) -> list:
-        return recorded_output_grads(self.grads)
-
-
-class _Earlier:
-    """A recorded pass's triplets that got exactly zero cotangent (dropped by the loss).
-
-    A later pass through that pass's result gives them cotangents from the first-order
-    formula alone (the loss never reads them), so their limits there come from that
-    formula, rebuilt locally (``_Local``), instead of the whole downstream. ``_Tap``
-    keeps the cotangent D the result gets in each later walk."""
-
-    def __init__(self, absent: np.ndarray, grads: tuple, policy: TiePolicy) -> None:
-        self.absent, self.grads, self.policy = absent, grads, policy
-        self.walk: object = None
-        self.D: Tensor | None = None
-
-
-class _Tap(Function):
-    """The identity on the first-order result; backward notes the cotangent it gets."""
-
-    @staticmethod
-    def forward(ctx: Context, gA: Tensor, earlier: _Earlier) -> np.ndarray:
-        ctx.earlier = earlier
-        return gA._array
-
-    @staticmethod
-    def backward(ctx: Context, D: Tensor) -> tuple:
-        ctx.earlier.walk, ctx.earlier.D = current_walk(), D.detach()
-        return D, None
-
-
-class _Local(_Source):
-    """psi(U, S, Vh) = <D, first-order formula(U, S, Vh; that pass's cotangents)>, its
-    cotangents recorded on fresh leaves: the part of a later pass's loss that the dropped
-    triplets see."""
-
-    def __init__(self, earlier: _Earlier, U: Tensor, S: Tensor, Vh: Tensor,
-                 formula: Callable) -> None:
-        self.leaves = tuple(Tensor(t._array, requires_grad=True) for t in (U, S, Vh))
-        with enable_grad():
-            G = formula(*self.leaves, *earlier.grads, TiePolicy("local"))
-            psi = (G * earlier.D).sum()
-        self.grads = self._hvp(psi, list(self.leaves), True)
-
-    def outputs(self) -> tuple[Tensor, Tensor, Tensor]:
-        return self.leaves
-
-    def recorded(self) -> list:
-        return self.grads
-
-
 def _resid(nu: Tensor | None, x: Tensor, mu: Tensor | None,
            need: np.ndarray) -> np.ndarray | None:
     """|nu - x mu| at the entries that need a limit (0 elsewhere)."""
@@ -516,17 +367,3 @@ def _resid(nu: Tensor | None, x: Tensor, mu: Tensor | None,
     return np.where(np.broadcast_to(need, r.shape), r, 0.0)
 
 
-
-class _Held(Function):
-    """The identity on a limit; inside another tie limit's look downstream its gradient is
-    0. The look takes the ties it meets at other SVDs as 0, and this is such a tie's term:
-    without the cut each look differentiated every later limit's own looks again, at a cost
-    exponential in the length of a chain of tied SVDs."""
-
-    @staticmethod
-    def forward(ctx: Context, mu: Tensor) -> np.ndarray:
-        return mu._array
-
-    @staticmethod
-    def backward(ctx: Context, g: Tensor) -> tuple:
-        return (None if nested() else g),

@@ -31,7 +31,7 @@ from . import _kinks
 from . import ties as _ties
 from ._checks import check_matrix, half_as_float
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
-from ._tie_limits import nested, note_chained
+from ._tie_sources import nested, note_chained
 
 
 class EighResult(NamedTuple):

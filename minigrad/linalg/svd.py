@@ -16,7 +16,7 @@ from ._checks import check_matrix, half_as_float
 from ._svd_backward import plan_backward, svd_backward
 from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
 from ._svd_trunc import svd_top, top_forward
-from ._tie_limits import Downstream
+from ._tie_sources import Downstream
 
 
 class SVDResult(NamedTuple):

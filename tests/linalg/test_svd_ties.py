@@ -268,6 +268,97 @@ def test_tensor_network_bonds_decide_their_ties_without_looking_downstream(monke
     assert e == pytest.approx(-(lnz(b + h) - lnz(b - h)) / (2 * h), abs=1e-8)
 
 
+def _count_looks(monkeypatch) -> list:
+    """Every look downstream (a Hessian-vector product through the graph after an SVD)."""
+    from minigrad.linalg import _tie_limits
+
+    looks: list = []
+    real = _tie_limits._general
+    monkeypatch.setattr(_tie_limits, "_general",
+                        lambda *a, **k: looks.append(1) or real(*a, **k))
+    return looks
+
+
+def _bond_loss(C1: mg.Tensor, C2: mg.Tensor):
+    """A loss of the bond factors A = U sqrt(S), B = sqrt(S) Vh read apart, through A A^T
+    and B^T B: unchanged by any rotation of the bond (A Q, Q^T B) but not a function of
+    A B alone, so its cotangents are not of the product form J = G S, K = G^T S."""
+    def loss(a):
+        U, S, Vh = mg.linalg.svd(a)
+        r = S.sqrt()
+        A, B = U * r, r.unsqueeze(-1) * Vh
+        return (C1 * (A @ A.mT)).sum() + ((C2 * (B.mT @ B)).sum()) ** 2
+    return loss
+
+
+@pytest.mark.parametrize("gap", [1e-9, 1e-12])
+def test_a_bond_read_apart_decides_near_ties_without_looking_downstream(monkeypatch, gap):
+    """Near a tie the + pole term of a bond-gauge loss is (Z_ij / s_j + Z_ji / s_i) / 2
+    (Z = J + K): the plain quotient without its cancellation, from first-order data. The
+    gradient matches central differences and no look runs."""
+    rng = np.random.default_rng(60)
+    A0 = rotation(61, 4) @ np.diag([3.0, 2.0, 2.0 - gap, 0.7]) @ rotation(62, 4).T
+    C1, C2 = (mg.tensor(rng.standard_normal((4, 4))) for _ in range(2))
+    loss = _bond_loss(C1, C2)
+    looks = _count_looks(monkeypatch)
+    A = t64(A0)
+    loss(A).backward()
+    assert looks == []
+    h = 1e-6
+    for _ in range(3):
+        D = rng.standard_normal((4, 4))
+        with mg.no_grad():
+            up, down = (loss(t64(A0 + sign * h * D, False)).item() for sign in (1, -1))
+        fd = (up - down) / (2 * h)
+        assert float((A.grad.numpy() * D).sum()) == pytest.approx(fd, rel=1e-6, abs=1e-7)
+
+
+def test_a_bond_read_apart_at_a_coupled_tie_still_looks(monkeypatch):
+    """At an exact tie the same cotangents fit a polar factor (limit 0) as well: a coupled
+    tied pair is not decided by the bond rule; the look gives the limit, which matches
+    central differences."""
+    rng = np.random.default_rng(63)
+    A0 = rotation(64, 4) @ np.diag([3.0, 2.0, 2.0, 0.7]) @ rotation(65, 4).T
+    C1, C2 = (mg.tensor(rng.standard_normal((4, 4))) for _ in range(2))
+    looks = _count_looks(monkeypatch)
+    assert gradcheck(_bond_loss(C1, C2), (t64(A0),))
+    assert looks
+
+
+def test_a_second_pass_takes_near_ties_of_the_dropped_part_as_plain_quotients(monkeypatch):
+    """A second derivative through a truncation whose dropped part has a near-tie (as
+    CTMRG's): those triplets get cotangents only from the first pass's own quotients, so
+    the plain quotient is their true term; no look runs, and the Hessian-vector product
+    matches central differences of the gradient."""
+    rng = np.random.default_rng(66)
+    # kept 2.0 and dropped 2 - 1e-5 near a pole too: the first pass's quotient across the
+    # cut is what the dropped pair's cotangents come from
+    A0 = rotation(67, 5) @ np.diag([3.0, 2.0, 2.0 - 1e-5, 2.0 - 1.1e-5, 0.2]) @ rotation(
+        68, 5).T
+    C = mg.tensor(rng.standard_normal((5, 5)))
+
+    def loss(a):
+        U, S, Vh = mg.linalg.svd(a)
+        return ((C * ((U[:, :2] * S[:2]) @ Vh[:2])).sum()) ** 2 + (U[:, :2] ** 3).sum()
+
+    looks = _count_looks(monkeypatch)
+    A = t64(A0)
+    (g,) = mg.autograd.grad(loss(A), A, create_graph=True)
+    D = rng.standard_normal((5, 5))
+    first = len(looks)
+    (hvp,) = mg.autograd.grad((g * mg.tensor(D)).sum(), A)
+    assert len(looks) == first == 0
+
+    def grad_at(x):
+        a = t64(x)
+        loss(a).backward()
+        return a.grad.numpy()
+
+    h = 1e-9  # far below the gaps
+    fd = (grad_at(A0 + h * D) - grad_at(A0 - h * D)) / (2 * h)
+    np.testing.assert_allclose(hvp.numpy(), fd, rtol=1e-4, atol=1e-6 * np.abs(fd).max())
+
+
 def test_a_polar_factor_beside_a_product_at_a_tie_still_looks_downstream():
     """<C1, U S Vh> + <C2, U Vh> at a tie: the polar part couples the tied pair, so the
     product rule does not decide it; the look does, exactly."""
@@ -663,14 +754,14 @@ def test_a_limit_is_held_inside_another_limits_look():
     # A limit's gradient flows in an ordinary walk and is cut inside another limit's look
     # downstream (the documented chain rule: ties met there are taken as 0, and so are the
     # derivatives of the limits taken at them), which keeps chains of ties affordable.
-    from minigrad.linalg import _tie_limits
+    from minigrad.linalg import _tie_sources
 
     x = mg.tensor([1.0, 2.0], dtype=mg.float64, requires_grad=True)
-    (_tie_limits._Held.apply(x * 3.0) * x).sum().backward()
+    (_tie_sources.Held.apply(x * 3.0) * x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [6.0, 12.0])  # d(3 x^2) = 6 x
     x.grad = None
-    with _tie_limits._looking_downstream():
-        (_tie_limits._Held.apply(x * 3.0) * x).sum().backward()
+    with _tie_sources.looking_downstream():
+        (_tie_sources.Held.apply(x * 3.0) * x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 6.0])  # x's own factor only
 
 

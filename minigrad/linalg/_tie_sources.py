@@ -1,0 +1,218 @@
+"""Where a tie limit gets its second-order information: the cotangents an SVD's outputs
+received, recorded as functions of them, and Hessian-vector products with them
+(``Source``); the walk's own record downstream (``Downstream``) or an earlier pass's
+formula rebuilt on fresh leaves (``Local``, ``Earlier``, ``Tap``); and the scope of a look
+downstream (``nested``, ``Held``), inside which other SVDs take their ties as 0.
+
+The scope is thread-local on purpose: a look is a backward walk run from inside a node's
+backward, on the same thread, and the SVD and eigh backwards it meets must know they are
+inside it (their own looks would differentiate every later limit's looks again)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..autograd.engine import (
+    current_walk,
+    recorded_output_grads,
+    result_is_differentiated,
+    run_backward,
+)
+from ..autograd.function import Context, Function
+from ..autograd.grad_mode import enable_grad
+from ..tensor import Tensor
+from ._svd_parts import Poles, colmax
+from .ties import TiePolicy
+
+_nesting = threading.local()  # .depth > 0 while a tie limit looks downstream
+
+def earlier_here(down: Downstream | None) -> Earlier | None:
+    """What an earlier recorded pass left, if this walk goes through its result."""
+    e = None if down is None else getattr(down.ctx, "earlier", None)
+    return e if e is not None and e.walk is current_walk() and e.D is not None else None
+
+
+def remember_dropped(down: Downstream | None, poles: Poles, policy: TiePolicy,
+                      grads: tuple) -> Earlier | None:
+    """When this result will be differentiated and dropped triplets sit at poles, keep
+    what a later pass needs to take their limits locally (see ``Earlier``)."""
+    if (down is None or policy.kind != "exact" or nested() or not result_is_differentiated()
+            or getattr(down.ctx, "earlier", None) is not None or not poles.dropped_near):
+        return None
+    e = Earlier(poles.absent, tuple(None if g is None else g.detach() for g in grads),
+                 policy)
+    down.ctx.earlier = e
+    return e
+
+
+def nested() -> bool:
+    """Whether this backward runs inside another tie limit's look downstream."""
+    return getattr(_nesting, "depth", 0) > 0
+
+
+def note_chained() -> None:
+    """A tie met inside a look downstream (taken as 0): the look is through a chain."""
+    _nesting.chained = True
+
+
+@contextmanager
+def looking_downstream() -> Iterator[None]:
+    _nesting.depth = getattr(_nesting, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _nesting.depth -= 1
+
+
+class Source:
+    """Cotangents recorded as functions of (U, S, Vh), and the Hessian-vector products
+    with them that the limits need."""
+
+    def outputs(self) -> tuple[Tensor, Tensor, Tensor]:
+        raise NotImplementedError
+
+    def recorded(self) -> list:
+        raise NotImplementedError
+
+    def _hvp(self, q: Tensor, wrt: list[Tensor], create_graph: bool) -> list:
+        if not q.requires_grad:
+            return [None] * len(wrt)
+        one = Tensor._make(np.ones((), q.dtype))
+        with looking_downstream():
+            return run_backward([q], [one], True, create_graph, inputs=wrt,
+                                look_downstream=False)
+
+    def derivatives(self, d: Tensor, levels: int) -> list[tuple]:
+        """[(d_t^n gU, d_t^n gVh) for n = 1 .. levels] along S + t d (fewer when they
+        vanish). By symmetry of derivatives d_t^n gU = d/dU <d_t^(n-1) gS, d>."""
+        U, S, Vh = self.outputs()
+        gS = self.recorded()[1]
+        out: list[tuple] = []
+        if gS is None:
+            return out
+        q_of = gS
+        _nesting.chained = False
+        for n in range(1, levels + 1):
+            with enable_grad():
+                q = (q_of * d).sum()
+            # A level is differentiated again by the next one, and the last one carries a
+            # graph only when the result will be differentiated: other ties' looks cannot
+            # differentiate it (``Held``), and a recorded look kept every look's graph to
+            # the walk's end (TRG's second pass at bond 16: +1-2 GB a look).
+            hU, hS, hVh = self._hvp(q, [U, S, Vh], n < levels or result_is_differentiated())
+            out.append((hU, hVh))
+            # Through a chain of tied SVDs the ties met downstream are taken as 0, so
+            # higher levels would not be exact anyway (and would cost the most): stop.
+            if hS is None or _nesting.chained:
+                break
+            q_of = hS
+        return out if any(u is not None or v is not None for u, v in out) else []
+
+    def hessian_scale(self) -> np.ndarray:
+        """The size of the loss's second derivatives along a fixed random direction, in
+        the units of a numerator (per batch element)."""
+        U, S, Vh = self.outputs()
+        rec = self.recorded()
+        rng = np.random.default_rng(0)
+        s1 = S._array[..., :1]
+        terms = []
+        for g, t, scale in zip(rec, (U, S, Vh), (1.0, s1, 1.0)):
+            if g is not None and g.requires_grad:
+                w = Tensor._make((rng.standard_normal(t.shape) * scale).astype(t.dtype))
+                with enable_grad():
+                    terms.append((g * w).sum())
+        if not terms:
+            return np.zeros(S.shape[:-1])
+        with enable_grad():
+            q = terms[0]
+            for t in terms[1:]:
+                q = q + t
+        hU, hS, hVh = self._hvp(q, [U, S, Vh], False)
+        out = np.zeros(S.shape[:-1])
+        if hU is not None:
+            out = out + colmax(hU)
+        if hVh is not None:
+            out = out + colmax(hVh.mT)
+        if hS is not None:
+            out = out + np.abs(hS._array).max(axis=-1) * s1[..., 0]
+        return out
+
+
+class Downstream(Source):
+    """The walk's own record of the loss downstream of this SVD (the engine's)."""
+
+    def __init__(self, ctx: Context, grads: tuple) -> None:
+        self.ctx, self.grads = ctx, grads
+
+    def outputs(self) -> tuple[Tensor, Tensor, Tensor]:
+        return self.ctx.saved_tensors
+
+    def recorded(self) -> list:
+        return recorded_output_grads(self.grads)
+
+
+class Earlier:
+    """A recorded pass's triplets that got exactly zero cotangent (dropped by the loss).
+
+    A later pass through that pass's result gives them cotangents from the first-order
+    formula alone (the loss never reads them), so their limits there come from that
+    formula, rebuilt locally (``Local``), instead of the whole downstream. ``Tap``
+    keeps the cotangent D the result gets in each later walk."""
+
+    def __init__(self, absent: np.ndarray, grads: tuple, policy: TiePolicy) -> None:
+        self.absent, self.grads, self.policy = absent, grads, policy
+        self.walk: object = None
+        self.D: Tensor | None = None
+
+
+class Tap(Function):
+    """The identity on the first-order result; backward notes the cotangent it gets."""
+
+    @staticmethod
+    def forward(ctx: Context, gA: Tensor, earlier: Earlier) -> np.ndarray:
+        ctx.earlier = earlier
+        return gA._array
+
+    @staticmethod
+    def backward(ctx: Context, D: Tensor) -> tuple:
+        ctx.earlier.walk, ctx.earlier.D = current_walk(), D.detach()
+        return D, None
+
+
+class Local(Source):
+    """psi(U, S, Vh) = <D, first-order formula(U, S, Vh; that pass's cotangents)>, its
+    cotangents recorded on fresh leaves: the part of a later pass's loss that the dropped
+    triplets see."""
+
+    def __init__(self, earlier: Earlier, U: Tensor, S: Tensor, Vh: Tensor,
+                 formula: Callable) -> None:
+        self.leaves = tuple(Tensor(t._array, requires_grad=True) for t in (U, S, Vh))
+        with enable_grad():
+            G = formula(*self.leaves, *earlier.grads, TiePolicy("local"))
+            psi = (G * earlier.D).sum()
+        self.grads = self._hvp(psi, list(self.leaves), True)
+
+    def outputs(self) -> tuple[Tensor, Tensor, Tensor]:
+        return self.leaves
+
+    def recorded(self) -> list:
+        return self.grads
+
+
+class Held(Function):
+    """The identity on a limit; inside another tie limit's look downstream its gradient is
+    0. The look takes the ties it meets at other SVDs as 0, and this is such a tie's term:
+    without the cut each look differentiated every later limit's own looks again, at a cost
+    exponential in the length of a chain of tied SVDs."""
+
+    @staticmethod
+    def forward(ctx: Context, mu: Tensor) -> np.ndarray:
+        return mu._array
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple:
+        return (None if nested() else g),
