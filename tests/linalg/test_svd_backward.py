@@ -72,6 +72,45 @@ def test_gradcheck_ordinary(shape, full, loss):
     assert gradcheck(lambda a: loss(a, full), (A,))
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("full", [False, True])
+def test_the_backward_agrees_with_its_plain_formula_at_generic_points(shape, full):
+    """plain_backward is the formula the file opens with and nothing else: away from every
+    pole whichever strategy svd_backward picks must give its numbers (and it must agree
+    with finite differences, so the oracle is itself checked)."""
+    from minigrad.linalg._svd_backward import plain_backward
+
+    A = rand(*shape, seed=7)
+    U, S, Vh = mg.linalg.svd(A, full)
+    rng = np.random.default_rng(8)
+    gU, gS, gVh = (mg.tensor(rng.standard_normal(t.shape)) for t in (U, S, Vh))
+    k = _k(A)
+    if full:  # a basis-free cotangent on the complement, as the full factors allow
+        gU = gU * mg.tensor((np.arange(U.shape[-1]) < k).astype(float))
+        gVh = gVh * mg.tensor((np.arange(Vh.shape[-2]) < k).astype(float))[:, None]
+    (got,) = mg.autograd.grad([U, S, Vh], A, [gU, gS, gVh])
+    with mg.no_grad():
+        want = plain_backward(U.detach(), S.detach(), Vh.detach(), gU, gS, gVh)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    h, D = 1e-6, rng.standard_normal(A.shape)
+
+    def value(x):  # the pairing with the cotangents, on the first k triplets
+        u, s, vh = mg.linalg.svd(mg.tensor(x), full)
+        sign = _signs(u[..., :k], U[..., :k])
+        u, vh = u[..., :k] * sign, vh[..., :k, :] * sign.mT
+        return float((u * gU[..., :k]).sum() + (s * gS).sum() + (vh * gVh[..., :k, :]).sum())
+
+    a = A.detach().numpy()
+    fd = (value(a + h * D) - value(a - h * D)) / (2 * h)
+    assert float((want.numpy() * D).sum()) == pytest.approx(fd, rel=1e-6, abs=1e-8)
+
+
+def _signs(u, ref):
+    """The column signs that align u with ref (an SVD's vectors are defined up to sign)."""
+    d = (u * ref.detach()).sum(-2, keepdim=True)
+    return mg.tensor(np.where(d.numpy() < 0, -1.0, 1.0))
+
+
 @pytest.mark.parametrize("shape", [(4, 3), (3, 3), (2, 3)])
 @pytest.mark.parametrize("loss", [loss_s, loss_polar, loss_u2, loss_complement],
                          ids=lambda f: f.__name__)
