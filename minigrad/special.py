@@ -19,7 +19,7 @@ from .autograd.function import constant
 from .nn.functional import log_softmax, softmax
 from .ops import bessel as _bessel
 from .ops import normal as _normal
-from .ops import special as _special
+from .ops import unary as _unary
 from .tensor import Tensor
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
@@ -45,7 +45,7 @@ def entr(input: Tensor) -> Tensor:
     >>> mg.special.entr(mg.tensor([0.0, 0.5, -1.0])).round(decimals=4)
     tensor([0.    , 0.3466,   -inf])
     """
-    return _special.Entr.apply(input if input.is_floating_point() else input.float())
+    return _unary.Entr.apply(input if input.is_floating_point() else input.float())
 
 
 def xlog1py(input: Any, other: Any) -> Tensor:
@@ -82,7 +82,7 @@ def erfcx(input: Tensor) -> Tensor:
     >>> mg.special.erfcx(mg.tensor([0.0, 30.0, -2.0], dtype=mg.float64))
     tensor([1.00000000e+00, 1.87958889e-02, 1.08940904e+02], dtype=minigrad.float64)
     """
-    return _special.Erfcx.apply(_float(input))
+    return _unary.Erfcx.apply(_float(input))
 
 
 def log_ndtr(input: Tensor) -> Tensor:

@@ -12,8 +12,8 @@ import numpy as np
 from ..autograd import function
 from ..autograd.function import constant, is_tensor
 from ..dtypes import Number
-from ..ops import arith, bessel, gamma, special, unary
-from ..ops._base import float_operands
+from ..ops import arith, bessel, binary, gamma, unary
+from ..ops._base import NotDifferentiable, float_operands
 from ._operand import arr
 
 if TYPE_CHECKING:
@@ -26,32 +26,32 @@ class MathMethods:
     """The further elementwise methods of Tensor (mixed into it by tensor.py)."""
 
     def tan(self) -> Tensor:
-        return special.Tan.apply(self)
+        return unary.Tan.apply(self)
 
     def sinh(self) -> Tensor:
-        return special.Sinh.apply(self)
+        return unary.Sinh.apply(self)
 
     def cosh(self) -> Tensor:
-        return special.Cosh.apply(self)
+        return unary.Cosh.apply(self)
 
     def asin(self) -> Tensor:
         """arcsin on [-1, 1] (nan outside, as in torch)."""
-        return special.Asin.apply(self)
+        return unary.Asin.apply(self)
 
     def acos(self) -> Tensor:
-        return special.Acos.apply(self)
+        return unary.Acos.apply(self)
 
     def atan(self) -> Tensor:
-        return special.Atan.apply(self)
+        return unary.Atan.apply(self)
 
     def asinh(self) -> Tensor:
-        return special.Asinh.apply(self)
+        return unary.Asinh.apply(self)
 
     def acosh(self) -> Tensor:
-        return special.Acosh.apply(self)
+        return unary.Acosh.apply(self)
 
     def atanh(self) -> Tensor:
-        return special.Atanh.apply(self)
+        return unary.Atanh.apply(self)
 
     arcsin, arccos, arctan = asin, acos, atan
     arcsinh, arccosh, arctanh = asinh, acosh, atanh
@@ -62,13 +62,13 @@ class MathMethods:
         >>> mg.atan2(mg.tensor([1.0, -1.0]), mg.tensor([0.0, -1.0])) / mg.pi
         tensor([ 0.5 , -0.75])
         """
-        return special.Atan2.apply(self, other)
+        return binary.Atan2.apply(self, other)
 
     arctan2 = atan2
 
     def hypot(self, other: Any) -> Tensor:
         """sqrt(self^2 + other^2) without overflow; the gradient is 0 at the origin."""
-        return special.Hypot.apply(self, other)
+        return binary.Hypot.apply(self, other)
 
     def logaddexp(self, other: Any) -> Tensor:
         """log(exp(self) + exp(other)), computed without overflow.
@@ -76,7 +76,7 @@ class MathMethods:
         >>> mg.tensor([1000.0, 0.0]).logaddexp(mg.tensor([1000.0, -mg.inf]))
         tensor([1000.6932,    0.    ])
         """
-        return special.LogAddExp.apply(self, other)
+        return binary.LogAddExp.apply(self, other)
 
     def erf(self) -> Tensor:
         """2/sqrt(pi) int_0^x exp(-t^2) dt.
@@ -84,31 +84,31 @@ class MathMethods:
         >>> mg.tensor([0.0, 1.0]).erf().round(decimals=4)
         tensor([0.    , 0.8427])
         """
-        return special.Erf.apply(self)
+        return unary.Erf.apply(self)
 
     def erfc(self) -> Tensor:
-        return special.Erfc.apply(self)
+        return unary.Erfc.apply(self)
 
     def erfinv(self) -> Tensor:
         """The inverse of erf on [-1, 1] (+-inf at +-1, nan outside)."""
-        return special.Erfinv.apply(self)
+        return unary.Erfinv.apply(self)
 
     def log2(self) -> Tensor:
-        return special.Log2.apply(self)
+        return unary.Log2.apply(self)
 
     def log10(self) -> Tensor:
-        return special.Log10.apply(self)
+        return unary.Log10.apply(self)
 
     def exp2(self) -> Tensor:
-        return special.Exp2.apply(self)
+        return unary.Exp2.apply(self)
 
     def sinc(self) -> Tensor:
         """sin(pi x) / (pi x), 1 at 0 (twice differentiable everywhere)."""
-        return special.Sinc.apply(self)
+        return unary.Sinc.apply(self)
 
     def fmod(self, other: Any) -> Tensor:
         """self - other trunc(self / other): the remainder with the sign of ``self`` (C's)."""
-        return special.Fmod.apply(self, other)
+        return binary.Fmod.apply(self, other)
 
     def frac(self) -> Tensor:
         """x - trunc(x), with the sign of x; the gradient is 1."""
@@ -161,7 +161,7 @@ class MathMethods:
         if values.dtype != self.dtype:
             raise RuntimeError("heaviside is not yet implemented for tensors with different "
                                "dtypes")
-        return special.NotDifferentiable.apply("heaviside", _heaviside, self, values)
+        return NotDifferentiable.apply("heaviside", _heaviside, self, values)
 
     def signbit(self) -> Tensor:
         """True where the sign bit is set (also for -0.0 and -nan)."""
@@ -253,7 +253,7 @@ class MathMethods:
 
     def logaddexp2(self, other: Any) -> Tensor:
         """log2(2^self + 2^other), without overflow."""
-        return special.LogAddExp.apply(self * _LN2, other * _LN2) / _LN2
+        return binary.LogAddExp.apply(self * _LN2, other * _LN2) / _LN2
 
     def logical_and(self, other: Any) -> Tensor:
         return function.make_tensor(np.logical_and(self._array, arr(other)))

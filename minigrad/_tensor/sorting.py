@@ -16,7 +16,8 @@ import numpy as np
 from .._dims import norm_dims, numpy_dims, wrap_dim
 from ..autograd import function
 from ..autograd.function import constant, is_tensor
-from ..ops import arith, shape, special
+from ..ops import arith, binary, shape
+from ..ops._base import NotDifferentiable
 from .elementwise import bool_mask
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ class SortMethods:
     def logcumsumexp(self, dim: int) -> Tensor:
         """log(cumsum(exp(x))) along ``dim``, without overflow (a scan of logaddexp)."""
         x = self if self.is_floating_point() else self.float()
-        return _scan(x, wrap_dim(dim, x.ndim), special.LogAddExp.apply)
+        return _scan(x, wrap_dim(dim, x.ndim), binary.LogAddExp.apply)
 
     @numpy_dims
     def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
@@ -303,7 +304,7 @@ class SortMethods:
         x = self._array
         d = None if dim is None else wrap_dim(dim, x.ndim)
         vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=d)
-        out = [special.NotDifferentiable.apply("unique", lambda a: vals, self)]
+        out = [NotDifferentiable.apply("unique", lambda a: vals, self)]
         if return_inverse:
             out.append(function.make_tensor(inv.reshape(x.shape if d is None else -1)
                                             .astype(np.int64)))

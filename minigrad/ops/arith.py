@@ -165,7 +165,7 @@ class Pow(Function):
 
 class Remainder(Function):
     """a - b floor(a / b), taking the sign of b (Python's %, torch.remainder);
-    d/da = 1, d/db = -floor(a / b). (ops/special.py's Fmod truncates instead.)"""
+    d/da = 1, d/db = -floor(a / b). (ops/binary.py's Fmod truncates instead.)"""
 
     fn = staticmethod(np.remainder)
     quotient = staticmethod(lambda q: q.floor())
