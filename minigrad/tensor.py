@@ -22,7 +22,6 @@ from ._tensor import (
     IndexingMethods,
     InplaceMethods,
     LinalgMethods,
-    MathMethods,
     ProductMethods,
     RearrangeMethods,
     ReduceMethods,
@@ -73,7 +72,7 @@ class _HookHandle:
 
 
 class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, IndexingMethods,
-             InplaceMethods, ConvertMethods, LinalgMethods, MathMethods,
+             InplaceMethods, ConvertMethods, LinalgMethods,
              SortMethods, RearrangeMethods, ProductMethods):
     """An n-dimensional array that can record the operations applied to it.
 

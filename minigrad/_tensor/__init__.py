@@ -11,7 +11,6 @@ from .elementwise import ElementwiseMethods
 from .indexing import IndexingMethods
 from .inplace import InplaceMethods
 from .linalg import LinalgMethods
-from .math import MathMethods
 from .products import ProductMethods
 from .rearrange import RearrangeMethods
 from .reduce import ReduceMethods
@@ -20,4 +19,4 @@ from .sorting import SortMethods
 
 __all__ = ["ArithMethods", "ConvertMethods", "ElementwiseMethods", "IndexingMethods",
            "InplaceMethods", "LinalgMethods", "ReduceMethods", "ShapeMethods"]
-__all__ += ["MathMethods", "ProductMethods", "RearrangeMethods", "SortMethods"]
+__all__ += ["ProductMethods", "RearrangeMethods", "SortMethods"]

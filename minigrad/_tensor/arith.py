@@ -1,5 +1,6 @@
-"""Tensor operators: arithmetic, comparisons and logic, matrix products. Each is a one-line
-delegation to a Function in ops/ (comparisons have no gradient and build no graph)."""
+"""Tensor operators: arithmetic, comparisons and logic, matrix products, and their named forms
+(``multiply``, ``divide``, ``logical_and`` ...). Each is a one-line delegation to a Function
+in ops/ (comparisons have no gradient and build no graph)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import numpy as np
 
 from ..autograd import function
 from ..autograd.function import is_tensor
+from ..dtypes import Number
 from ..ops import arith, matmul, unary
-from ..ops._base import operands
+from ..ops._base import float_operands, operands
+from ._operand import arr
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -171,6 +174,67 @@ class ArithMethods:
 
     def dot(self, other: Tensor) -> Tensor:
         return (self * other).sum()
+
+    def multiply(self, other: Any) -> Tensor:
+        return self * other
+
+    def subtract(self, other: Any, *, alpha: Number = 1) -> Tensor:
+        return self - (other if alpha == 1 else other * alpha)
+
+    def divide(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """self / other, rounded toward zero (``'trunc'``) or down (``'floor'``) when asked;
+        integer division with a rounding mode stays integer, as in torch."""
+        if rounding_mode is None:
+            return arith.Div.apply(self, other)
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                             f"'floor' but found '{rounding_mode}'")
+        if not self.is_floating_point() and np.asarray(arr(other)).dtype.kind != "f":
+            q = arith.FloorDivide.apply(self, other)  # exact for integers, no float detour
+            if rounding_mode == "trunc":  # floor + 1 where the exact quotient is negative
+                x, y = self._array, arr(other)
+                q = q + function.make_tensor(((x % y) != 0) & ((x < 0) != (y < 0))).long()
+            return q
+        x, y = float_operands(self, other)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = (np.trunc if rounding_mode == "trunc" else np.floor)(np.divide(x, y))
+        # Piecewise constant: a zero gradient (not 0 / other, which is nan where other is)
+        return unary.Rounding.apply(self, lambda _: q)
+
+    def true_divide(self, other: Any) -> Tensor:
+        return arith.Div.apply(self, other)
+
+    def negative(self) -> Tensor:
+        return -self
+
+    def positive(self) -> Tensor:
+        return self
+
+    def absolute(self) -> Tensor:
+        return self.abs()
+
+    def float_power(self, exponent: Any) -> Tensor:
+        """self ** exponent in float64, whatever the operands' dtypes (torch's rule)."""
+        e = exponent.double() if is_tensor(exponent) else float(exponent)
+        return self.double() ** e
+
+    def logical_and(self, other: Any) -> Tensor:
+        return function.make_tensor(np.logical_and(self._array, arr(other)))
+
+    def logical_or(self, other: Any) -> Tensor:
+        return function.make_tensor(np.logical_or(self._array, arr(other)))
+
+    def logical_xor(self, other: Any) -> Tensor:
+        return function.make_tensor(np.logical_xor(self._array, arr(other)))
+
+    def logical_not(self) -> Tensor:
+        return function.make_tensor(np.logical_not(self._array))
+
+    def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> Tensor:
+        """|self - other| <= atol + rtol |other| elementwise, as a bool tensor."""
+        return function.make_tensor(np.asarray(np.isclose(self._array, arr(other), rtol, atol,
+                                                          equal_nan)))
 
 
 def tensor_like(x: Any, ref: Tensor) -> Tensor:

@@ -36,6 +36,9 @@ class InplaceMethods:
     def clamp_(self, min: Number | None = None, max: Number | None = None) -> Tensor:
         return views.inplace(self, lambda s: s.clamp(min, max))
 
+    def clip_(self, min: Number | None = None, max: Number | None = None) -> Tensor:
+        return self.clamp_(min, max)
+
     def pow_(self, exponent: Any) -> Tensor:
         return views.inplace(self, lambda s: s ** exponent, (exponent,))
 
