@@ -23,7 +23,6 @@ from ._tensor import (
     InplaceMethods,
     LinalgMethods,
     ProductMethods,
-    RearrangeMethods,
     ReduceMethods,
     ShapeMethods,
     SortMethods,
@@ -73,7 +72,7 @@ class _HookHandle:
 
 class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, IndexingMethods,
              InplaceMethods, ConvertMethods, LinalgMethods,
-             SortMethods, RearrangeMethods, ProductMethods):
+             SortMethods, ProductMethods):
     """An n-dimensional array that can record the operations applied to it.
 
     >>> x = mg.tensor([1.0, 2.0], requires_grad=True)

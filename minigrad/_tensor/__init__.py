@@ -12,11 +12,10 @@ from .indexing import IndexingMethods
 from .inplace import InplaceMethods
 from .linalg import LinalgMethods
 from .products import ProductMethods
-from .rearrange import RearrangeMethods
 from .reduce import ReduceMethods
 from .shape import ShapeMethods
 from .sorting import SortMethods
 
 __all__ = ["ArithMethods", "ConvertMethods", "ElementwiseMethods", "IndexingMethods",
            "InplaceMethods", "LinalgMethods", "ReduceMethods", "ShapeMethods"]
-__all__ += ["ProductMethods", "RearrangeMethods", "SortMethods"]
+__all__ += ["ProductMethods", "SortMethods"]

@@ -1,5 +1,9 @@
-"""Indexing: ``t[i]`` and ``t[i] = v``, gather, index_select, and the diagonal and triangle
-methods."""
+"""Indexing: ``t[i]`` and ``t[i] = v``, gather and index_select, their adjoints the scatters
+(scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill, with their in-place
+forms), and the diagonal and triangle methods.
+
+The scatters are the SetItem and IndexAdd ops, whose adjoints are gathers: everything here
+differentiates to any order."""
 
 from __future__ import annotations
 
@@ -10,7 +14,9 @@ import numpy as np
 from .._dims import wrap_dim
 from ..autograd import function, views
 from ..autograd.function import is_tensor
-from ..ops import arith, shape
+from ..dtypes import Number
+from ..ops import arith, scatter_reduce, shape
+from ._operand import int_array
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -102,6 +108,88 @@ class IndexingMethods:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
         return self.diagonal().sum()
 
+    def scatter(self, dim: int, index: Tensor, src: Any = None, *,
+                value: Number | None = None) -> Tensor:
+        """A copy with ``src[i][j]`` written at ``[index[i][j]][j]`` (for dim 0, and so on);
+        ``src`` may be a number. Duplicate indices keep one of the values."""
+        if src is None:
+            src = value
+        d, idx, tup = _scatter_index(self, dim, index, src, "scatter")
+        part = _src_part(self, src, idx.shape)
+        return shape.SetItem.apply(self, part, tup)
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        """A copy with ``src[i][j]`` added at ``[index[i][j]][j]`` (for dim 0); duplicates
+        accumulate."""
+        d, idx, tup = _scatter_index(self, dim, index, src, "scatter_add")
+        return self + shape.IndexAdd.apply(_src_part(self, src, idx.shape), tup, self.shape)
+
+    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+        """A copy with ``src[i][j]`` folded in at ``[index[i][j]][j]`` (for dim 0) by
+        ``reduce``: "sum", "prod", "mean", "amax" or "amin"; with ``include_self=False`` the
+        places written to start from src alone.
+
+        >>> x = mg.tensor([1.0, 2.0, 3.0])
+        >>> x.scatter_reduce(0, mg.tensor([0, 0, 2]), mg.tensor([5.0, 6.0, 7.0]), "amax")
+        tensor([6., 2., 7.])
+        """
+        if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+            raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
+                               f"got {reduce}")
+        if not is_tensor(src):
+            raise TypeError(f"scatter_reduce(): argument 'src' (position 3) must be Tensor, "
+                            f"not {type(src).__name__}")
+        d, idx, tup = _scatter_index(self, dim, index, src, "scatter")
+        part = _src_part(self, src, idx.shape)
+        return scatter_reduce.ScatterReduce.apply(self, part, tup, reduce, bool(include_self))
+
+    def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                        include_self: bool = True) -> Tensor:
+        return views.inplace(self, lambda s: s.scatter_reduce(
+            dim, index, src, reduce, include_self=include_self), (src,))
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *,
+                  alpha: Number = 1) -> Tensor:
+        """A copy with ``alpha * source`` added at the entries ``index`` along ``dim``."""
+        d, tup = _index_along(self, dim, index, source, "index_add")
+        src = source if alpha == 1 else source * alpha
+        return self + shape.IndexAdd.apply(src.to(self.dtype), tup, self.shape)
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        """A copy with ``source`` written at the entries ``index`` along ``dim``."""
+        d, tup = _index_along(self, dim, index, source, "index_copy")
+        return shape.SetItem.apply(self, source.to(self.dtype), tup)
+
+    def scatter_(self, dim: int, index: Tensor, src: Any = None, *,
+                 value: Number | None = None) -> Tensor:
+        return views.inplace(self, lambda s: s.scatter(dim, index, src, value=value), (src,))
+
+    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return views.inplace(self, lambda s: s.scatter_add(dim, index, src), (src,))
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *,
+                   alpha: Number = 1) -> Tensor:
+        return views.inplace(self, lambda s: s.index_add(dim, index, source, alpha=alpha),
+                             (source,))
+
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return views.inplace(self, lambda s: s.index_copy(dim, index, source), (source,))
+
+    def index_fill(self, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
+        """A copy with ``value`` at the entries ``index`` along ``dim``."""
+        d = wrap_dim(dim, self.ndim)
+        idx = int_array(index, "index_fill").reshape(-1)
+        mask = np.zeros(self.shape[d] if self.ndim else 1, bool)
+        mask[idx] = True
+        shape_ = [1] * self.ndim
+        if self.ndim:
+            shape_[d] = self.shape[d]
+        return self.masked_fill(function.make_tensor(mask.reshape(shape_)), value)
+
+    def index_fill_(self, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
+        return views.inplace(self, lambda s: s.index_fill(dim, index, value), (value,))
+
 
 def _check_matrix(x: Tensor, fn: str) -> None:
     if x.ndim < 2:  # numpy would broadcast a 1-D tensor against a 2-D mask
@@ -121,3 +209,57 @@ def _check_bounds(idx: np.ndarray, size: int, dim: int) -> None:
     if bad.size:
         raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {dim} with size "
                          f"{size}")
+
+
+def _scatter_index(x: Tensor, dim: int, index: Tensor, src: Any, fn: str) -> tuple:
+    """The dim, the index array and the advanced index (index along dim, a grid elsewhere)
+    for scatter-like ops, after torch's checks."""
+    d = wrap_dim(dim, x.ndim)
+    idx = int_array(index, fn)
+    if idx.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self "
+                           "tensor")
+    if is_tensor(src):
+        if src.ndim != idx.ndim:
+            raise RuntimeError("Index tensor must have the same number of dimensions as src "
+                               "tensor")
+        if src.dtype != x.dtype:
+            raise RuntimeError(f"{fn}(): Expected self.dtype to be equal to src.dtype")
+    for i, n in enumerate(idx.shape):
+        if (i != d and n > x.shape[i]) or (is_tensor(src) and n > src.shape[i]):
+            raise RuntimeError(f"Size does not match at dimension {i} expected index "
+                               f"{list(idx.shape)} to be smaller than self {list(x.shape)} "
+                               f"apart from dimension {d}")
+    size = x.shape[d] if x.ndim else 1  # torch reads a 0-d self as one entry
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension {d} with size "
+                           f"{size}")
+    grid = np.ix_(*[np.arange(n) for n in idx.shape])
+    return d, idx, tuple(idx if i == d else g for i, g in enumerate(grid))
+
+
+def _src_part(x: Tensor, src: Any, shape_: tuple[int, ...]) -> Tensor:
+    """The leading ``shape_`` block of ``src`` (torch reads only that much), or the number
+    ``src`` filled to ``shape_``."""
+    if not is_tensor(src):
+        return function.make_tensor(np.full(shape_, src, x.dtype))
+    return src[tuple(slice(0, n) for n in shape_)] if src.shape != shape_ else src
+
+
+def _index_along(x: Tensor, dim: int, index: Tensor, source: Tensor, fn: str) -> tuple:
+    d = wrap_dim(dim, x.ndim)
+    idx = int_array(index, fn)
+    if idx.ndim > 1:
+        raise IndexError(f"{fn}_(): Index is supposed to be a vector")
+    idx = idx.reshape(-1)
+    want = x.shape[:d] + (idx.size,) + x.shape[d + 1:] if x.ndim else (idx.size,)
+    if tuple(source.shape) != want and not (x.ndim == 0 and source.numel() == idx.size):
+        raise RuntimeError(f"{fn}_(): Source/destination tensor must have same slice shapes. "
+                           f"Destination slice shape: {list(x.shape)} at dimension {d} and "
+                           f"source slice shape: {list(source.shape)} at dimension {d}.")
+    n = x.shape[d] if x.ndim else 1
+    bad = idx[(idx < -n) | (idx >= n)]
+    if bad.size:
+        raise IndexError(f"index out of range in self: {bad.flat[0]}")
+    return d, (slice(None),) * d + (idx % max(n, 1),)
