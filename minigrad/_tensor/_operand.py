@@ -21,3 +21,10 @@ def int_array(x: Any, fn: str) -> np.ndarray:
     if a.dtype.kind not in "iu":
         raise RuntimeError(f"{fn}(): Expected a long tensor, but got {a.dtype}")
     return a
+
+
+def long_index(index: Any, fn: str) -> np.ndarray:
+    idx = np.asarray(index._array if is_tensor(index) else index)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got {idx.dtype}")
+    return idx

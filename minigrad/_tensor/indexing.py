@@ -1,6 +1,7 @@
 """Indexing: ``t[i]`` and ``t[i] = v``, gather and index_select, their adjoints the scatters
 (scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill, with their in-place
-forms), and the diagonal and triangle methods.
+forms), the flat selections (nonzero, masked_select, take, take_along_dim), and the diagonal
+and triangle methods.
 
 The scatters are the SetItem and IndexAdd ops, whose adjoints are gathers: everything here
 differentiates to any order."""
@@ -11,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._dims import wrap_dim
+from .._dims import numpy_dims, wrap_dim
 from ..autograd import function, views
 from ..autograd.function import is_tensor
 from ..dtypes import Number
 from ..ops import arith, scatter_reduce, shape
-from ._operand import int_array
+from ._operand import int_array, long_index
+from .elementwise import bool_mask
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -189,6 +191,58 @@ class IndexingMethods:
 
     def index_fill_(self, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.index_fill(dim, index, value), (value,))
+
+    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+        """The indices of the non-zero entries: an (n, ndim) int64 tensor, or one 1-D tensor
+        per dim with ``as_tuple``."""
+        x = self._array
+        if as_tuple:
+            hits = np.nonzero(x.reshape(1) if x.ndim == 0 else x)
+            return tuple(function.make_tensor(h.astype(np.int64)) for h in hits)
+        return function.make_tensor(np.argwhere(x).astype(np.int64))
+
+    def argwhere(self) -> Tensor:
+        return self.nonzero()
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The entries where ``mask`` (broadcast with self) holds, as a 1-D tensor."""
+        m = bool_mask(mask)
+        full = np.broadcast_shapes(self.shape, m.shape)
+        x = self.expand(full) if self.shape != full else self
+        return x[np.broadcast_to(m._array, full)]
+
+    def take(self, index: Tensor) -> Tensor:
+        """self treated as 1-D, at ``index`` (any shape; negative counts from the end)."""
+        idx = long_index(index, "take")
+        n = self.numel()
+        bad = idx[(idx < -n) | (idx >= n)]
+        if bad.size:
+            raise IndexError(f"out of range: tried to access index {bad.flat[0]} on a tensor of "
+                             f"{n} elements.")
+        return self.reshape(-1)[idx]
+
+    @numpy_dims
+    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+        """gather with broadcasting: the entries at ``indices`` along ``dim`` (of the flattened
+        tensor when None)."""
+        idx = long_index(indices, "take_along_dim")
+        n = self.numel() if dim is None else self.shape[wrap_dim(dim, self.ndim)]
+        bad = idx[(idx < 0) | (idx >= n)]
+        if bad.size:
+            raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension "
+                               f"{0 if dim is None else wrap_dim(dim, self.ndim)} with size {n}")
+        if dim is None:
+            return self.reshape(-1).gather(0, function.make_tensor(idx.reshape(-1)))
+        d = wrap_dim(dim, self.ndim)
+        if idx.ndim != self.ndim:
+            raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                               f"number of dimensions, but got {self.ndim} dimensions for input, "
+                               f"and {idx.ndim} dimensions for indices")
+        lead = [max(a, b) for a, b in zip(self.shape, idx.shape)]
+        xs, ys = list(lead), list(lead)
+        xs[d], ys[d] = self.shape[d], idx.shape[d]
+        x = self.expand(tuple(xs)) if tuple(xs) != self.shape else self
+        return x.gather(d, function.make_tensor(np.broadcast_to(idx, tuple(ys))))
 
 
 def _check_matrix(x: Tensor, fn: str) -> None:

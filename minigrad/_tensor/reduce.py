@@ -1,5 +1,6 @@
-"""Reductions as Tensor methods: sum, mean, max/min (with indices), prod, var/std, norms,
-logsumexp and the softmaxes (composed from primitives, shifted so they never overflow)."""
+"""Reductions as Tensor methods: sum, mean, max/min (with indices), aminmax, prod, var/std,
+norms, the nan-ignoring sum and mean, count_nonzero, logsumexp and the softmaxes (composed
+from primitives, shifted so they never overflow)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import minigrad
 
 from .._dims import count_over, norm_dims, numpy_dims, numpy_kwargs, wrap_dim
 from ..autograd import function
-from ..autograd.function import is_tensor
+from ..autograd.function import constant, is_tensor
 from ..ops import arith, reduce
 
 if TYPE_CHECKING:
@@ -30,6 +31,13 @@ class MinMax(NamedTuple):
 
     values: Tensor
     indices: Tensor
+
+
+class AMinMax(NamedTuple):
+    """What ``aminmax`` returns."""
+
+    min: Tensor
+    max: Tensor
 
 
 class ReduceMethods:
@@ -193,6 +201,42 @@ class ReduceMethods:
     @numpy_dims
     def cumsum(self, dim: int) -> Tensor:
         return reduce.Cumsum.apply(self, wrap_dim(dim, self.ndim))
+
+    @numpy_dims
+    def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> AMinMax:
+        """(amin, amax) over ``dim`` (all entries when None)."""
+        if self.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        return AMinMax(self.amin(dim, keepdim), self.amax(dim, keepdim))
+
+    @numpy_dims
+    def nansum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+               dtype: Any = None) -> Tensor:
+        """Sum treating nan as 0."""
+        if not self.is_floating_point():
+            return self.sum(dim, keepdim, dtype=dtype)
+        zero = constant(np.isnan(self._array))
+        return arith.Where.apply(zero, 0, self).sum(dim, keepdim, dtype=dtype)
+
+    @numpy_dims
+    def nanmean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
+        """Mean of the entries that are not nan (nan when there are none)."""
+        x = self if dtype is None else self.to(dtype)
+        if not x.is_floating_point():
+            raise RuntimeError(f"nanmean(): expected input to have floating point dtype but "
+                               f"got {x.dtype}")
+        count = np.sum(~np.isnan(x._array), axis=norm_dims(dim, x.ndim), keepdims=keepdim)
+        empty = count == 0  # nan there, without a 0/0 in forward or backward
+        mean = x.nansum(dim, keepdim) / constant(np.where(empty, 1, count).astype(x.dtype))
+        return arith.Where.apply(constant(empty), np.nan, mean) if np.any(empty) else mean
+
+    @numpy_dims
+    def count_nonzero(self, dim: int | Sequence[int] | None = None) -> Tensor:
+        dims = norm_dims(dim, self.ndim)
+        return function.make_tensor(np.asarray(np.count_nonzero(self._array, axis=dims),
+                                               np.int64))
 
 
 def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:

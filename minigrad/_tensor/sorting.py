@@ -1,6 +1,5 @@
-"""Sorting, selection and scans as Tensor methods: sort/argsort/topk/kthvalue/median/mode,
-cummax/cummin/cumprod/logcumsumexp, diff, the nan-ignoring reductions, nonzero and the
-flat selections (masked_select, take, take_along_dim).
+"""Sorting, order statistics and scans as Tensor methods: sort/argsort/topk/kthvalue/median/
+mode, quantile, unique, bincount, cummax/cummin/cumprod/logcumsumexp and diff.
 
 Indices come from numpy and the values are ``gather``-ed at them, so the gradient goes to
 the index returned (ties included) and differentiates again like gather's.
@@ -8,17 +7,17 @@ the index returned (ties included) and differentiates again like gather's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .._dims import norm_dims, numpy_dims, wrap_dim
+from .._dims import numpy_dims, wrap_dim
 from ..autograd import function
 from ..autograd.function import constant, is_tensor
 from ..ops import arith, binary, shape
 from ..ops._base import NotDifferentiable
-from .elementwise import bool_mask
+from ._operand import long_index
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -30,13 +29,6 @@ class ValuesIndices(NamedTuple):
 
     values: Tensor
     indices: Tensor
-
-
-class AMinMax(NamedTuple):
-    """What ``aminmax`` returns."""
-
-    min: Tensor
-    max: Tensor
 
 
 def _argsort(x: np.ndarray, d: int, descending: bool) -> np.ndarray:
@@ -74,7 +66,6 @@ def _scan(x: Tensor, d: int, op: Callable[[Tensor, Tensor], Tensor]) -> Tensor:
         x = shape.Cat.apply(d, x[_slice(d, 0, k)], op(x[_slice(d, k, n)], x[_slice(d, 0, n - k)]))
         k *= 2
     return x
-
 
 class SortMethods:
     """The sorting and selection methods of Tensor (mixed into it by tensor.py)."""
@@ -164,14 +155,6 @@ class SortMethods:
         return _picked(self, d, np.moveaxis(idx.reshape(kept), -1, d), keepdim)
 
     @numpy_dims
-    def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> AMinMax:
-        """(amin, amax) over ``dim`` (all entries when None)."""
-        if self.numel() == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
-                               "the operation has no identity.")
-        return AMinMax(self.amin(dim, keepdim), self.amax(dim, keepdim))
-
-    @numpy_dims
     def cummax(self, dim: int) -> ValuesIndices:
         """Running maximum along ``dim``; at ties the index moves to the latest, as torch."""
         return _running(self, dim, np.maximum)
@@ -217,86 +200,6 @@ class SortMethods:
             x = hi != lo if x.dtype == np.bool_ else hi - lo
         return x
 
-    @numpy_dims
-    def nansum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-               dtype: Any = None) -> Tensor:
-        """Sum treating nan as 0."""
-        if not self.is_floating_point():
-            return self.sum(dim, keepdim, dtype=dtype)
-        zero = constant(np.isnan(self._array))
-        return arith.Where.apply(zero, 0, self).sum(dim, keepdim, dtype=dtype)
-
-    @numpy_dims
-    def nanmean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-                dtype: Any = None) -> Tensor:
-        """Mean of the entries that are not nan (nan when there are none)."""
-        x = self if dtype is None else self.to(dtype)
-        if not x.is_floating_point():
-            raise RuntimeError(f"nanmean(): expected input to have floating point dtype but "
-                               f"got {x.dtype}")
-        count = np.sum(~np.isnan(x._array), axis=norm_dims(dim, x.ndim), keepdims=keepdim)
-        empty = count == 0  # nan there, without a 0/0 in forward or backward
-        mean = x.nansum(dim, keepdim) / constant(np.where(empty, 1, count).astype(x.dtype))
-        return arith.Where.apply(constant(empty), np.nan, mean) if np.any(empty) else mean
-
-    @numpy_dims
-    def count_nonzero(self, dim: int | Sequence[int] | None = None) -> Tensor:
-        dims = norm_dims(dim, self.ndim)
-        return function.make_tensor(np.asarray(np.count_nonzero(self._array, axis=dims),
-                                               np.int64))
-
-    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
-        """The indices of the non-zero entries: an (n, ndim) int64 tensor, or one 1-D tensor
-        per dim with ``as_tuple``."""
-        x = self._array
-        if as_tuple:
-            hits = np.nonzero(x.reshape(1) if x.ndim == 0 else x)
-            return tuple(function.make_tensor(h.astype(np.int64)) for h in hits)
-        return function.make_tensor(np.argwhere(x).astype(np.int64))
-
-    def argwhere(self) -> Tensor:
-        return self.nonzero()
-
-    def masked_select(self, mask: Tensor) -> Tensor:
-        """The entries where ``mask`` (broadcast with self) holds, as a 1-D tensor."""
-        m = bool_mask(mask)
-        full = np.broadcast_shapes(self.shape, m.shape)
-        x = self.expand(full) if self.shape != full else self
-        return x[np.broadcast_to(m._array, full)]
-
-    def take(self, index: Tensor) -> Tensor:
-        """self treated as 1-D, at ``index`` (any shape; negative counts from the end)."""
-        idx = _index(index, "take")
-        n = self.numel()
-        bad = idx[(idx < -n) | (idx >= n)]
-        if bad.size:
-            raise IndexError(f"out of range: tried to access index {bad.flat[0]} on a tensor of "
-                             f"{n} elements.")
-        return self.reshape(-1)[idx]
-
-    @numpy_dims
-    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
-        """gather with broadcasting: the entries at ``indices`` along ``dim`` (of the flattened
-        tensor when None)."""
-        idx = _index(indices, "take_along_dim")
-        n = self.numel() if dim is None else self.shape[wrap_dim(dim, self.ndim)]
-        bad = idx[(idx < 0) | (idx >= n)]
-        if bad.size:
-            raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension "
-                               f"{0 if dim is None else wrap_dim(dim, self.ndim)} with size {n}")
-        if dim is None:
-            return self.reshape(-1).gather(0, function.make_tensor(idx.reshape(-1)))
-        d = wrap_dim(dim, self.ndim)
-        if idx.ndim != self.ndim:
-            raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
-                               f"number of dimensions, but got {self.ndim} dimensions for input, "
-                               f"and {idx.ndim} dimensions for indices")
-        lead = [max(a, b) for a, b in zip(self.shape, idx.shape)]
-        xs, ys = list(lead), list(lead)
-        xs[d], ys[d] = self.shape[d], idx.shape[d]
-        x = self.expand(tuple(xs)) if tuple(xs) != self.shape else self
-        return x.gather(d, function.make_tensor(np.broadcast_to(idx, tuple(ys))))
-
     def unique(self, sorted: bool = True, return_inverse: bool = False,
                return_counts: bool = False, dim: int | None = None) -> Any:
         """The distinct values (slices along ``dim`` when given), sorted, with the inverse
@@ -337,7 +240,7 @@ class SortMethods:
     def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
         """How often each value 0, 1, ... occurs in this 1-D non-negative integer tensor
         (summing ``weights`` instead when given)."""
-        x = _index(self, "bincount")
+        x = long_index(self, "bincount")
         if x.ndim != 1:
             raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
         if x.size and x.min() < 0:
@@ -362,13 +265,6 @@ def _running(x: Tensor, dim: int, pick: np.ufunc) -> ValuesIndices:
     shape_[d] = a.shape[d]
     pos = np.where(hit, np.arange(a.shape[d]).reshape(shape_), 0)
     return _picked(x, d, np.maximum.accumulate(pos, axis=d).astype(np.int64))
-
-
-def _index(index: Any, fn: str) -> np.ndarray:
-    idx = np.asarray(index._array if is_tensor(index) else index)
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got {idx.dtype}")
-    return idx
 
 
 def _quantile(self: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str,
