@@ -17,5 +17,5 @@ from .shape import ShapeMethods
 from .sorting import SortMethods
 
 __all__ = ["ArithMethods", "ConvertMethods", "ElementwiseMethods", "IndexingMethods",
-           "InplaceMethods", "LinalgMethods", "ReduceMethods", "ShapeMethods"]
-__all__ += ["ProductMethods", "SortMethods"]
+           "InplaceMethods", "LinalgMethods", "ProductMethods", "ReduceMethods", "ShapeMethods",
+           "SortMethods"]
