@@ -2,7 +2,7 @@
 
 from math import e, inf, nan, pi  # torch's mg.pi, mg.inf ...
 
-from . import accelerator, autograd, cuda, linalg, nn, optim, special, utils
+from . import accelerator, autograd, cuda, functions, linalg, nn, optim, special, utils
 from ._device import device
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .combine import (atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist,
@@ -15,31 +15,7 @@ from .creation import (arange, as_tensor, default_generator, empty, empty_like, 
 from .dtypes import bool_ as bool  # noqa: A004  (torch spells it mg.bool)
 from .dtypes import double, float16, float32, float64, half, int32, int64, long
 from .einsum import einsum, tensordot
-from .functions import (abs, absolute, acos, acosh, add, addcdiv, addcmul, addmm, addmv, all,
-                        allclose, amax, amin, aminmax, any, arccos, arccosh, arcsin, arcsinh,
-                        arctan, arctan2, arctanh, argmax, argmin, argsort, argwhere, asin, asinh,
-                        atan, atan2, atanh, baddbmm, bincount, bmm, broadcast_shapes, broadcast_to,
-                        cat, ceil, chunk, clamp, clamp_max, clamp_min, clip, clone, concat,
-                        concatenate, copysign, corrcoef, cos, cosh, count_nonzero, cov, cummax,
-                        cummin, cumprod, cumsum, deg2rad, detach, diag, diag_embed, diagonal, diff,
-                        digamma, dist, div, divide, dot, dsplit, equal, erf, erfc, erfinv, exp,
-                        exp2, expm1, flatten, flip, fliplr, flipud, float_power, floor,
-                        floor_divide, fmax, fmin, fmod, frac, gather, ger, heaviside, hsplit, hypot,
-                        i0, index_add, index_copy, index_fill, index_select, inner, is_tensor,
-                        isclose, isfinite, isinf, isnan, isneginf, isposinf, isreal, kron, kthvalue,
-                        lerp, lgamma, log, log10, log1p, log2, log_softmax, logaddexp, logaddexp2,
-                        logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logit,
-                        logsumexp, masked_fill, masked_select, matmul, max, maximum, mean, median,
-                        min, minimum, mm, mode, moveaxis, movedim, msort, mul, multiply, mv,
-                        mvlgamma, nan_to_num, nanmean, nanmedian, nanquantile, nansum, narrow, neg,
-                        negative, nonzero, norm, numel, outer, permute, polygamma, positive, pow,
-                        prod, quantile, rad2deg, ravel, relu, remainder, repeat_interleave, reshape,
-                        roll, rot90, round, rsqrt, scatter, scatter_add, scatter_reduce, select,
-                        sgn, sigmoid, sign, signbit, sin, sinc, sinh, softmax, sort, split, sqrt,
-                        square, squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t,
-                        take, take_along_dim, tan, tanh, tensor_split, tile, topk, trace, transpose,
-                        tril, triu, true_divide, trunc, unbind, unique, unsqueeze, var, vdot,
-                        vsplit, where, xlogy)
+from .functions import *  # noqa: F403  (their names: functions.__all__, below)
 from .linalg._threads import get_num_threads, set_num_threads
 from .linalg.det import det, logdet, slogdet
 from .linalg.legacy import cholesky, qr, svd
@@ -71,32 +47,8 @@ __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
     # constants
     "e", "inf", "nan", "pi",
-    # functions (functions.py: most are the Tensor methods, mg.exp is Tensor.exp)
-    "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "addmm", "addmv", "all",
-    "allclose", "amax", "amin", "aminmax", "any", "arccos", "arccosh", "arcsin", "arcsinh",
-    "arctan", "arctan2", "arctanh", "argmax", "argmin", "argsort", "argwhere", "asin", "asinh",
-    "atan", "atan2", "atanh", "baddbmm", "bincount", "bmm", "broadcast_shapes", "broadcast_to",
-    "cat", "ceil", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "concat",
-    "concatenate", "copysign", "corrcoef", "cos", "cosh", "count_nonzero", "cov", "cummax",
-    "cummin", "cumprod", "cumsum", "deg2rad", "detach", "diag", "diag_embed", "diagonal", "diff",
-    "digamma", "dist", "div", "divide", "dot", "dsplit", "equal", "erf", "erfc", "erfinv", "exp",
-    "exp2", "expm1", "flatten", "flip", "fliplr", "flipud", "float_power", "floor", "floor_divide",
-    "fmax", "fmin", "fmod", "frac", "gather", "ger", "heaviside", "hsplit", "hypot", "i0",
-    "index_add", "index_copy", "index_fill", "index_select", "inner", "is_tensor", "isclose",
-    "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "kron", "kthvalue", "lerp",
-    "lgamma", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp", "logaddexp2",
-    "logcumsumexp", "logical_and", "logical_not", "logical_or", "logical_xor", "logit",
-    "logsumexp", "masked_fill", "masked_select", "matmul", "max", "maximum", "mean", "median",
-    "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort", "mul", "multiply", "mv",
-    "mvlgamma", "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "narrow", "neg",
-    "negative", "nonzero", "norm", "numel", "outer", "permute", "polygamma", "positive", "pow",
-    "prod", "quantile", "rad2deg", "ravel", "relu", "remainder", "repeat_interleave", "reshape",
-    "roll", "rot90", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "select", "sgn",
-    "sigmoid", "sign", "signbit", "sin", "sinc", "sinh", "softmax", "sort", "split", "sqrt",
-    "square", "squeeze", "stack", "std", "sub", "subtract", "sum", "swapaxes", "swapdims", "t",
-    "take", "take_along_dim", "tan", "tanh", "tensor_split", "tile", "topk", "trace", "transpose",
-    "tril", "triu", "true_divide", "trunc", "unbind", "unique", "unsqueeze", "var", "vdot",
-    "vsplit", "where", "xlogy",
+    # the functions (functions.py; most are Tensor methods: mg.exp is Tensor.exp)
+    *functions.__all__,
     # functions of several tensors (combine.py)
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "cdist",
     "column_stack", "dstack", "hstack", "meshgrid", "row_stack", "std_mean", "tril_indices",
