@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
 
@@ -81,6 +81,10 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     """
 
     __array_priority__ = 1000  # so ndarray (op) Tensor defers to Tensor's reflected operator
+
+    # Every tensor has these two (set by __init__ and _make); declared here, with no value.
+    _array: np.ndarray  # the values
+    _version_counter: list[int]  # in-place writes, one cell shared with its views
 
     # Class-level defaults keep op outputs cheap to create: _make sets only data and version.
     requires_grad: bool = False
@@ -294,7 +298,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         """Call ``hook(grad)`` when this tensor's gradient is computed; a return replaces it."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        node, nr = edge_of(self)[:2]
+        edge = edge_of(self)
+        assert edge is not None  # it requires grad, so its gradient goes somewhere
+        node, nr = edge[:2]
         if node._hooks is None:
             node._hooks = {}
         hooks = node._hooks.setdefault(nr, [])
@@ -319,7 +325,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     # ---- pickling and copying -------------------------------------------------------------
     _copies_grad = True  # deepcopy copies .grad (torch's Tensor; its Parameter does not)
 
-    def __reduce_ex__(self, protocol: int) -> tuple:
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple:
         """Pickle the values and ``requires_grad`` only, as torch does: the graph, ``.grad``,
         hooks and view bookkeeping stay behind, so a view or a non-leaf comes back as a leaf
         of its own (numpy pickles a view's values, not its base)."""
@@ -349,7 +355,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         return out
 
 
-def _rebuild(cls: type, data: np.ndarray, requires_grad: bool) -> Tensor:
+def _rebuild(cls: type[Tensor], data: np.ndarray, requires_grad: bool) -> Tensor:
     """Unpickle a Tensor (or Parameter) from its values and requires_grad."""
     t = cls._make(data)
     t.requires_grad = bool(requires_grad)

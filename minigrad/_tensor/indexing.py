@@ -6,9 +6,13 @@ and triangle methods.
 The scatters are the SetItem and IndexAdd ops, whose adjoints are gathers: everything here
 differentiates to any order."""
 
+# mypy: disable-error-code="misc"
+# (The methods take self as the Tensor they are mixed into, which mypy's check that a
+# self annotation is a supertype of its class, error code misc, would refuse.)
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -27,20 +31,20 @@ if TYPE_CHECKING:
 class IndexingMethods:
     """The indexing methods of Tensor (mixed into it by tensor.py)."""
 
-    def __setitem__(self, index: Any, value: Any) -> None:
+    def __setitem__(self: Tensor, index: Any, value: Any) -> None:
         idx = shape.normalize_index(index)
         if not is_tensor(value):
             value = function.tensor_class(np.asarray(value, dtype=self._array.dtype))
         views.inplace(self, lambda s: shape.SetItem.apply(s, value.to(self.dtype), idx), (value,))
 
-    def __getitem__(self, index: Any) -> Tensor:
+    def __getitem__(self: Tensor, index: Any) -> Tensor:
         idx = shape.normalize_index(index)
         out = shape.GetItem.apply(self, idx)
         if shape.is_basic(idx):
             return views.view(self, out, lambda b: shape.GetItem.apply(b, idx))
         return out
 
-    def gather(self, dim: int, index: Tensor) -> Tensor:
+    def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
         """Pick along ``dim``: out[i][j] = self[index[i][j]][j] for dim 0 (and so on); the
         gradient is added back where it was picked, repeats accumulating.
 
@@ -63,7 +67,7 @@ class IndexingMethods:
         grid = np.ix_(*[np.arange(n) for n in idx.shape])  # the other dims, as an open mesh
         return shape.GetItem.apply(self, tuple(idx if i == d else g for i, g in enumerate(grid)))
 
-    def index_select(self, dim: int, index: Tensor) -> Tensor:
+    def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
         """The entries ``index`` (a 1-D integer tensor) along ``dim``; repeats accumulate in
         the gradient."""
         d = wrap_dim(dim, self.ndim)
@@ -73,7 +77,7 @@ class IndexingMethods:
             return self.reshape(1)[idx].reshape(idx.shape if index.ndim else ())
         return shape.GetItem.apply(self, (slice(None),) * d + (idx,))
 
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
         """The diagonal ``offset`` of dims (dim1, dim2), as a last dim: a view, as in torch.
 
         >>> m = mg.zeros(2, 2); _ = m.diagonal().fill_(1.0); m.tolist()
@@ -83,11 +87,11 @@ class IndexingMethods:
         return views.view(self, shape.Diagonal.apply(self, *args),
                           lambda b: shape.Diagonal.apply(b, *args))
 
-    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
         n = self.ndim + 1
         return shape.DiagEmbed.apply(self, offset, wrap_dim(dim1, n), wrap_dim(dim2, n))
 
-    def diag(self, diagonal: int = 0) -> Tensor:
+    def diag(self: Tensor, diagonal: int = 0) -> Tensor:
         """1-D -> square matrix with it on a diagonal; 2-D -> that diagonal (torch.diag)."""
         if self.ndim == 1:
             return self.diag_embed(diagonal)
@@ -95,22 +99,24 @@ class IndexingMethods:
             return self.diagonal(diagonal).clone()  # a copy, as torch.diag's
         raise RuntimeError(f"diag expects a 1-D or 2-D tensor, got {self.ndim}-D")
 
-    def tril(self, diagonal: int = 0) -> Tensor:
+    def tril(self: Tensor, diagonal: int = 0) -> Tensor:
         _check_matrix(self, "tril")
-        mask = np.tri(*self.shape[-2:], k=diagonal, dtype=bool)
+        rows, cols = self.shape[-2:]
+        mask = np.tri(rows, cols, k=diagonal, dtype=bool)
         return arith.Where.apply(function.make_tensor(mask), self, 0)
 
-    def triu(self, diagonal: int = 0) -> Tensor:
+    def triu(self: Tensor, diagonal: int = 0) -> Tensor:
         _check_matrix(self, "triu")
-        mask = ~np.tri(*self.shape[-2:], k=diagonal - 1, dtype=bool)
+        rows, cols = self.shape[-2:]
+        mask = ~np.tri(rows, cols, k=diagonal - 1, dtype=bool)
         return arith.Where.apply(function.make_tensor(mask), self, 0)
 
-    def trace(self) -> Tensor:
+    def trace(self: Tensor) -> Tensor:
         if self.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
         return self.diagonal().sum()
 
-    def scatter(self, dim: int, index: Tensor, src: Any = None, *,
+    def scatter(self: Tensor, dim: int, index: Tensor, src: Any = None, *,
                 value: Number | None = None) -> Tensor:
         """A copy with ``src[i][j]`` written at ``[index[i][j]][j]`` (for dim 0, and so on);
         ``src`` may be a number. Duplicate indices keep one of the values."""
@@ -120,13 +126,13 @@ class IndexingMethods:
         part = _src_part(self, src, idx.shape)
         return shape.SetItem.apply(self, part, tup)
 
-    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         """A copy with ``src[i][j]`` added at ``[index[i][j]][j]`` (for dim 0); duplicates
         accumulate."""
         d, idx, tup = _scatter_index(self, dim, index, src, "scatter_add")
         return self + shape.IndexAdd.apply(_src_part(self, src, idx.shape), tup, self.shape)
 
-    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+    def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                        include_self: bool = True) -> Tensor:
         """A copy with ``src[i][j]`` folded in at ``[index[i][j]][j]`` (for dim 0) by
         ``reduce``: "sum", "prod", "mean", "amax" or "amin"; with ``include_self=False`` the
@@ -146,39 +152,39 @@ class IndexingMethods:
         part = _src_part(self, src, idx.shape)
         return scatter_reduce.ScatterReduce.apply(self, part, tup, reduce, bool(include_self))
 
-    def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+    def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                         include_self: bool = True) -> Tensor:
         return views.inplace(self, lambda s: s.scatter_reduce(
             dim, index, src, reduce, include_self=include_self), (src,))
 
-    def index_add(self, dim: int, index: Tensor, source: Tensor, *,
+    def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
                   alpha: Number = 1) -> Tensor:
         """A copy with ``alpha * source`` added at the entries ``index`` along ``dim``."""
         d, tup = _index_along(self, dim, index, source, "index_add")
         src = source if alpha == 1 else source * alpha
         return self + shape.IndexAdd.apply(src.to(self.dtype), tup, self.shape)
 
-    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    def index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
         """A copy with ``source`` written at the entries ``index`` along ``dim``."""
         d, tup = _index_along(self, dim, index, source, "index_copy")
         return shape.SetItem.apply(self, source.to(self.dtype), tup)
 
-    def scatter_(self, dim: int, index: Tensor, src: Any = None, *,
+    def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *,
                  value: Number | None = None) -> Tensor:
         return views.inplace(self, lambda s: s.scatter(dim, index, src, value=value), (src,))
 
-    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.scatter_add(dim, index, src), (src,))
 
-    def index_add_(self, dim: int, index: Tensor, source: Tensor, *,
+    def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
                    alpha: Number = 1) -> Tensor:
         return views.inplace(self, lambda s: s.index_add(dim, index, source, alpha=alpha),
                              (source,))
 
-    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.index_copy(dim, index, source), (source,))
 
-    def index_fill(self, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
+    def index_fill(self: Tensor, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
         """A copy with ``value`` at the entries ``index`` along ``dim``."""
         d = wrap_dim(dim, self.ndim)
         idx = int_array(index, "index_fill").reshape(-1)
@@ -189,10 +195,16 @@ class IndexingMethods:
             shape_[d] = self.shape[d]
         return self.masked_fill(function.make_tensor(mask.reshape(shape_)), value)
 
-    def index_fill_(self, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
+    def index_fill_(self: Tensor, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.index_fill(dim, index, value), (value,))
 
-    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    @overload
+    def nonzero(self: Tensor, *, as_tuple: Literal[False] = False) -> Tensor: ...
+
+    @overload
+    def nonzero(self: Tensor, *, as_tuple: Literal[True]) -> tuple[Tensor, ...]: ...
+
+    def nonzero(self: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
         """The indices of the non-zero entries: an (n, ndim) int64 tensor, or one 1-D tensor
         per dim with ``as_tuple``."""
         x = self._array
@@ -201,17 +213,17 @@ class IndexingMethods:
             return tuple(function.make_tensor(h.astype(np.int64)) for h in hits)
         return function.make_tensor(np.argwhere(x).astype(np.int64))
 
-    def argwhere(self) -> Tensor:
+    def argwhere(self: Tensor) -> Tensor:
         return self.nonzero()
 
-    def masked_select(self, mask: Tensor) -> Tensor:
+    def masked_select(self: Tensor, mask: Tensor) -> Tensor:
         """The entries where ``mask`` (broadcast with self) holds, as a 1-D tensor."""
         m = bool_mask(mask)
         full = np.broadcast_shapes(self.shape, m.shape)
         x = self.expand(full) if self.shape != full else self
         return x[np.broadcast_to(m._array, full)]
 
-    def take(self, index: Tensor) -> Tensor:
+    def take(self: Tensor, index: Tensor) -> Tensor:
         """self treated as 1-D, at ``index`` (any shape; negative counts from the end)."""
         idx = long_index(index, "take")
         n = self.numel()
@@ -222,7 +234,7 @@ class IndexingMethods:
         return self.reshape(-1)[idx]
 
     @numpy_dims
-    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+    def take_along_dim(self: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
         """gather with broadcasting: the entries at ``indices`` along ``dim`` (of the flattened
         tensor when None)."""
         idx = long_index(indices, "take_along_dim")

@@ -5,6 +5,10 @@ Indices come from numpy and the values are ``gather``-ed at them, so the gradien
 the index returned (ties included) and differentiates again like gather's.
 """
 
+# mypy: disable-error-code="misc"
+# (The methods take self as the Tensor they are mixed into, which mypy's check that a
+# self annotation is a supertype of its class, error code misc, would refuse.)
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -71,7 +75,7 @@ class SortMethods:
     """The sorting and selection methods of Tensor (mixed into it by tensor.py)."""
 
     @numpy_dims
-    def sort(self, dim: int = -1, descending: bool = False, *,
+    def sort(self: Tensor, dim: int = -1, descending: bool = False, *,
              stable: bool = False) -> ValuesIndices:
         """(values, indices) sorted along ``dim``; always stable, nan last (first when
         descending).
@@ -83,17 +87,17 @@ class SortMethods:
         return _picked(self, d, _argsort(self._array, d, descending))
 
     @numpy_dims
-    def argsort(self, dim: int = -1, descending: bool = False, *,
+    def argsort(self: Tensor, dim: int = -1, descending: bool = False, *,
                 stable: bool = False) -> Tensor:
         d = wrap_dim(dim, self.ndim)
         return function.make_tensor(_argsort(self._array, d, descending))
 
-    def msort(self) -> Tensor:
+    def msort(self: Tensor) -> Tensor:
         """Sorted along dim 0."""
         return self.sort(0).values
 
     @numpy_dims
-    def topk(self, k: int, dim: int = -1, largest: bool = True,
+    def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True,
              sorted: bool = True) -> ValuesIndices:
         """The k largest (or smallest) entries along ``dim`` and their indices, in order.
 
@@ -108,7 +112,7 @@ class SortMethods:
         return _picked(self, d, idx[_slice(d, 0, k)] if self.ndim else idx)
 
     @numpy_dims
-    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         """The k-th smallest entry (k counts from 1) along ``dim`` and its index."""
         d = wrap_dim(dim, self.ndim)
         n = self.shape[d] if self.ndim else 1
@@ -118,7 +122,8 @@ class SortMethods:
         return _picked(self, d, idx[_slice(d, k - 1, k)] if self.ndim else idx, keepdim)
 
     @numpy_dims
-    def median(self, dim: int | None = None, keepdim: bool = False) -> Tensor | ValuesIndices:
+    def median(self: Tensor, dim: int | None = None,
+               keepdim: bool = False) -> Tensor | ValuesIndices:
         """The lower median: ``median()`` of all entries, ``median(dim)`` (values, indices)
         along ``dim``; nan where a slice holds nan (at its first nan), as in torch.
 
@@ -128,7 +133,7 @@ class SortMethods:
         return _median(self, dim, keepdim, skip_nan=False)
 
     @numpy_dims
-    def nanmedian(self, dim: int | None = None,
+    def nanmedian(self: Tensor, dim: int | None = None,
                   keepdim: bool = False) -> Tensor | ValuesIndices:
         """median of the entries that are not nan (nan, at index 0, when a slice has none).
 
@@ -138,7 +143,7 @@ class SortMethods:
         return _median(self, dim, keepdim, skip_nan=True)
 
     @numpy_dims
-    def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         """The most frequent value along ``dim`` (the smallest of equally frequent ones) and
         the index of its last occurrence, as torch."""
         d = wrap_dim(dim, self.ndim)
@@ -155,16 +160,16 @@ class SortMethods:
         return _picked(self, d, np.moveaxis(idx.reshape(kept), -1, d), keepdim)
 
     @numpy_dims
-    def cummax(self, dim: int) -> ValuesIndices:
+    def cummax(self: Tensor, dim: int) -> ValuesIndices:
         """Running maximum along ``dim``; at ties the index moves to the latest, as torch."""
         return _running(self, dim, np.maximum)
 
     @numpy_dims
-    def cummin(self, dim: int) -> ValuesIndices:
+    def cummin(self: Tensor, dim: int) -> ValuesIndices:
         return _running(self, dim, np.minimum)
 
     @numpy_dims
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumprod(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
         """Running product along ``dim``; the gradient is exact at zeros (a doubling scan of
         minigrad ops rather than the division by the input)."""
         x = self if dtype is None else self.to(dtype)
@@ -175,13 +180,13 @@ class SortMethods:
         return _scan(x, d, lambda a, b: a * b)
 
     @numpy_dims
-    def logcumsumexp(self, dim: int) -> Tensor:
+    def logcumsumexp(self: Tensor, dim: int) -> Tensor:
         """log(cumsum(exp(x))) along ``dim``, without overflow (a scan of logaddexp)."""
         x = self if self.is_floating_point() else self.float()
         return _scan(x, wrap_dim(dim, x.ndim), binary.LogAddExp.apply)
 
     @numpy_dims
-    def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+    def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
              append: Tensor | None = None) -> Tensor:
         """The n-th forward difference along ``dim`` (xor for bool), after joining
         ``prepend`` and ``append``.
@@ -200,7 +205,7 @@ class SortMethods:
             x = hi != lo if x.dtype == np.bool_ else hi - lo
         return x
 
-    def unique(self, sorted: bool = True, return_inverse: bool = False,
+    def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,
                return_counts: bool = False, dim: int | None = None) -> Any:
         """The distinct values (slices along ``dim`` when given), sorted, with the inverse
         indices and counts when asked; not differentiable, as in torch."""
@@ -216,7 +221,7 @@ class SortMethods:
         return out[0] if len(out) == 1 else tuple(out)
 
     @numpy_dims
-    def quantile(self, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *,
+    def quantile(self: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *,
                  interpolation: str = "linear") -> Tensor:
         """The q-th quantiles along ``dim`` (of all entries when None), interpolated between
         the order statistics as numpy and torch do; nan where a slice holds nan. A tensor of
@@ -228,7 +233,7 @@ class SortMethods:
         return _quantile(self, q, dim, keepdim, interpolation, "quantile")
 
     @numpy_dims
-    def nanquantile(self, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
+    def nanquantile(self: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
                     *, interpolation: str = "linear") -> Tensor:
         """quantile of the entries that are not nan (nan where a slice has none).
 
@@ -237,7 +242,7 @@ class SortMethods:
         """
         return _quantile(self, q, dim, keepdim, interpolation, "nanquantile")
 
-    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    def bincount(self: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
         """How often each value 0, 1, ... occurs in this 1-D non-negative integer tensor
         (summing ``weights`` instead when given)."""
         x = long_index(self, "bincount")
