@@ -15,7 +15,7 @@ import numpy as np
 
 from . import functions as _f
 from ._tensor.arith import tensor_like
-from .autograd.function import constant
+from .autograd.function import make_tensor
 from .nn.functional import log_softmax, softmax
 from .ops import bessel as _bessel
 from .ops import normal as _normal
@@ -59,7 +59,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:
     with np.errstate(invalid="ignore"):
         zero = np.asarray((x._array == 0) & ((y._array <= -1) | np.isinf(y._array)))
     if np.any(zero):  # log1p would give -inf there (and nan in the gradient): log1p 0 = 0
-        y = _f.where(constant(zero), 0.0, y)
+        y = _f.where(make_tensor(zero), 0.0, y)
     return x * y.log1p()
 
 

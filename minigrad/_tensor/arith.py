@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..autograd import function
-from ..autograd.function import is_tensor
+from ..autograd.function import is_tensor, make_tensor
 from ..dtypes import Number
 from ..ops import arith, matmul, unary
 from ..ops._base import float_operands, operands
@@ -137,7 +137,7 @@ class ArithMethods:
         return _constant(np.bitwise_xor, self, o)
 
     def __invert__(self: Tensor) -> Tensor:
-        return function.make_tensor(np.invert(self._array))
+        return make_tensor(np.invert(self._array))
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
@@ -197,7 +197,7 @@ class ArithMethods:
             q = arith.FloorDivide.apply(self, other)  # exact for integers, no float detour
             if rounding_mode == "trunc":  # floor + 1 where the exact quotient is negative
                 x, y = self._array, arr(other)
-                q = q + function.make_tensor(((x % y) != 0) & ((x < 0) != (y < 0))).long()
+                q = q + make_tensor(((x % y) != 0) & ((x < 0) != (y < 0))).long()
             return q
         x, y = float_operands(self, other)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -223,21 +223,21 @@ class ArithMethods:
         return self.double() ** e
 
     def logical_and(self: Tensor, other: Any) -> Tensor:
-        return function.make_tensor(np.logical_and(self._array, arr(other)))
+        return make_tensor(np.logical_and(self._array, arr(other)))
 
     def logical_or(self: Tensor, other: Any) -> Tensor:
-        return function.make_tensor(np.logical_or(self._array, arr(other)))
+        return make_tensor(np.logical_or(self._array, arr(other)))
 
     def logical_xor(self: Tensor, other: Any) -> Tensor:
-        return function.make_tensor(np.logical_xor(self._array, arr(other)))
+        return make_tensor(np.logical_xor(self._array, arr(other)))
 
     def logical_not(self: Tensor) -> Tensor:
-        return function.make_tensor(np.logical_not(self._array))
+        return make_tensor(np.logical_not(self._array))
 
     def isclose(self: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
                 equal_nan: bool = False) -> Tensor:
         """|self - other| <= atol + rtol |other| elementwise, as a bool tensor."""
-        return function.make_tensor(np.asarray(np.isclose(self._array, arr(other), rtol, atol,
+        return make_tensor(np.asarray(np.isclose(self._array, arr(other), rtol, atol,
                                                           equal_nan)))
 
 
@@ -246,10 +246,10 @@ def tensor_like(x: Any, ref: Tensor) -> Tensor:
     if isinstance(x, function.tensor_class):  # is_tensor, inlined: matmul passes here
         return x
     arr = np.asarray(x)
-    return function.make_tensor(arr.astype(ref.dtype) if arr.dtype.kind == "f" else arr)
+    return make_tensor(arr.astype(ref.dtype) if arr.dtype.kind == "f" else arr)
 
 
 def _constant(fn: Callable, a: Any, b: Any) -> Tensor:
     """Apply a numpy function that has no gradient (comparisons, floor division)."""
     x, y = operands(a, b)
-    return function.make_tensor(np.asarray(fn(x, y)))
+    return make_tensor(np.asarray(fn(x, y)))

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..autograd import function
-from ..autograd.function import constant, is_tensor
+from ..autograd.function import is_tensor, make_tensor
 from ..dtypes import Number
 from ..ops import arith, bessel, binary, gamma, unary
 from ..ops._base import NotDifferentiable
@@ -36,19 +35,19 @@ class ElementwiseMethods:
     """The elementwise methods of Tensor (mixed into it by tensor.py)."""
 
     def isnan(self: Tensor) -> Tensor:
-        return function.make_tensor(np.isnan(self._array))
+        return make_tensor(np.isnan(self._array))
 
     def isinf(self: Tensor) -> Tensor:
-        return function.make_tensor(np.isinf(self._array))
+        return make_tensor(np.isinf(self._array))
 
     def isfinite(self: Tensor) -> Tensor:
-        return function.make_tensor(np.isfinite(self._array))
+        return make_tensor(np.isfinite(self._array))
 
     def sign(self: Tensor) -> Tensor:
         """-1, 0 or 1; piecewise constant, so the gradient is zero (as in torch)."""
         if self._array.dtype.kind == "f":
             return unary.Rounding.apply(self, np.sign)
-        return function.make_tensor(np.sign(self._array))
+        return make_tensor(np.sign(self._array))
 
     def exp(self: Tensor) -> Tensor:
         return unary.Exp.apply(self)
@@ -239,9 +238,9 @@ class ElementwiseMethods:
         with np.errstate(invalid="ignore"):
             zero = np.asarray((self._array == 0) & ((y <= 0) | np.isinf(y)))
         if np.any(zero):  # log would give -inf there (and nan in the gradient): log 1 = 0
-            other = arith.Where.apply(constant(zero), 1, other)
+            other = arith.Where.apply(make_tensor(zero), 1, other)
         if not is_tensor(other):
-            other = constant(np.asarray(other, dtype=self._array.dtype
+            other = make_tensor(np.asarray(other, dtype=self._array.dtype
                                         if self.is_floating_point() else np.float32))
         return self * other.log()
 
@@ -259,8 +258,8 @@ class ElementwiseMethods:
         x = self._array
         if x.dtype.kind != "f":
             return self.clone()
-        filled = constant(np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf))
-        return arith.Where.apply(constant(np.isfinite(x)), self, filled)
+        filled = make_tensor(np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf))
+        return arith.Where.apply(make_tensor(np.isfinite(x)), self, filled)
 
     def heaviside(self: Tensor, values: Tensor) -> Tensor:
         """0 where x < 0, 1 where x > 0, ``values`` where x == 0 (no derivative, as in torch)."""
@@ -274,13 +273,13 @@ class ElementwiseMethods:
 
     def signbit(self: Tensor) -> Tensor:
         """True where the sign bit is set (also for -0.0 and -nan)."""
-        return function.make_tensor(np.signbit(self._array))
+        return make_tensor(np.signbit(self._array))
 
     def copysign(self: Tensor, other: Any) -> Tensor:
         """|self| with the sign of ``other`` (the sign bit, so -0.0 counts as negative)."""
         dt = self._array.dtype if self.is_floating_point() else np.float32
         sign = np.where(np.signbit(arr(other)), -1.0, 1.0).astype(dt)
-        return self.abs() * constant(sign)
+        return self.abs() * make_tensor(sign)
 
     def addcmul(self: Tensor, tensor1: Any, tensor2: Any, *, value: Number = 1) -> Tensor:
         """self + value * tensor1 * tensor2."""
@@ -313,13 +312,13 @@ class ElementwiseMethods:
         return binary.LogAddExp.apply(self * _LN2, other * _LN2) / _LN2
 
     def isposinf(self: Tensor) -> Tensor:
-        return function.make_tensor(np.isposinf(self._array))
+        return make_tensor(np.isposinf(self._array))
 
     def isneginf(self: Tensor) -> Tensor:
-        return function.make_tensor(np.isneginf(self._array))
+        return make_tensor(np.isneginf(self._array))
 
     def isreal(self: Tensor) -> Tensor:
-        return function.make_tensor(np.ones(self.shape, bool))
+        return make_tensor(np.ones(self.shape, bool))
 
     def lgamma(self: Tensor) -> Tensor:
         """log|Gamma(x)|; inf at 0 and the negative integers, its poles.
@@ -366,13 +365,13 @@ class ElementwiseMethods:
         if p < 1:
             raise RuntimeError("p has to be greater than or equal to 1")
         x = self if self._array.dtype.kind == "f" else self.to(np.float32)
-        halves = function.make_tensor(-0.5 * np.arange(p, dtype=x._array.dtype))
+        halves = make_tensor(-0.5 * np.arange(p, dtype=x._array.dtype))
         return (x.unsqueeze(-1) + halves).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 
 def bool_mask(x: Any) -> Tensor:
     """``x`` (a condition or mask) as a bool Tensor; any other dtype is refused."""
-    t = x if is_tensor(x) else function.make_tensor(np.asarray(x))
+    t = x if is_tensor(x) else make_tensor(np.asarray(x))
     if t._array.dtype != np.bool_:
         raise TypeError(f"expected a bool condition/mask, got dtype {t._array.dtype}")
     return t
@@ -395,4 +394,4 @@ def _pick(a: Tensor, b: Any, keep_a: np.ufunc) -> Tensor:
     x, y = a._array, arr(b)
     with np.errstate(invalid="ignore"):
         take_a = np.asarray(keep_a(x, y) | np.isnan(y))
-    return arith.Where.apply(constant(take_a), a, b)
+    return arith.Where.apply(make_tensor(take_a), a, b)

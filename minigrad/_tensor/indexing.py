@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dims import numpy_dims, wrap_dim
 from ..autograd import function, views
-from ..autograd.function import is_tensor
+from ..autograd.function import is_tensor, make_tensor
 from ..dtypes import Number
 from ..ops import arith, scatter_reduce, shape
 from ._operand import int_array, long_index
@@ -54,7 +54,7 @@ class IndexingMethods:
         d = wrap_dim(dim, self.ndim)
         idx = _index_array(index, "gather")
         if self.ndim == 0:
-            return self.reshape(1).gather(0, function.make_tensor(idx.reshape(1))).reshape(())
+            return self.reshape(1).gather(0, make_tensor(idx.reshape(1))).reshape(())
         if idx.ndim != self.ndim:
             raise RuntimeError("Index tensor must have the same number of dimensions as input "
                                "tensor")
@@ -103,13 +103,13 @@ class IndexingMethods:
         _check_matrix(self, "tril")
         rows, cols = self.shape[-2:]
         mask = np.tri(rows, cols, k=diagonal, dtype=bool)
-        return arith.Where.apply(function.make_tensor(mask), self, 0)
+        return arith.Where.apply(make_tensor(mask), self, 0)
 
     def triu(self: Tensor, diagonal: int = 0) -> Tensor:
         _check_matrix(self, "triu")
         rows, cols = self.shape[-2:]
         mask = ~np.tri(rows, cols, k=diagonal - 1, dtype=bool)
-        return arith.Where.apply(function.make_tensor(mask), self, 0)
+        return arith.Where.apply(make_tensor(mask), self, 0)
 
     def trace(self: Tensor) -> Tensor:
         if self.ndim != 2:
@@ -193,7 +193,7 @@ class IndexingMethods:
         shape_ = [1] * self.ndim
         if self.ndim:
             shape_[d] = self.shape[d]
-        return self.masked_fill(function.make_tensor(mask.reshape(shape_)), value)
+        return self.masked_fill(make_tensor(mask.reshape(shape_)), value)
 
     def index_fill_(self: Tensor, dim: int, index: Tensor, value: Number | Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.index_fill(dim, index, value), (value,))
@@ -210,8 +210,8 @@ class IndexingMethods:
         x = self._array
         if as_tuple:
             hits = np.nonzero(x.reshape(1) if x.ndim == 0 else x)
-            return tuple(function.make_tensor(h.astype(np.int64)) for h in hits)
-        return function.make_tensor(np.argwhere(x).astype(np.int64))
+            return tuple(make_tensor(h.astype(np.int64)) for h in hits)
+        return make_tensor(np.argwhere(x).astype(np.int64))
 
     def argwhere(self: Tensor) -> Tensor:
         return self.nonzero()
@@ -244,7 +244,7 @@ class IndexingMethods:
             raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension "
                                f"{0 if dim is None else wrap_dim(dim, self.ndim)} with size {n}")
         if dim is None:
-            return self.reshape(-1).gather(0, function.make_tensor(idx.reshape(-1)))
+            return self.reshape(-1).gather(0, make_tensor(idx.reshape(-1)))
         d = wrap_dim(dim, self.ndim)
         if idx.ndim != self.ndim:
             raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
@@ -254,7 +254,7 @@ class IndexingMethods:
         xs, ys = list(lead), list(lead)
         xs[d], ys[d] = self.shape[d], idx.shape[d]
         x = self.expand(tuple(xs)) if tuple(xs) != self.shape else self
-        return x.gather(d, function.make_tensor(np.broadcast_to(idx, tuple(ys))))
+        return x.gather(d, make_tensor(np.broadcast_to(idx, tuple(ys))))
 
 
 def _check_matrix(x: Tensor, fn: str) -> None:
@@ -309,7 +309,7 @@ def _src_part(x: Tensor, src: Any, shape_: tuple[int, ...]) -> Tensor:
     """The leading ``shape_`` block of ``src`` (torch reads only that much), or the number
     ``src`` filled to ``shape_``."""
     if not is_tensor(src):
-        return function.make_tensor(np.full(shape_, src, x.dtype))
+        return make_tensor(np.full(shape_, src, x.dtype))
     return src[tuple(slice(0, n) for n in shape_)] if src.shape != shape_ else src
 
 

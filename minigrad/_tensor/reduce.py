@@ -20,8 +20,7 @@ import numpy as np
 import minigrad
 
 from .._dims import count_over, norm_dims, numpy_dims, numpy_kwargs, wrap_dim
-from ..autograd import function
-from ..autograd.function import constant, is_tensor
+from ..autograd.function import is_tensor, make_tensor
 from ..ops import arith, reduce
 
 if TYPE_CHECKING:
@@ -50,12 +49,12 @@ class ReduceMethods:
     @numpy_dims
     def all(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         dims = norm_dims(dim, self.ndim)  # torch's IndexError for a dim out of range
-        return function.make_tensor(np.asarray(np.all(self._array, axis=dims, keepdims=keepdim)))
+        return make_tensor(np.asarray(np.all(self._array, axis=dims, keepdims=keepdim)))
 
     @numpy_dims
     def any(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         dims = norm_dims(dim, self.ndim)
-        return function.make_tensor(np.asarray(np.any(self._array, axis=dims, keepdims=keepdim)))
+        return make_tensor(np.asarray(np.any(self._array, axis=dims, keepdims=keepdim)))
 
     def sum(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,
             dtype: Any = None, **numpy: Any) -> Tensor:
@@ -110,13 +109,13 @@ class ReduceMethods:
     @numpy_dims
     def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
         if dim is None:
-            return function.make_tensor(np.asarray(np.argmax(self._array), dtype=np.int64))
+            return make_tensor(np.asarray(np.argmax(self._array), dtype=np.int64))
         return self.max(dim, keepdim).indices
 
     @numpy_dims
     def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
         if dim is None:
-            return function.make_tensor(np.asarray(np.argmin(self._array), dtype=np.int64))
+            return make_tensor(np.asarray(np.argmin(self._array), dtype=np.int64))
         return self.min(dim, keepdim).indices
 
     @numpy_dims
@@ -185,7 +184,7 @@ class ReduceMethods:
         if self._array.size == 0:
             out = z.exp().sum(dims, keepdim=True).log() + m
         else:
-            one_max = function.make_tensor(_one_max(self._array, dims))
+            one_max = make_tensor(_one_max(self._array, dims))
             out = arith.Where.apply(one_max, z.expm1(), z.exp()).sum(dims, keepdim=True)
             out = out.log1p() + m
         return out if keepdim else out.squeeze(dims)
@@ -221,7 +220,7 @@ class ReduceMethods:
         """Sum treating nan as 0."""
         if not self.is_floating_point():
             return self.sum(dim, keepdim, dtype=dtype)
-        zero = constant(np.isnan(self._array))
+        zero = make_tensor(np.isnan(self._array))
         return arith.Where.apply(zero, 0, self).sum(dim, keepdim, dtype=dtype)
 
     @numpy_dims
@@ -234,13 +233,13 @@ class ReduceMethods:
                                f"got {x.dtype}")
         count = np.sum(~np.isnan(x._array), axis=norm_dims(dim, x.ndim), keepdims=keepdim)
         empty = count == 0  # nan there, without a 0/0 in forward or backward
-        mean = x.nansum(dim, keepdim) / constant(np.where(empty, 1, count).astype(x.dtype))
-        return arith.Where.apply(constant(empty), np.nan, mean) if np.any(empty) else mean
+        mean = x.nansum(dim, keepdim) / make_tensor(np.where(empty, 1, count).astype(x.dtype))
+        return arith.Where.apply(make_tensor(empty), np.nan, mean) if np.any(empty) else mean
 
     @numpy_dims
     def count_nonzero(self: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
         dims = norm_dims(dim, self.ndim)
-        return function.make_tensor(np.asarray(np.count_nonzero(self._array, axis=dims),
+        return make_tensor(np.asarray(np.count_nonzero(self._array, axis=dims),
                                                np.int64))
 
 
@@ -248,7 +247,7 @@ def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     """max(x) over ``dims`` (kept), as a constant: a shift softmax and logsumexp are exact
     under, so it needs no gradient; infinite maxima become 0 to avoid inf - inf."""
     m = np.max(x._array, axis=dims, keepdims=True) if x._array.size else np.zeros(())
-    return function.make_tensor(np.where(np.isfinite(m), m, 0).astype(x._array.dtype))
+    return make_tensor(np.where(np.isfinite(m), m, 0).astype(x._array.dtype))
 
 
 def _one_max(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:

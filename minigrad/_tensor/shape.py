@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._dims import infer_shape, shape_arg, wrap_dim
-from ..autograd import function, views
-from ..autograd.function import is_tensor
+from ..autograd import views
+from ..autograd.function import is_tensor, make_tensor
 from ..ops import shape
 from ._operand import int_array
 
@@ -173,7 +173,7 @@ class ShapeMethods:
         """
         if repeats is None:  # torch.repeat_interleave(repeats): self holds the counts
             counts = int_array(self, "repeat_interleave")
-            return function.make_tensor(np.arange(counts.size, dtype=np.int64)).\
+            return make_tensor(np.arange(counts.size, dtype=np.int64)).\
                 repeat_interleave(self, 0)
         x = self.reshape(-1) if dim is None else self
         d = 0 if dim is None else wrap_dim(dim, x.ndim)
@@ -189,7 +189,7 @@ class ShapeMethods:
         if output_size is not None and output_size != idx.size:
             raise RuntimeError(f"allocated size does not match required size: {output_size} "
                                f"!= {idx.size}")
-        return x.index_select(d, function.make_tensor(idx))
+        return x.index_select(d, make_tensor(idx))
 
     def roll(self: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None
              ) -> Tensor:
@@ -210,7 +210,7 @@ class ShapeMethods:
         for s, d in zip(ss, ds):
             d = wrap_dim(d, self.ndim)
             idx = np.roll(np.arange(self.shape[d]), s)
-            out = out.index_select(d, function.make_tensor(idx))
+            out = out.index_select(d, make_tensor(idx))
         return out
 
     def rot90(self: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
@@ -286,7 +286,7 @@ class ShapeMethods:
         x = self.reshape(1) if self.ndim == 0 else self
         count = (n - size) // step + 1
         idx = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
-        out = x.index_select(d, function.make_tensor(idx))
+        out = x.index_select(d, make_tensor(idx))
         out = out.reshape(x.shape[:d] + (count, size) + x.shape[d + 1:])
         return out.movedim(d + 1, -1) if self.ndim else out.reshape(count, size).squeeze(0)
 

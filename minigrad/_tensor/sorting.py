@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from .._dims import numpy_dims, wrap_dim
-from ..autograd import function
-from ..autograd.function import constant, is_tensor
+from ..autograd.function import is_tensor, make_tensor
 from ..ops import arith, binary, shape
 from ..ops._base import NotDifferentiable
 from ._operand import long_index
@@ -49,7 +48,7 @@ def _argsort(x: np.ndarray, d: int, descending: bool) -> np.ndarray:
 
 def _picked(x: Tensor, d: int, idx: np.ndarray, keepdim: bool = True) -> ValuesIndices:
     """(x gathered at ``idx`` along ``d``, idx), with ``d`` squeezed unless ``keepdim``."""
-    index = function.make_tensor(idx)
+    index = make_tensor(idx)
     values = x.gather(d, index) if x.ndim else x.clone()
     if not keepdim and x.ndim:
         values, index = values.squeeze(d), index.squeeze(d)
@@ -90,7 +89,7 @@ class SortMethods:
     def argsort(self: Tensor, dim: int = -1, descending: bool = False, *,
                 stable: bool = False) -> Tensor:
         d = wrap_dim(dim, self.ndim)
-        return function.make_tensor(_argsort(self._array, d, descending))
+        return make_tensor(_argsort(self._array, d, descending))
 
     def msort(self: Tensor) -> Tensor:
         """Sorted along dim 0."""
@@ -175,7 +174,7 @@ class SortMethods:
         x = self if dtype is None else self.to(dtype)
         d = wrap_dim(dim, x.ndim)
         if not x.is_floating_point():
-            return function.make_tensor(np.cumprod(x._array.reshape(x.shape or (1,)), axis=d,
+            return make_tensor(np.cumprod(x._array.reshape(x.shape or (1,)), axis=d,
                                                    dtype=np.int64).reshape(x.shape))
         return _scan(x, d, lambda a, b: a * b)
 
@@ -214,10 +213,10 @@ class SortMethods:
         vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=d)
         out = [NotDifferentiable.apply("unique", lambda a: vals, self)]
         if return_inverse:
-            out.append(function.make_tensor(inv.reshape(x.shape if d is None else -1)
+            out.append(make_tensor(inv.reshape(x.shape if d is None else -1)
                                             .astype(np.int64)))
         if return_counts:
-            out.append(function.make_tensor(counts.astype(np.int64)))
+            out.append(make_tensor(counts.astype(np.int64)))
         return out[0] if len(out) == 1 else tuple(out)
 
     @numpy_dims
@@ -251,7 +250,7 @@ class SortMethods:
         if x.size and x.min() < 0:
             raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
         if weights is None:
-            return function.make_tensor(np.bincount(x, minlength=minlength).astype(np.int64))
+            return make_tensor(np.bincount(x, minlength=minlength).astype(np.int64))
         size = max(minlength, int(x.max()) + 1 if x.size else 0)
         w = weights if weights.is_floating_point() else weights.double()
         return shape.IndexAdd.apply(w, x, (size,))
@@ -318,14 +317,14 @@ def _quantile(self: Tensor, q: Any, dim: int | None, keepdim: bool, interpolatio
     # make its backward as large as that
     flat = srt.reshape(-1)
     start = (np.arange(srt.numel() // n) * n).reshape(top.shape)  # each slice's offset
-    v_lo = flat[function.make_tensor(start + lo)]
+    v_lo = flat[make_tensor(start + lo)]
     out = v_lo
     if np.any(frac):
-        v_hi = flat[function.make_tensor(start + hi)]
-        out = v_lo + (v_hi - v_lo) * constant(np.asarray(frac, x.dtype))
+        v_hi = flat[make_tensor(start + hi)]
+        out = v_lo + (v_hi - v_lo) * make_tensor(np.asarray(frac, x.dtype))
     empty = k == 0 if fn == "nanquantile" else nan.any(-1)
     if np.any(empty):
-        out = arith.Where.apply(constant(np.broadcast_to(empty, out.shape)), np.nan, out)
+        out = arith.Where.apply(make_tensor(np.broadcast_to(empty, out.shape)), np.nan, out)
     if keepdim:  # the q dim first, as torch; the reduced dim (size 1) back in its place
         out = out.unsqueeze(d + 1) if dim is not None else out.reshape(
             (out.shape[0],) + (1,) * self.ndim)
@@ -337,7 +336,7 @@ def _median(x: Tensor, dim: int | None, keepdim: bool, skip_nan: bool) -> Any:
     last); median answers nan at a slice's first nan, nanmedian counts the numbers only."""
     if dim is None:
         if x.numel() == 0:
-            return function.make_tensor(np.asarray(np.nan, x._array.dtype))
+            return make_tensor(np.asarray(np.nan, x._array.dtype))
         return _median(x.reshape(-1), 0, False, skip_nan).values
     d = wrap_dim(dim, x.ndim)
     a = x._array

@@ -24,6 +24,7 @@ from functools import partial
 import numpy as np
 
 from .. import _aot
+from ..autograd.function import make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..functions import where
 from ..tensor import Tensor
@@ -89,7 +90,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     tall, wide = m > k and not kept_only, n > k and not kept_only
     if S._array.size == 0:  # no singular value (k = 0), or an empty batch
-        return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
+        return make_tensor(np.zeros(U.shape[:-2] + (m, n), U.dtype))
     Uk = U if U.shape[-1] == k else U[..., :k]
     Vhk = Vh if Vh.shape[-2] == k else Vh[..., :k, :]
     s = S._array
@@ -150,7 +151,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
                             eps, earlier,
                             partial(svd_backward, kept_only=True) if kept_only else svd_backward)
         if decided is not None:
-            P = P._replace(plus=P.plus + where(Tensor._make(decided[0]), decided[1], 0.0))
+            P = P._replace(plus=P.plus + where(make_tensor(decided[0]), decided[1], 0.0))
         later = remember_dropped(down, poles, policy, (gU, gS, gVh))
     X = P.plus * 0.5 if P.minus is None else (P.plus + P.minus) * 0.5
     if gS is not None:
@@ -197,7 +198,7 @@ def _fused(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | Non
 
     gs = None if gS is None else gS._array.reshape(-1, k)
     out = svd_vjp_square(flat(U), S._array.reshape(-1, k), flat(Vh), flat(gU), gs, flat(gVh))
-    return Tensor._make(out.reshape(U.shape))
+    return make_tensor(out.reshape(U.shape))
 
 
 def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray | None,

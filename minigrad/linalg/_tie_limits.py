@@ -81,7 +81,7 @@ from ..autograd.engine import (
     result_is_differentiated,
     run_backward,
 )
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import enable_grad
 from ..functions import where
 from ..tensor import Tensor
@@ -202,7 +202,7 @@ def exact_terms(num: Numerators, poles: Poles, S: Tensor, minus_s: Tensor, plus_
             take = np.broadcast_to(need & ~bad[name], np.broadcast_shapes(
                 need.shape, bad[name].shape))
             value = None if lim is None else where(
-                Tensor._make(np.broadcast_to(zero, lim.shape)), 0.0, _Held.apply(lim))
+                make_tensor(np.broadcast_to(zero, lim.shape)), 0.0, _Held.apply(lim))
             out[name] = quot(nu, x, zero | take, value)
     return Terms(out["plus"], out["minus"], out["R"], out["Q"])
 
@@ -265,7 +265,7 @@ def _product_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np
     # which a witness shows (a zero seed, all cotangents 0, shows nothing).
     take = pair & witness[..., :, None] & witness[..., None, :] & (
         weak | (tie & (coupled <= noise[..., None, None])))
-    safe = where(Tensor._make(reads), S, 1.0).unsqueeze(-2)
+    safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Jq = J / safe  # [i, j] = J_ij / s_j
     return take, Jq + Jq.mT
 
@@ -299,7 +299,7 @@ def _merge(loc_p: np.ndarray | None, loc_z: np.ndarray | None, mu_l: Numerators,
         like = a if a is not None else b
         a = a if a is not None else like * 0.0
         b = b if b is not None else like * 0.0
-        return where(Tensor._make(np.broadcast_to(mask, np.broadcast_shapes(
+        return where(make_tensor(np.broadcast_to(mask, np.broadcast_shapes(
             mask.shape, like.shape))), a, b)
 
     return Numerators(None, None, pick(loc_p, mu_l.plus, mu_g.plus),
@@ -325,7 +325,7 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: _Sou
     depend on S (then mu = 0)."""
     k = f.k
     d_np = np.arange(1.0, k + 1.0)
-    dts = source.derivatives(Tensor._make(d_np.astype(S.dtype)), order + 1)
+    dts = source.derivatives(make_tensor(d_np.astype(S.dtype)), order + 1)
     if not dts:
         return _NONE
     c_p = d_np[None, :] - d_np[:, None]  # [i, j] = d_j - d_i
@@ -342,7 +342,7 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: _Sou
             dnu = getattr(part, field)
             if dnu is None:
                 continue
-            term = dnu / Tensor._make((math.factorial(n + 1) * c ** (n + 1)).astype(S.dtype))
+            term = dnu / make_tensor((math.factorial(n + 1) * c ** (n + 1)).astype(S.dtype))
             if power is not None:
                 term = term * power
             out = term if out is None else out + term
@@ -384,7 +384,7 @@ class _Source:
     def _hvp(self, q: Tensor, wrt: list[Tensor], create_graph: bool) -> list:
         if not q.requires_grad:
             return [None] * len(wrt)
-        one = Tensor._make(np.ones((), q.dtype))
+        one = make_tensor(np.ones((), q.dtype))
         with _looking_downstream():
             return run_backward([q], [one], True, create_graph, inputs=wrt,
                                 look_downstream=False)
@@ -425,7 +425,7 @@ class _Source:
         terms = []
         for g, t, scale in zip(rec, (U, S, Vh), (1.0, s1, 1.0)):
             if g is not None and g.requires_grad:
-                w = Tensor._make((rng.standard_normal(t.shape) * scale).astype(t.dtype))
+                w = make_tensor((rng.standard_normal(t.shape) * scale).astype(t.dtype))
                 with enable_grad():
                     terms.append((g * w).sum())
         if not terms:

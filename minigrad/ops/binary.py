@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function, constant
+from ..autograd.function import Context, Function, make_tensor
 from ._base import float_operands, save_operands, saved_operands
 from .arith import Remainder, Where
 
 
 def _safe(mask: Any, x: Any) -> Any:
-    return Where.apply(constant(mask), 1, x)
+    return Where.apply(make_tensor(mask), 1, x)
 
 
 class _Binary(Function):
@@ -67,7 +67,7 @@ class LogAddExp(Function):
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         save_operands(ctx, a, b, True, True)
         x, y = float_operands(a, b)
-        ctx.tie = constant(np.broadcast_to(x == y, np.broadcast_shapes(np.shape(x),
+        ctx.tie = make_tensor(np.broadcast_to(x == y, np.broadcast_shapes(np.shape(x),
                                                                       np.shape(y))))
         return np.logaddexp(x, y)  # nan in, nan out
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function, constant, once_differentiable
+from ..autograd.function import Context, Function, make_tensor, once_differentiable
 from ._base import _Unary
 from .arith import Where
 
@@ -41,7 +41,7 @@ class Abs(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.sign = constant(np.sign(a._array))
+        ctx.sign = make_tensor(np.sign(a._array))
         return np.abs(a._array)
 
     @staticmethod
@@ -296,7 +296,7 @@ class SincGrad(Function):
     @once_differentiable
     def backward(ctx: Context, g: Any) -> Any:
         (a,) = ctx.saved_tensors
-        return g * constant(_sinc_grad2(a._array))
+        return g * make_tensor(_sinc_grad2(a._array))
 
 
 class Entr(Function):
@@ -313,7 +313,7 @@ class Entr(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
         (a,) = ctx.saved_tensors
-        neg = constant(np.asarray(a._array < 0))
+        neg = make_tensor(np.asarray(a._array < 0))
         return g * Where.apply(neg, 0.0, -(Where.apply(neg, 1.0, a).log() + 1))
 
 
@@ -322,7 +322,7 @@ class Relu(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
         x = a._array
-        ctx.mask = constant(x > 0) if ctx.needs_input_grad[0] else None
+        ctx.mask = make_tensor(x > 0) if ctx.needs_input_grad[0] else None
         return np.maximum(x, x.dtype.type(0))  # a zero of x's dtype: numpy's fast loop
 
     @staticmethod
@@ -341,7 +341,7 @@ class Rounding(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        return constant(np.zeros_like(g._array)), None
+        return make_tensor(np.zeros_like(g._array)), None
 
 
 class Cast(Function):
