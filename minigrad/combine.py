@@ -12,6 +12,7 @@ import numpy as np
 
 from ._dims import numpy_dims
 from .autograd import function
+from .autograd.function import make_tensor
 from .ops import shape
 from .tensor import Tensor
 
@@ -135,14 +136,14 @@ def block_diag(*tensors: Tensor) -> Tensor:
                                f"dimensions. Input {i} has {t.ndim} dimensions")
         blocks.append(t.reshape(1, -1) if t.ndim < 2 else t)
     if not blocks:
-        return function.make_tensor(np.zeros((1, 0), np.float32))
+        return make_tensor(np.zeros((1, 0), np.float32))
     from .functions import cat
 
     width = sum(b.shape[1] for b in blocks)
     rows, left = [], 0
     for b in blocks:
-        pad_l = function.make_tensor(np.zeros((b.shape[0], left), b.dtype))
-        pad_r = function.make_tensor(np.zeros((b.shape[0], width - left - b.shape[1]), b.dtype))
+        pad_l = make_tensor(np.zeros((b.shape[0], left), b.dtype))
+        pad_r = make_tensor(np.zeros((b.shape[0], width - left - b.shape[1]), b.dtype))
         rows.append(shape.Cat.apply(1, pad_l, b, pad_r))
         left += b.shape[1]
     return cat(rows, 0)

@@ -10,6 +10,7 @@ import numpy as np
 from . import dtypes
 from ._device import check_device
 from ._dims import shape_arg
+from .autograd.function import make_tensor
 from .tensor import Tensor
 
 
@@ -20,7 +21,7 @@ def _float_dtype(dtype: Any) -> np.dtype:
 def _new(arr: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
     if device is not None:
         check_device(device)
-    t = Tensor._make(arr)
+    t = make_tensor(arr)
     return t.requires_grad_() if requires_grad else t
 
 

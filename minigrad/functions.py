@@ -1,7 +1,9 @@
 """Module-level tensor functions, torch style: ``mg.cat``, ``mg.exp(x)``, ``mg.where`` ...
 
-Those with a Tensor method of the same name are that method (``mg.exp is mg.Tensor.exp``);
-the rest (joining, broadcasting, number-first arithmetic) are defined here."""
+Most are a Tensor method itself (``mg.exp is Tensor.exp``): every public method of the
+elementwise, reduction, sorting and product families, and the methods named in
+``METHOD_FORMS`` from the others. The rest (joining, broadcasting, number-first arithmetic,
+``where``'s argument order) are defined here."""
 
 from __future__ import annotations
 
@@ -11,10 +13,33 @@ from typing import Any
 import numpy as np
 
 from ._dims import wrap_dim
+from ._tensor import ElementwiseMethods, ProductMethods, ReduceMethods, SortMethods
 from ._tensor.arith import tensor_like
 from ._tensor.elementwise import bool_mask
 from .ops import arith, shape
 from .tensor import Tensor
+
+# Whole families: a method added to one of them is public as a function too (and in
+# mg.__all__), with no list to extend.
+WHOLE_FAMILIES = (ElementwiseMethods, ReduceMethods, SortMethods, ProductMethods)
+# The function forms from the other families (arithmetic, shape, indexing, graph), by name:
+# those families also hold methods torch has no function for (view, expand, scatter_ ...).
+METHOD_FORMS = (
+    "abs", "absolute", "allclose", "argwhere", "bmm", "chunk", "clone", "detach", "diag",
+    "diag_embed", "diagonal", "divide", "dot", "dsplit", "equal", "flatten", "flip", "fliplr",
+    "flipud", "float_power", "floor_divide", "gather", "hsplit", "index_add", "index_copy",
+    "index_fill", "index_select", "isclose", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "masked_select", "mm", "moveaxis", "movedim", "multiply", "narrow", "neg",
+    "negative", "nonzero", "numel", "permute", "positive", "ravel", "remainder",
+    "repeat_interleave", "reshape", "roll", "rot90", "scatter", "scatter_add", "scatter_reduce",
+    "select", "split", "squeeze", "subtract", "swapaxes", "swapdims", "t", "take",
+    "take_along_dim", "tensor_split", "tile", "trace", "transpose", "tril", "triu", "true_divide",
+    "unbind", "unsqueeze", "vsplit",
+)
+_FORMS = [n for family in WHOLE_FAMILIES for n in vars(family) if not n.startswith("_")]
+_FORMS += METHOD_FORMS
+# Bound first, so that the definitions below replace the few whose function form differs.
+globals().update({n: getattr(Tensor, n) for n in _FORMS})
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -55,22 +80,6 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
 
 def matmul(a: Tensor, b: Any) -> Tensor:
     return a.matmul(b)
-
-
-def outer(a: Tensor, b: Tensor) -> Tensor:
-    return a.outer(b)
-
-
-def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
-    return x.clamp(min, max)
-
-
-def maximum(a: Tensor, b: Any) -> Tensor:
-    return a.maximum(b)
-
-
-def minimum(a: Tensor, b: Any) -> Tensor:
-    return a.minimum(b)
 
 
 def pow(a: Any, b: Any) -> Tensor:
@@ -114,207 +123,6 @@ def broadcast_to(x: Tensor, shape_: Sequence[int]) -> Tensor:
     return tensor_like(x, x).expand(tuple(shape_))
 
 
-# ---- the function forms of Tensor methods: mg.exp(x) is x.exp() (torch's, same signature).
-# Bound by name, last in this file: several shadow builtins (abs, max, min, round, sum).
-
-# elementwise
-abs = Tensor.abs
-neg = Tensor.neg
-sign = Tensor.sign
-exp = Tensor.exp
-log = Tensor.log
-sqrt = Tensor.sqrt
-rsqrt = Tensor.rsqrt
-sin = Tensor.sin
-cos = Tensor.cos
-tanh = Tensor.tanh
-sigmoid = Tensor.sigmoid
-relu = Tensor.relu
-square = Tensor.square
-log1p = Tensor.log1p
-expm1 = Tensor.expm1
-floor = Tensor.floor
-ceil = Tensor.ceil
-round = Tensor.round
-trunc = Tensor.trunc
-isnan = Tensor.isnan
-isinf = Tensor.isinf
-isfinite = Tensor.isfinite
-masked_fill = Tensor.masked_fill
-remainder = Tensor.remainder
-floor_divide = Tensor.floor_divide
-
-# reductions
-sum = Tensor.sum
-mean = Tensor.mean
-amax = Tensor.amax
-amin = Tensor.amin
-max = Tensor.max
-min = Tensor.min
-prod = Tensor.prod
-var = Tensor.var
-std = Tensor.std
-norm = Tensor.norm
-argmax = Tensor.argmax
-argmin = Tensor.argmin
-logsumexp = Tensor.logsumexp
-softmax = Tensor.softmax
-log_softmax = Tensor.log_softmax
-cumsum = Tensor.cumsum
-allclose = Tensor.allclose
-equal = Tensor.equal
-
-# shape and indexing
-reshape = Tensor.reshape
-flatten = Tensor.flatten
-transpose = Tensor.transpose
-swapaxes = Tensor.swapaxes
-permute = Tensor.permute
-unsqueeze = Tensor.unsqueeze
-squeeze = Tensor.squeeze
-t = Tensor.t
-flip = Tensor.flip
-chunk = Tensor.chunk
-split = Tensor.split
-unbind = Tensor.unbind
-gather = Tensor.gather
-index_select = Tensor.index_select
-diagonal = Tensor.diagonal
-diag_embed = Tensor.diag_embed
-diag = Tensor.diag
-tril = Tensor.tril
-triu = Tensor.triu
-trace = Tensor.trace
-
-# products
-dot = Tensor.dot
-mm = Tensor.mm
-bmm = Tensor.bmm
-
-# graph and storage
-clone = Tensor.clone
-detach = Tensor.detach
-numel = Tensor.numel
-
-# ---- issue 13: the torch names ports hit (math, sorting and selection, shape and scatter).
-# (The function-only ones live in combine.py.)
-absolute = Tensor.absolute
-acos = arccos = Tensor.acos
-acosh = arccosh = Tensor.acosh
-addcdiv = Tensor.addcdiv
-addcmul = Tensor.addcmul
-addmm = Tensor.addmm
-addmv = Tensor.addmv
-all = Tensor.all
-aminmax = Tensor.aminmax
-any = Tensor.any
-argsort = Tensor.argsort
-argwhere = Tensor.argwhere
-asin = arcsin = Tensor.asin
-asinh = arcsinh = Tensor.asinh
-atan = arctan = Tensor.atan
-atan2 = arctan2 = Tensor.atan2
-atanh = arctanh = Tensor.atanh
-baddbmm = Tensor.baddbmm
-bincount = Tensor.bincount
-clamp_max = Tensor.clamp_max
-clamp_min = Tensor.clamp_min
-clip = Tensor.clip
-copysign = Tensor.copysign
-corrcoef = Tensor.corrcoef
-cosh = Tensor.cosh
-count_nonzero = Tensor.count_nonzero
-cov = Tensor.cov
-cummax = Tensor.cummax
-cummin = Tensor.cummin
-cumprod = Tensor.cumprod
-deg2rad = Tensor.deg2rad
-diff = Tensor.diff
-digamma = Tensor.digamma
-dist = Tensor.dist
-divide = Tensor.divide
-dsplit = Tensor.dsplit
-erf = Tensor.erf
-erfc = Tensor.erfc
-erfinv = Tensor.erfinv
-exp2 = Tensor.exp2
-fliplr = Tensor.fliplr
-flipud = Tensor.flipud
-float_power = Tensor.float_power
-fmax = Tensor.fmax
-fmin = Tensor.fmin
-fmod = Tensor.fmod
-frac = Tensor.frac
-ger = Tensor.ger
-heaviside = Tensor.heaviside
-hsplit = Tensor.hsplit
-hypot = Tensor.hypot
-index_add = Tensor.index_add
-index_copy = Tensor.index_copy
-index_fill = Tensor.index_fill
-inner = Tensor.inner
-isclose = Tensor.isclose
-isneginf = Tensor.isneginf
-isposinf = Tensor.isposinf
-isreal = Tensor.isreal
-kron = Tensor.kron
-kthvalue = Tensor.kthvalue
-i0 = Tensor.i0
-lgamma = Tensor.lgamma
-lerp = Tensor.lerp
-log10 = Tensor.log10
-log2 = Tensor.log2
-logaddexp = Tensor.logaddexp
-logaddexp2 = Tensor.logaddexp2
-logcumsumexp = Tensor.logcumsumexp
-logical_and = Tensor.logical_and
-logical_not = Tensor.logical_not
-logical_or = Tensor.logical_or
-logical_xor = Tensor.logical_xor
-logit = Tensor.logit
-masked_select = Tensor.masked_select
-median = Tensor.median
-mode = Tensor.mode
-moveaxis = Tensor.moveaxis
-movedim = Tensor.movedim
-msort = Tensor.msort
-mvlgamma = Tensor.mvlgamma
-multiply = Tensor.multiply
-mv = Tensor.mv
-nan_to_num = Tensor.nan_to_num
-nanmean = Tensor.nanmean
-nanmedian = Tensor.nanmedian
-nanquantile = Tensor.nanquantile
-nansum = Tensor.nansum
-narrow = Tensor.narrow
-negative = Tensor.negative
-nonzero = Tensor.nonzero
-positive = Tensor.positive
-quantile = Tensor.quantile
-rad2deg = Tensor.rad2deg
-ravel = Tensor.ravel
-repeat_interleave = Tensor.repeat_interleave
-roll = Tensor.roll
-rot90 = Tensor.rot90
-scatter = Tensor.scatter
-scatter_add = Tensor.scatter_add
-scatter_reduce = Tensor.scatter_reduce
-select = Tensor.select
-sgn = Tensor.sgn
-signbit = Tensor.signbit
-sinc = Tensor.sinc
-sinh = Tensor.sinh
-sort = Tensor.sort
-subtract = Tensor.subtract
-swapdims = Tensor.swapdims
-take = Tensor.take
-take_along_dim = Tensor.take_along_dim
-tan = Tensor.tan
-tensor_split = Tensor.tensor_split
-tile = Tensor.tile
-topk = Tensor.topk
-true_divide = Tensor.true_divide
-unique = Tensor.unique
-vdot = Tensor.vdot
-vsplit = Tensor.vsplit
-xlogy = Tensor.xlogy
+__all__ = sorted({*_FORMS, "add", "broadcast_shapes", "broadcast_to", "cat", "concat",
+                   "concatenate", "div", "is_tensor", "matmul", "mul", "polygamma", "pow",
+                   "stack", "sub", "where"})

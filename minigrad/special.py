@@ -15,11 +15,11 @@ import numpy as np
 
 from . import functions as _f
 from ._tensor.arith import tensor_like
-from .autograd.function import constant
+from .autograd.function import make_tensor
 from .nn.functional import log_softmax, softmax
 from .ops import bessel as _bessel
 from .ops import normal as _normal
-from .ops import special as _special
+from .ops import unary as _unary
 from .tensor import Tensor
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
@@ -45,7 +45,7 @@ def entr(input: Tensor) -> Tensor:
     >>> mg.special.entr(mg.tensor([0.0, 0.5, -1.0])).round(decimals=4)
     tensor([0.    , 0.3466,   -inf])
     """
-    return _special.Entr.apply(input if input.is_floating_point() else input.float())
+    return _unary.Entr.apply(input if input.is_floating_point() else input.float())
 
 
 def xlog1py(input: Any, other: Any) -> Tensor:
@@ -59,7 +59,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:
     with np.errstate(invalid="ignore"):
         zero = np.asarray((x._array == 0) & ((y._array <= -1) | np.isinf(y._array)))
     if np.any(zero):  # log1p would give -inf there (and nan in the gradient): log1p 0 = 0
-        y = _f.where(constant(zero), 0.0, y)
+        y = _f.where(make_tensor(zero), 0.0, y)
     return x * y.log1p()
 
 
@@ -82,7 +82,7 @@ def erfcx(input: Tensor) -> Tensor:
     >>> mg.special.erfcx(mg.tensor([0.0, 30.0, -2.0], dtype=mg.float64))
     tensor([1.00000000e+00, 1.87958889e-02, 1.08940904e+02], dtype=minigrad.float64)
     """
-    return _special.Erfcx.apply(_float(input))
+    return _unary.Erfcx.apply(_float(input))
 
 
 def log_ndtr(input: Tensor) -> Tensor:

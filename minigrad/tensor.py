@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
 
@@ -22,16 +22,14 @@ from ._tensor import (
     IndexingMethods,
     InplaceMethods,
     LinalgMethods,
-    MathMethods,
     ProductMethods,
-    RearrangeMethods,
     ReduceMethods,
     ShapeMethods,
     SortMethods,
 )
 from .autograd import api as _api
 from .autograd import engine as _engine
-from .autograd.function import bind_tensor_class
+from .autograd.function import bind_tensor_class, make_tensor
 from .autograd.graph import edge_of
 from .dtypes import Number
 from .ops import unary
@@ -73,8 +71,8 @@ class _HookHandle:
 
 
 class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, IndexingMethods,
-             InplaceMethods, ConvertMethods, LinalgMethods, MathMethods,
-             SortMethods, RearrangeMethods, ProductMethods):
+             InplaceMethods, ConvertMethods, LinalgMethods,
+             SortMethods, ProductMethods):
     """An n-dimensional array that can record the operations applied to it.
 
     >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
@@ -84,7 +82,11 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
 
     __array_priority__ = 1000  # so ndarray (op) Tensor defers to Tensor's reflected operator
 
-    # Class-level defaults keep op outputs cheap to create: _make sets only data and version.
+    # Every tensor has these two (set by __init__ and make_tensor); declared here, no value.
+    _array: np.ndarray  # the values
+    _version_counter: list[int]  # in-place writes, one cell shared with its views
+
+    # Class-level defaults keep op outputs cheap to create: make_tensor sets data and version.
     requires_grad: bool = False
     grad: Tensor | None = None
     grad_fn: Any = None
@@ -103,11 +105,11 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
 
     @classmethod
     def _make(cls, data: np.ndarray) -> Tensor:
-        """Wrap an ndarray without copies (the fast path for op outputs).
-
-        numpy hands back a scalar, not a 0-d array, for arithmetic on 0-d arrays
-        (``a0 + b0``, ``-a0``, ``np.sqrt(a0)``); such a scalar is turned back into a 0-d array
-        here, so ``._array`` is always an ndarray whoever built the tensor."""
+        """``make_tensor`` (autograd/function.py) for this class: wrap an ndarray without a
+        copy, as an instance of ``cls`` (so a Parameter's copies and unpickled Parameters stay
+        Parameters). As there, a numpy scalar, numpy's answer to arithmetic on 0-d arrays
+        (``a0 + b0``, ``np.sqrt(a0)``), becomes a 0-d array: ``._array`` is always an
+        ndarray."""
         t = _new(cls)
         t._array = data if type(data) is _ndarray else np.asarray(data)
         t._version_counter = [0]
@@ -125,7 +127,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         >>> p = mg.ones(2, requires_grad=True); _ = p.data.mul_(0.5); p
         tensor([0.5, 0.5], requires_grad=True)
         """
-        return Tensor._make(self._array)
+        return make_tensor(self._array)
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -256,7 +258,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
 
     def detach(self) -> Tensor:
         """A tensor sharing memory with this one, cut from the graph (requires_grad=False)."""
-        out = Tensor._make(self._array)
+        out = make_tensor(self._array)
         out._version_counter = self._version_counter
         return out
 
@@ -296,7 +298,9 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         """Call ``hook(grad)`` when this tensor's gradient is computed; a return replaces it."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        node, nr = edge_of(self)[:2]
+        edge = edge_of(self)
+        assert edge is not None  # it requires grad, so its gradient goes somewhere
+        node, nr = edge[:2]
         if node._hooks is None:
             node._hooks = {}
         hooks = node._hooks.setdefault(nr, [])
@@ -309,7 +313,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         if gradient is None and inputs is None and self.requires_grad and self._array.size == 1:
             # The common case (a scalar loss), without the general argument handling.
             arr = self._array  # np.ones_like costs 4x as much as this, in a hot path
-            one = _new(Tensor)  # Tensor._make, inlined
+            one = _new(Tensor)  # make_tensor, inlined
             one._array = (_np_array(1, arr.dtype) if arr.ndim == 0
                           else np.ones(arr.shape, arr.dtype))
             one._version_counter = [0]
@@ -321,7 +325,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     # ---- pickling and copying -------------------------------------------------------------
     _copies_grad = True  # deepcopy copies .grad (torch's Tensor; its Parameter does not)
 
-    def __reduce_ex__(self, protocol: int) -> tuple:
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple:
         """Pickle the values and ``requires_grad`` only, as torch does: the graph, ``.grad``,
         hooks and view bookkeeping stay behind, so a view or a non-leaf comes back as a leaf
         of its own (numpy pickles a view's values, not its base)."""
@@ -351,7 +355,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         return out
 
 
-def _rebuild(cls: type, data: np.ndarray, requires_grad: bool) -> Tensor:
+def _rebuild(cls: type[Tensor], data: np.ndarray, requires_grad: bool) -> Tensor:
     """Unpickle a Tensor (or Parameter) from its values and requires_grad."""
     t = cls._make(data)
     t.requires_grad = bool(requires_grad)

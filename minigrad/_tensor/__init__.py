@@ -11,13 +11,11 @@ from .elementwise import ElementwiseMethods
 from .indexing import IndexingMethods
 from .inplace import InplaceMethods
 from .linalg import LinalgMethods
-from .math import MathMethods
 from .products import ProductMethods
-from .rearrange import RearrangeMethods
 from .reduce import ReduceMethods
 from .shape import ShapeMethods
 from .sorting import SortMethods
 
 __all__ = ["ArithMethods", "ConvertMethods", "ElementwiseMethods", "IndexingMethods",
-           "InplaceMethods", "LinalgMethods", "ReduceMethods", "ShapeMethods"]
-__all__ += ["MathMethods", "ProductMethods", "RearrangeMethods", "SortMethods"]
+           "InplaceMethods", "LinalgMethods", "ProductMethods", "ReduceMethods", "ShapeMethods",
+           "SortMethods"]

@@ -1,4 +1,5 @@
-"""The one helper the new method families share: an operand's values as numpy sees them."""
+"""What the method families share: an operand's values as numpy sees them, and an index
+operand checked to be integer."""
 
 from __future__ import annotations
 
@@ -12,3 +13,18 @@ from ..autograd.function import is_tensor
 def arr(x: Any) -> Any:
     """A Tensor's ndarray, or the number / array given."""
     return x._array if is_tensor(x) else np.asarray(x)
+
+
+def int_array(x: Any, fn: str) -> np.ndarray:
+    """An integer operand's values, or torch's error naming ``fn`` for any other dtype."""
+    a = np.asarray(x._array if is_tensor(x) else x)
+    if a.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected a long tensor, but got {a.dtype}")
+    return a
+
+
+def long_index(index: Any, fn: str) -> np.ndarray:
+    idx = np.asarray(index._array if is_tensor(index) else index)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got {idx.dtype}")
+    return idx

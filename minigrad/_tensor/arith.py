@@ -1,5 +1,10 @@
-"""Tensor operators: arithmetic, comparisons and logic, matrix products. Each is a one-line
-delegation to a Function in ops/ (comparisons have no gradient and build no graph)."""
+"""Tensor operators: arithmetic, comparisons and logic, matrix products, and their named forms
+(``multiply``, ``divide``, ``logical_and`` ...). Each is a one-line delegation to a Function
+in ops/ (comparisons have no gradient and build no graph)."""
+
+# mypy: disable-error-code="misc"
+# (The methods take self as the Tensor they are mixed into, which mypy's check that a
+# self annotation is a supertype of its class, error code misc, would refuse.)
 
 from __future__ import annotations
 
@@ -9,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..autograd import function
-from ..autograd.function import is_tensor
+from ..autograd.function import is_tensor, make_tensor
+from ..dtypes import Number
 from ..ops import arith, matmul, unary
-from ..ops._base import operands
+from ..ops._base import float_operands, operands
+from ._operand import arr
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -26,56 +33,56 @@ _add, _sub, _mul, _div = (arith.Add.apply, arith.Sub.apply, arith.Mul.apply,
 class ArithMethods:
     """The arith methods of Tensor (mixed into it by tensor.py)."""
 
-    def __add__(self, o: Any) -> Tensor:
+    def __add__(self: Tensor, o: Any) -> Tensor:
         return _add(self, o)
 
-    def __radd__(self, o: Any) -> Tensor:
+    def __radd__(self: Tensor, o: Any) -> Tensor:
         return _add(o, self)
 
-    def __sub__(self, o: Any) -> Tensor:
+    def __sub__(self: Tensor, o: Any) -> Tensor:
         return _sub(self, o)
 
-    def __rsub__(self, o: Any) -> Tensor:
+    def __rsub__(self: Tensor, o: Any) -> Tensor:
         return _sub(o, self)
 
-    def __mul__(self, o: Any) -> Tensor:
+    def __mul__(self: Tensor, o: Any) -> Tensor:
         return _mul(self, o)
 
-    def __rmul__(self, o: Any) -> Tensor:
+    def __rmul__(self: Tensor, o: Any) -> Tensor:
         return _mul(o, self)
 
-    def __truediv__(self, o: Any) -> Tensor:
+    def __truediv__(self: Tensor, o: Any) -> Tensor:
         return _div(self, o)
 
-    def __rtruediv__(self, o: Any) -> Tensor:
+    def __rtruediv__(self: Tensor, o: Any) -> Tensor:
         return _div(o, self)
 
-    def __pow__(self, o: Any) -> Tensor:
+    def __pow__(self: Tensor, o: Any) -> Tensor:
         return arith.Pow.apply(self, o)
 
-    def __rpow__(self, o: Any) -> Tensor:
+    def __rpow__(self: Tensor, o: Any) -> Tensor:
         return arith.Pow.apply(o, self)
 
-    def __neg__(self) -> Tensor:
+    def __neg__(self: Tensor) -> Tensor:
         return unary.Neg.apply(self)
 
-    def __pos__(self) -> Tensor:
+    def __pos__(self: Tensor) -> Tensor:
         return self
 
-    def __abs__(self) -> Tensor:
+    def __abs__(self: Tensor) -> Tensor:
         return unary.Abs.apply(self)
 
-    def __matmul__(self, o: Any) -> Tensor:
+    def __matmul__(self: Tensor, o: Any) -> Tensor:
         return self.matmul(o)
 
-    def __rmatmul__(self, o: Any) -> Tensor:
+    def __rmatmul__(self: Tensor, o: Any) -> Tensor:
         return tensor_like(o, self).matmul(self)
 
-    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+    def add(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         """self + alpha * other (torch's ``add``)."""
         return arith.Add.apply(self, other if alpha == 1 else other * alpha)
 
-    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+    def sub(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         """self - alpha * other (torch's ``sub``)."""
         return arith.Sub.apply(self, other if alpha == 1 else other * alpha)
 
@@ -85,63 +92,63 @@ class ArithMethods:
     neg = __neg__
     abs = __abs__
 
-    def __floordiv__(self, o: Any) -> Tensor:
+    def __floordiv__(self: Tensor, o: Any) -> Tensor:
         """floor(self / o); like torch, backward through it raises (it has no derivative)."""
         return arith.FloorDivide.apply(self, o)
 
-    def __rfloordiv__(self, o: Any) -> Tensor:
+    def __rfloordiv__(self: Tensor, o: Any) -> Tensor:
         return arith.FloorDivide.apply(o, self)
 
-    def __mod__(self, o: Any) -> Tensor:
+    def __mod__(self: Tensor, o: Any) -> Tensor:
         """self - o * floor(self / o), with the sign of ``o`` (torch.remainder, Python's %)."""
         return arith.Remainder.apply(self, o)
 
-    def __rmod__(self, o: Any) -> Tensor:
+    def __rmod__(self: Tensor, o: Any) -> Tensor:
         return arith.Remainder.apply(o, self)
 
     floor_divide = __floordiv__
     remainder = __mod__
 
-    def __eq__(self, o: Any) -> Tensor:  # type: ignore[override]
+    def __eq__(self: Tensor, o: Any) -> Tensor:  # type: ignore[override]
         return _constant(np.equal, self, o)
 
-    def __ne__(self, o: Any) -> Tensor:  # type: ignore[override]
+    def __ne__(self: Tensor, o: Any) -> Tensor:  # type: ignore[override]
         return _constant(np.not_equal, self, o)
 
-    def __lt__(self, o: Any) -> Tensor:
+    def __lt__(self: Tensor, o: Any) -> Tensor:
         return _constant(np.less, self, o)
 
-    def __le__(self, o: Any) -> Tensor:
+    def __le__(self: Tensor, o: Any) -> Tensor:
         return _constant(np.less_equal, self, o)
 
-    def __gt__(self, o: Any) -> Tensor:
+    def __gt__(self: Tensor, o: Any) -> Tensor:
         return _constant(np.greater, self, o)
 
-    def __ge__(self, o: Any) -> Tensor:
+    def __ge__(self: Tensor, o: Any) -> Tensor:
         return _constant(np.greater_equal, self, o)
 
-    def __and__(self, o: Any) -> Tensor:
+    def __and__(self: Tensor, o: Any) -> Tensor:
         return _constant(np.bitwise_and, self, o)
 
-    def __or__(self, o: Any) -> Tensor:
+    def __or__(self: Tensor, o: Any) -> Tensor:
         return _constant(np.bitwise_or, self, o)
 
-    def __xor__(self, o: Any) -> Tensor:
+    def __xor__(self: Tensor, o: Any) -> Tensor:
         return _constant(np.bitwise_xor, self, o)
 
-    def __invert__(self) -> Tensor:
-        return function.make_tensor(np.invert(self._array))
+    def __invert__(self: Tensor) -> Tensor:
+        return make_tensor(np.invert(self._array))
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
-    def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+    def allclose(self: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
         other = other._array if is_tensor(other) else np.asarray(other)
         return bool(np.allclose(self._array, other, rtol, atol))
 
-    def equal(self, other: Tensor) -> bool:
+    def equal(self: Tensor, other: Tensor) -> bool:
         return self.shape == other.shape and bool(np.array_equal(self._array, other._array))
 
-    def matmul(self, other: Any) -> Tensor:
+    def matmul(self: Tensor, other: Any) -> Tensor:
         """Matrix product with batch broadcasting; 1-D operands as in torch.matmul."""
         other = tensor_like(other, self)
         if self.ndim == 0 or other.ndim == 0:
@@ -155,10 +162,10 @@ class ArithMethods:
             out = out.squeeze(-1)
         return out
 
-    def mm(self, other: Tensor) -> Tensor:
+    def mm(self: Tensor, other: Tensor) -> Tensor:
         return self.matmul(other)
 
-    def bmm(self, mat2: Tensor) -> Tensor:
+    def bmm(self: Tensor, mat2: Tensor) -> Tensor:
         """Batched matrix product of (b, n, m) and (b, m, p) tensors; no broadcasting."""
         for name, t in (("batch1", self), ("batch2", mat2)):
             if t.ndim != 3:
@@ -169,8 +176,69 @@ class ArithMethods:
                                f"[{b}, {m}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
         return matmul.MatMul.apply(self, mat2)
 
-    def dot(self, other: Tensor) -> Tensor:
+    def dot(self: Tensor, other: Tensor) -> Tensor:
         return (self * other).sum()
+
+    def multiply(self: Tensor, other: Any) -> Tensor:
+        return self * other
+
+    def subtract(self: Tensor, other: Any, *, alpha: Number = 1) -> Tensor:
+        return self - (other if alpha == 1 else other * alpha)
+
+    def divide(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """self / other, rounded toward zero (``'trunc'``) or down (``'floor'``) when asked;
+        integer division with a rounding mode stays integer, as in torch."""
+        if rounding_mode is None:
+            return arith.Div.apply(self, other)
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                             f"'floor' but found '{rounding_mode}'")
+        if not self.is_floating_point() and np.asarray(arr(other)).dtype.kind != "f":
+            q = arith.FloorDivide.apply(self, other)  # exact for integers, no float detour
+            if rounding_mode == "trunc":  # floor + 1 where the exact quotient is negative
+                x, y = self._array, arr(other)
+                q = q + make_tensor(((x % y) != 0) & ((x < 0) != (y < 0))).long()
+            return q
+        x, y = float_operands(self, other)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = (np.trunc if rounding_mode == "trunc" else np.floor)(np.divide(x, y))
+        # Piecewise constant: a zero gradient (not 0 / other, which is nan where other is)
+        return unary.Rounding.apply(self, lambda _: q)
+
+    def true_divide(self: Tensor, other: Any) -> Tensor:
+        return arith.Div.apply(self, other)
+
+    def negative(self: Tensor) -> Tensor:
+        return -self
+
+    def positive(self: Tensor) -> Tensor:
+        return self
+
+    def absolute(self: Tensor) -> Tensor:
+        return self.abs()
+
+    def float_power(self: Tensor, exponent: Any) -> Tensor:
+        """self ** exponent in float64, whatever the operands' dtypes (torch's rule)."""
+        e = exponent.double() if is_tensor(exponent) else float(exponent)
+        return self.double() ** e
+
+    def logical_and(self: Tensor, other: Any) -> Tensor:
+        return make_tensor(np.logical_and(self._array, arr(other)))
+
+    def logical_or(self: Tensor, other: Any) -> Tensor:
+        return make_tensor(np.logical_or(self._array, arr(other)))
+
+    def logical_xor(self: Tensor, other: Any) -> Tensor:
+        return make_tensor(np.logical_xor(self._array, arr(other)))
+
+    def logical_not(self: Tensor) -> Tensor:
+        return make_tensor(np.logical_not(self._array))
+
+    def isclose(self: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> Tensor:
+        """|self - other| <= atol + rtol |other| elementwise, as a bool tensor."""
+        return make_tensor(np.asarray(np.isclose(self._array, arr(other), rtol, atol,
+                                                          equal_nan)))
 
 
 def tensor_like(x: Any, ref: Tensor) -> Tensor:
@@ -178,10 +246,10 @@ def tensor_like(x: Any, ref: Tensor) -> Tensor:
     if isinstance(x, function.tensor_class):  # is_tensor, inlined: matmul passes here
         return x
     arr = np.asarray(x)
-    return function.make_tensor(arr.astype(ref.dtype) if arr.dtype.kind == "f" else arr)
+    return make_tensor(arr.astype(ref.dtype) if arr.dtype.kind == "f" else arr)
 
 
 def _constant(fn: Callable, a: Any, b: Any) -> Tensor:
     """Apply a numpy function that has no gradient (comparisons, floor division)."""
     x, y = operands(a, b)
-    return function.make_tensor(np.asarray(fn(x, y)))
+    return make_tensor(np.asarray(fn(x, y)))

@@ -1,8 +1,13 @@
 """dtype and device conversions (``to``, ``float()``, ``cuda()`` ...) and torch's ``new_*``
 factories, plus the helpers that read torch's ``to(...)`` arguments."""
 
+# mypy: disable-error-code="misc"
+# (The methods take self as the Tensor they are mixed into, which mypy's check that a
+# self annotation is a supertype of its class, error code misc, would refuse.)
+
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +29,8 @@ if TYPE_CHECKING:
 class ConvertMethods:
     """The convert methods of Tensor (mixed into it by tensor.py)."""
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
-           copy: bool = False) -> Tensor:
+    def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
+           non_blocking: builtins.bool = False, copy: builtins.bool = False) -> Tensor:
         """Cast to a dtype given by name, positionally or as another tensor's, as torch's
         ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; the device can only be the CPU.
         The gradient flows back cast to the source dtype.
@@ -37,65 +42,65 @@ class ConvertMethods:
         out = self if dt is None else self._cast(dt)
         return out.clone() if copy and out is self else out
 
-    def _cast(self, dt: Any) -> Tensor:
+    def _cast(self: Tensor, dt: Any) -> Tensor:
         dt = dtypes.to_dtype(dt)
         return self if dt == self._array.dtype else unary.Cast.apply(self, dt)
 
-    def type(self, dtype: Any) -> Tensor:
+    def type(self: Tensor, dtype: Any) -> Tensor:
         return self._cast(dtype)
 
-    def float(self) -> Tensor:
+    def float(self: Tensor) -> Tensor:
         return self._cast(np.float32)
 
-    def double(self) -> Tensor:
+    def double(self: Tensor) -> Tensor:
         return self._cast(np.float64)
 
-    def half(self) -> Tensor:
+    def half(self: Tensor) -> Tensor:
         return self._cast(np.float16)
 
-    def long(self) -> Tensor:
+    def long(self: Tensor) -> Tensor:
         return self._cast(np.int64)
 
-    def int(self) -> Tensor:
+    def int(self: Tensor) -> Tensor:
         return self._cast(np.int32)
 
-    def bool(self) -> Tensor:
+    def bool(self: Tensor) -> Tensor:
         return self._cast(np.bool_)
 
-    def type_as(self, other: Tensor) -> Tensor:
+    def type_as(self: Tensor, other: Tensor) -> Tensor:
         return self._cast(other.dtype)
 
     @property
-    def device(self) -> Device:
+    def device(self: Tensor) -> Device:
         """Where the values live: always ``mg.device("cpu")`` (it equals ``"cpu"``)."""
         return CPU
 
     @property
-    def is_cuda(self) -> bool:
+    def is_cuda(self: Tensor) -> builtins.bool:
         return False
 
     @property
-    def is_cpu(self) -> bool:
+    def is_cpu(self: Tensor) -> builtins.bool:
         return True
 
-    def cpu(self) -> Tensor:
+    def cpu(self: Tensor) -> Tensor:
         return self
 
-    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+    def cuda(self: Tensor, device: Any = None, non_blocking: builtins.bool = False) -> Tensor:
         """Refused: minigrad runs on the CPU only (``.cuda(device="cpu")`` is the CPU)."""
         check_device("cuda" if device is None else device)
         return self
 
-    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
-                   requires_grad: bool = False) -> Tensor:
+    def new_tensor(self: Tensor, data: Any, dtype: Any = None, device: Any = None,
+                   requires_grad: builtins.bool = False) -> Tensor:
         """A copy of ``data`` as a new leaf, in this tensor's dtype unless ``dtype`` is given."""
         if device is not None:
             check_device(device)
         arr = np.array(data._array if is_tensor(data) else data)
         return function.tensor_class(arr, self.dtype if dtype is None else dtype, requires_grad)
 
-    def new_full(self, size: Sequence[int], fill_value: Number, dtype: Any = None,
-                 device: Any = None, requires_grad: bool = False) -> Tensor:
+    def new_full(self: Tensor, size: Sequence[builtins.int], fill_value: Number, dtype: Any = None,
+                 device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
         """A new tensor of ``size`` filled with ``fill_value``, in this tensor's dtype."""
         if device is not None:
             check_device(device)
@@ -103,16 +108,16 @@ class ConvertMethods:
         return function.tensor_class(np.full(shape_arg((size,)), fill_value, dt),
                                      requires_grad=requires_grad)
 
-    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
+    def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: builtins.bool = False) -> Tensor:
         return self.new_full(shape_arg(size), 0, dtype, device, requires_grad)
 
-    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
+    def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: builtins.bool = False) -> Tensor:
         return self.new_full(shape_arg(size), 1, dtype, device, requires_grad)
 
-    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
+    def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: builtins.bool = False) -> Tensor:
         return self.new_full(shape_arg(size), 0, dtype, device, requires_grad)
 
 

@@ -1,6 +1,10 @@
 """In-place methods (``add_``, ``mul_``, ``copy_`` ... and ``+=``): each computes out of place
 and hands the result to ``autograd.views.inplace``, which writes it and keeps the graph right."""
 
+# mypy: disable-error-code="misc"
+# (The methods take self as the Tensor they are mixed into, which mypy's check that a
+# self annotation is a supertype of its class, error code misc, would refuse.)
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -19,63 +23,66 @@ if TYPE_CHECKING:
 class InplaceMethods:
     """The inplace methods of Tensor (mixed into it by tensor.py)."""
 
-    def add_(self, other: Any, alpha: Number = 1) -> Tensor:
+    def add_(self: Tensor, other: Any, alpha: Number = 1) -> Tensor:
         return views.inplace(self, lambda s: s + (other if alpha == 1 else other * alpha),
                              (other,))
 
-    def sub_(self, other: Any, alpha: Number = 1) -> Tensor:
+    def sub_(self: Tensor, other: Any, alpha: Number = 1) -> Tensor:
         return views.inplace(self, lambda s: s - (other if alpha == 1 else other * alpha),
                              (other,))
 
-    def mul_(self, other: Any) -> Tensor:
+    def mul_(self: Tensor, other: Any) -> Tensor:
         return views.inplace(self, lambda s: s * other, (other,))
 
-    def div_(self, other: Any) -> Tensor:
+    def div_(self: Tensor, other: Any) -> Tensor:
         return views.inplace(self, lambda s: s / other, (other,))
 
-    def clamp_(self, min: Number | None = None, max: Number | None = None) -> Tensor:
+    def clamp_(self: Tensor, min: Number | None = None, max: Number | None = None) -> Tensor:
         return views.inplace(self, lambda s: s.clamp(min, max))
 
-    def pow_(self, exponent: Any) -> Tensor:
+    def clip_(self: Tensor, min: Number | None = None, max: Number | None = None) -> Tensor:
+        return self.clamp_(min, max)
+
+    def pow_(self: Tensor, exponent: Any) -> Tensor:
         return views.inplace(self, lambda s: s ** exponent, (exponent,))
 
-    def neg_(self) -> Tensor:
+    def neg_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: -s)
 
-    def abs_(self) -> Tensor:
+    def abs_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.abs())
 
-    def exp_(self) -> Tensor:
+    def exp_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.exp())
 
-    def sqrt_(self) -> Tensor:
+    def sqrt_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.sqrt())
 
-    def relu_(self) -> Tensor:
+    def relu_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.relu())
 
-    def sigmoid_(self) -> Tensor:
+    def sigmoid_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.sigmoid())
 
-    def tanh_(self) -> Tensor:
+    def tanh_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.tanh())
 
-    def masked_fill_(self, mask: Any, value: Number | Tensor) -> Tensor:
+    def masked_fill_(self: Tensor, mask: Any, value: Number | Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.masked_fill(mask, value), (value,))
 
-    def copy_(self, src: Any) -> Tensor:
+    def copy_(self: Tensor, src: Any) -> Tensor:
         """Copy ``src`` (broadcast, cast to this dtype) into this tensor."""
         src_t = src if is_tensor(src) else function.tensor_class(src)
         return views.inplace(self,
             lambda s: shape.CopyInto.apply(s, src_t.to(self.dtype)), (src_t,))
 
-    def fill_(self, value: Number) -> Tensor:
+    def fill_(self: Tensor, value: Number) -> Tensor:
         return views.inplace(self, lambda s: shape.CopyInto.apply(s, value))
 
-    def zero_(self) -> Tensor:
+    def zero_(self: Tensor) -> Tensor:
         return self.fill_(0)
 
-    def uniform_(self, from_: float = 0.0, to: float = 1.0, **kwargs: Any) -> Tensor:
+    def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, **kwargs: Any) -> Tensor:
         """Fill with samples from U[from, to) of the global generator (torch's keyword
         ``from`` is accepted too)."""
         lo = kwargs.pop("from", from_)
@@ -84,67 +91,67 @@ class InplaceMethods:
                             f"{next(iter(kwargs))!r}")
         return _random_fill(self, lambda rng, s: rng.uniform(lo, to, s))
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
         """Fill with samples from N(mean, std^2) of the global generator."""
         return _random_fill(self, lambda rng, s: rng.normal(mean, std, s))
 
-    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Number = 1) -> Tensor:
+    def addcmul_(self: Tensor, tensor1: Any, tensor2: Any, *, value: Number = 1) -> Tensor:
         """self += value * tensor1 * tensor2 (Adam's second-moment update)."""
         return views.inplace(self, lambda s: s.addcmul(tensor1, tensor2, value=value),
                              (tensor1, tensor2))
 
-    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Number = 1) -> Tensor:
+    def addcdiv_(self: Tensor, tensor1: Any, tensor2: Any, *, value: Number = 1) -> Tensor:
         """self += value * tensor1 / tensor2 (Adam's step)."""
         return views.inplace(self, lambda s: s.addcdiv(tensor1, tensor2, value=value),
                              (tensor1, tensor2))
 
-    def lerp_(self, end: Any, weight: Any) -> Tensor:
+    def lerp_(self: Tensor, end: Any, weight: Any) -> Tensor:
         return views.inplace(self, lambda s: s.lerp(end, weight), (end, weight))
 
-    def clamp_min_(self, min: Any) -> Tensor:
+    def clamp_min_(self: Tensor, min: Any) -> Tensor:
         return views.inplace(self, lambda s: s.clamp_min(min), (min,))
 
-    def clamp_max_(self, max: Any) -> Tensor:
+    def clamp_max_(self: Tensor, max: Any) -> Tensor:
         return views.inplace(self, lambda s: s.clamp_max(max), (max,))
 
-    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None,
+    def nan_to_num_(self: Tensor, nan: float = 0.0, posinf: float | None = None,
                     neginf: float | None = None) -> Tensor:
         return views.inplace(self, lambda s: s.nan_to_num(nan, posinf, neginf))
 
-    def log_(self) -> Tensor:
+    def log_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.log())
 
-    def reciprocal_(self) -> Tensor:
+    def reciprocal_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.reciprocal())
 
-    def square_(self) -> Tensor:
+    def square_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.square())
 
-    def floor_(self) -> Tensor:
+    def floor_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.floor())
 
-    def ceil_(self) -> Tensor:
+    def ceil_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.ceil())
 
-    def round_(self, decimals: int = 0) -> Tensor:
+    def round_(self: Tensor, decimals: int = 0) -> Tensor:
         return views.inplace(self, lambda s: s.round(decimals))
 
-    def trunc_(self) -> Tensor:
+    def trunc_(self: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.trunc())
 
-    def __iadd__(self, o: Any) -> Tensor:
+    def __iadd__(self: Tensor, o: Any) -> Tensor:
         return self.add_(o)
 
-    def __isub__(self, o: Any) -> Tensor:
+    def __isub__(self: Tensor, o: Any) -> Tensor:
         return self.sub_(o)
 
-    def __imul__(self, o: Any) -> Tensor:
+    def __imul__(self: Tensor, o: Any) -> Tensor:
         return self.mul_(o)
 
-    def __itruediv__(self, o: Any) -> Tensor:
+    def __itruediv__(self: Tensor, o: Any) -> Tensor:
         return self.div_(o)
 
-    def __ipow__(self, o: Any) -> Tensor:
+    def __ipow__(self: Tensor, o: Any) -> Tensor:
         return self.pow_(o)
 
 

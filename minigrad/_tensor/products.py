@@ -1,6 +1,10 @@
 """Fused products and statistics as Tensor methods: addmm, addmv, baddbmm, kron, cov and
 corrcoef, composed from matmul and the elementwise ops (so they differentiate again)."""
 
+# mypy: disable-error-code="misc"
+# (The methods take self as the Tensor they are mixed into, which mypy's check that a
+# self annotation is a supertype of its class, error code misc, would refuse.)
+
 from __future__ import annotations
 
 import warnings
@@ -24,7 +28,7 @@ def _scaled(beta: Number, x: Tensor, alpha: Number, product: Tensor) -> Tensor:
 class ProductMethods:
     """The fused product and covariance methods of Tensor (mixed into it by tensor.py)."""
 
-    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
+    def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
               alpha: Number = 1) -> Tensor:
         """beta self + alpha mat1 @ mat2 (self broadcast to the product's shape).
 
@@ -36,7 +40,7 @@ class ProductMethods:
                 raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
         return _scaled(beta, self, alpha, mat1.mm(mat2)).expand(mat1.shape[0], mat2.shape[1])
 
-    def addmv(self, mat: Tensor, vec: Tensor, *, beta: Number = 1,
+    def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta: Number = 1,
               alpha: Number = 1) -> Tensor:
         """beta self + alpha mat @ vec."""
         if mat.ndim != 2 or vec.ndim != 1:
@@ -44,34 +48,34 @@ class ProductMethods:
                                f"{mat.ndim}, {vec.ndim}")
         return _scaled(beta, self, alpha, mat.matmul(vec)).expand(mat.shape[0])
 
-    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
+    def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
                 alpha: Number = 1) -> Tensor:
         """beta self + alpha batch1 @ batch2, batch by batch."""
         out = batch1.bmm(batch2)
         return _scaled(beta, self, alpha, out).expand(out.shape)
 
-    def mv(self, vec: Tensor) -> Tensor:
+    def mv(self: Tensor, vec: Tensor) -> Tensor:
         """Matrix times vector."""
         if self.ndim != 2 or vec.ndim != 1:
             raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.ndim}, "
                                f"{vec.ndim}")
         return self.matmul(vec)
 
-    def inner(self, other: Tensor) -> Tensor:
+    def inner(self: Tensor, other: Tensor) -> Tensor:
         """Sum over the last dims of both: out[i.., j..] = sum_k self[i.., k] other[j.., k]."""
         if self.ndim == 0 or other.ndim == 0:
             return self * other
         a = self.reshape(self.shape[:-1] + (1,) * (other.ndim - 1) + self.shape[-1:])
         return (a * other).sum(-1)
 
-    def vdot(self, other: Tensor) -> Tensor:
+    def vdot(self: Tensor, other: Tensor) -> Tensor:
         """The dot product of two 1-D tensors (conjugating self, a no-op for reals)."""
         if self.ndim != 1 or other.ndim != 1:
             raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D "
                                "tensors")
         return self.dot(other)
 
-    def outer(self, vec2: Tensor) -> Tensor:
+    def outer(self: Tensor, vec2: Tensor) -> Tensor:
         """The outer product of two vectors: out[i, j] = self[i] * vec2[j].
 
         >>> mg.tensor([1.0, 2.0]).outer(mg.tensor([1.0, 10.0])).tolist()
@@ -84,11 +88,11 @@ class ProductMethods:
 
     ger = outer
 
-    def dist(self, other: Tensor, p: float = 2) -> Tensor:
+    def dist(self: Tensor, other: Tensor, p: float = 2) -> Tensor:
         """The p-norm of self - other."""
         return (self - other).norm(p)
 
-    def kron(self, other: Tensor) -> Tensor:
+    def kron(self: Tensor, other: Tensor) -> Tensor:
         """The Kronecker product: blocks self[i, j] * other, for any number of dims.
 
         >>> mg.tensor([1, 2]).kron(mg.tensor([1, 10])).tolist()
@@ -101,7 +105,7 @@ class ProductMethods:
         b = b.reshape(tuple(v for s in b.shape for v in (1, s)))
         return (a * b).reshape(tuple(p * q for p, q in zip(a.shape[::2], b.shape[1::2])))
 
-    def cov(self, *, correction: int = 1, fweights: Tensor | None = None,
+    def cov(self: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
             aweights: Tensor | None = None) -> Tensor:
         """The covariance matrix of the variables in the rows (observations in columns),
         optionally weighted by integer frequencies and/or observation weights, as torch.cov.
@@ -129,6 +133,7 @@ class ProductMethods:
                 raise RuntimeError(f"cov(): {name} cannot be negative")
             wt = wt.reshape(-1)  # (promoted with x, as torch does)
             w = wt if w is None else w * wt
+        fact: Tensor | int
         if w is None:
             avg = x.mean(1, keepdim=True)
             fact = n - correction
@@ -146,7 +151,7 @@ class ProductMethods:
         c = (xm if w is None else xm * w).matmul(xm.mT) / fact
         return c.reshape(()) if self.ndim < 2 else c
 
-    def corrcoef(self) -> Tensor:
+    def corrcoef(self: Tensor) -> Tensor:
         """Pearson correlation coefficients of the rows, clipped to [-1, 1] as in torch."""
         c = self.cov()
         if c.ndim == 0:

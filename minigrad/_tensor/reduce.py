@@ -1,5 +1,10 @@
-"""Reductions as Tensor methods: sum, mean, max/min (with indices), prod, var/std, norms,
-logsumexp and the softmaxes (composed from primitives, shifted so they never overflow)."""
+"""Reductions as Tensor methods: sum, mean, max/min (with indices), aminmax, prod, var/std,
+norms, the nan-ignoring sum and mean, count_nonzero, logsumexp and the softmaxes (composed
+from primitives, shifted so they never overflow)."""
+
+# mypy: disable-error-code="misc"
+# (The methods take self as the Tensor they are mixed into, which mypy's check that a
+# self annotation is a supertype of its class, error code misc, would refuse.)
 
 from __future__ import annotations
 
@@ -15,8 +20,7 @@ import numpy as np
 import minigrad
 
 from .._dims import count_over, norm_dims, numpy_dims, numpy_kwargs, wrap_dim
-from ..autograd import function
-from ..autograd.function import is_tensor
+from ..autograd.function import is_tensor, make_tensor
 from ..ops import arith, reduce
 
 if TYPE_CHECKING:
@@ -32,20 +36,27 @@ class MinMax(NamedTuple):
     indices: Tensor
 
 
+class AMinMax(NamedTuple):
+    """What ``aminmax`` returns."""
+
+    min: Tensor
+    max: Tensor
+
+
 class ReduceMethods:
     """The reduce methods of Tensor (mixed into it by tensor.py)."""
 
     @numpy_dims
-    def all(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    def all(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         dims = norm_dims(dim, self.ndim)  # torch's IndexError for a dim out of range
-        return function.make_tensor(np.asarray(np.all(self._array, axis=dims, keepdims=keepdim)))
+        return make_tensor(np.asarray(np.all(self._array, axis=dims, keepdims=keepdim)))
 
     @numpy_dims
-    def any(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    def any(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         dims = norm_dims(dim, self.ndim)
-        return function.make_tensor(np.asarray(np.any(self._array, axis=dims, keepdims=keepdim)))
+        return make_tensor(np.asarray(np.any(self._array, axis=dims, keepdims=keepdim)))
 
-    def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
+    def sum(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,
             dtype: Any = None, **numpy: Any) -> Tensor:
         """Sum over ``dim`` (all dims when None); integer and bool sums are int64, as in torch.
         numpy's ``axis=`` and ``keepdims=`` are accepted too."""
@@ -54,7 +65,7 @@ class ReduceMethods:
         x = self if dtype is None else self.to(dtype)
         return _sum(x, norm_dims(dim, x._array.ndim), keepdim)
 
-    def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False,
+    def mean(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,
              dtype: Any = None, **numpy: Any) -> Tensor:
         if numpy:
             dim, keepdim = numpy_kwargs("mean", numpy, dim, keepdim)
@@ -67,16 +78,16 @@ class ReduceMethods:
         return reduce.Mean.apply(x, norm_dims(dim, x.ndim), keepdim)
 
     @numpy_dims
-    def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    def amax(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         """Max over ``dim``; ties share the gradient evenly (torch's amax rule)."""
         return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, True)
 
     @numpy_dims
-    def amin(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    def amin(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, False)
 
     @numpy_dims
-    def max(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
+    def max(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
         """``max()`` is the largest element; ``max(dim)`` is ``(values, indices)``;
         ``max(other)`` is the elementwise maximum, as in torch."""
         if is_tensor(dim):
@@ -87,7 +98,7 @@ class ReduceMethods:
                                               True))
 
     @numpy_dims
-    def min(self, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
+    def min(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:
         if is_tensor(dim):
             return self.minimum(dim)
         if dim is None:
@@ -96,23 +107,23 @@ class ReduceMethods:
                                               False))
 
     @numpy_dims
-    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
         if dim is None:
-            return function.make_tensor(np.asarray(np.argmax(self._array), dtype=np.int64))
+            return make_tensor(np.asarray(np.argmax(self._array), dtype=np.int64))
         return self.max(dim, keepdim).indices
 
     @numpy_dims
-    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
         if dim is None:
-            return function.make_tensor(np.asarray(np.argmin(self._array), dtype=np.int64))
+            return make_tensor(np.asarray(np.argmin(self._array), dtype=np.int64))
         return self.min(dim, keepdim).indices
 
     @numpy_dims
-    def prod(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    def prod(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
         return reduce.Prod.apply(self, dim, keepdim)
 
     @numpy_dims
-    def var(self, dim: int | Sequence[int] | None = None, correction: int = 1,
+    def var(self: Tensor, dim: int | Sequence[int] | None = None, correction: int = 1,
             keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
         """Variance with Bessel's correction by default (``correction=1``), as in torch."""
         if unbiased is not None:
@@ -129,11 +140,11 @@ class ReduceMethods:
         return (centred * centred).sum(dims, keepdim=keepdim) / max(count - correction, 0)
 
     @numpy_dims
-    def std(self, dim: int | Sequence[int] | None = None, correction: int = 1,
+    def std(self: Tensor, dim: int | Sequence[int] | None = None, correction: int = 1,
             keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
         return self.var(dim, correction, keepdim, unbiased).sqrt()
 
-    def norm(self, p: Any = "fro", dim: int | Sequence[int] | None = None,
+    def norm(self: Tensor, p: Any = "fro", dim: int | Sequence[int] | None = None,
              keepdim: bool = False, dtype: Any = None) -> Tensor:
         """torch's ``Tensor.norm``: a number p (or None: 2) is the vector p-norm
         (sum |x|^p)^(1/p) over ``dim`` (all dims when None; 0 counts non-zeros, +-inf the
@@ -148,7 +159,8 @@ class ReduceMethods:
         if isinstance(p, str):
             if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
                 return x.norm(2, dim, keepdim)
-            dims = tuple(range(x.ndim)) if dim is None else dim
+            # matrix_norm gives torch's error for what is not two dims
+            dims: Any = tuple(range(x.ndim)) if dim is None else dim
             return minigrad.linalg.matrix_norm(x, p, dims, keepdim)
         p = 2 if p is None else p
         if x.dtype.kind != "f" or isinstance(p, bool) or p in (0, 1, math.inf, -math.inf):
@@ -160,7 +172,7 @@ class ReduceMethods:
         return reduce.NormP.apply(x, dims, keepdim, float(p))
 
     @numpy_dims
-    def logsumexp(self, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+    def logsumexp(self: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
         """log(sum(exp(x))) over ``dim``, shifted by the max m so it never overflows.
 
         As m + log1p(sum(exp(x - m)) - 1), with one maximum's term entering the sum as
@@ -172,34 +184,70 @@ class ReduceMethods:
         if self._array.size == 0:
             out = z.exp().sum(dims, keepdim=True).log() + m
         else:
-            one_max = function.make_tensor(_one_max(self._array, dims))
+            one_max = make_tensor(_one_max(self._array, dims))
             out = arith.Where.apply(one_max, z.expm1(), z.exp()).sum(dims, keepdim=True)
             out = out.log1p() + m
         return out if keepdim else out.squeeze(dims)
 
     @numpy_dims
-    def softmax(self, dim: int) -> Tensor:
+    def softmax(self: Tensor, dim: int) -> Tensor:
         """exp(x) / sum(exp(x)) over ``dim``, computed from x - max(x) so it never overflows."""
         # Not exp(x - logsumexp(x)): at |x| ~ 1000 rounding logsumexp costs float32 digits.
         return reduce.Softmax.apply(self, norm_dims(dim, self.ndim), None)
 
     @numpy_dims
-    def log_softmax(self, dim: int) -> Tensor:
+    def log_softmax(self: Tensor, dim: int) -> Tensor:
         """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max)))."""
         dims = norm_dims(dim, self.ndim)
         z = self - _max_shift(self, dims)
         return z - z.exp().sum(dims, keepdim=True).log()
 
     @numpy_dims
-    def cumsum(self, dim: int) -> Tensor:
+    def cumsum(self: Tensor, dim: int) -> Tensor:
         return reduce.Cumsum.apply(self, wrap_dim(dim, self.ndim))
+
+    @numpy_dims
+    def aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AMinMax:
+        """(amin, amax) over ``dim`` (all entries when None)."""
+        if self.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        return AMinMax(self.amin(dim, keepdim), self.amax(dim, keepdim))
+
+    @numpy_dims
+    def nansum(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+               dtype: Any = None) -> Tensor:
+        """Sum treating nan as 0."""
+        if not self.is_floating_point():
+            return self.sum(dim, keepdim, dtype=dtype)
+        zero = make_tensor(np.isnan(self._array))
+        return arith.Where.apply(zero, 0, self).sum(dim, keepdim, dtype=dtype)
+
+    @numpy_dims
+    def nanmean(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
+        """Mean of the entries that are not nan (nan when there are none)."""
+        x = self if dtype is None else self.to(dtype)
+        if not x.is_floating_point():
+            raise RuntimeError(f"nanmean(): expected input to have floating point dtype but "
+                               f"got {x.dtype}")
+        count = np.sum(~np.isnan(x._array), axis=norm_dims(dim, x.ndim), keepdims=keepdim)
+        empty = count == 0  # nan there, without a 0/0 in forward or backward
+        mean = x.nansum(dim, keepdim) / make_tensor(np.where(empty, 1, count).astype(x.dtype))
+        return arith.Where.apply(make_tensor(empty), np.nan, mean) if np.any(empty) else mean
+
+    @numpy_dims
+    def count_nonzero(self: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+        dims = norm_dims(dim, self.ndim)
+        return make_tensor(np.asarray(np.count_nonzero(self._array, axis=dims),
+                                               np.int64))
 
 
 def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     """max(x) over ``dims`` (kept), as a constant: a shift softmax and logsumexp are exact
     under, so it needs no gradient; infinite maxima become 0 to avoid inf - inf."""
     m = np.max(x._array, axis=dims, keepdims=True) if x._array.size else np.zeros(())
-    return function.make_tensor(np.where(np.isfinite(m), m, 0).astype(x._array.dtype))
+    return make_tensor(np.where(np.isfinite(m), m, 0).astype(x._array.dtype))
 
 
 def _one_max(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:

@@ -1,23 +1,26 @@
-"""Sorting, selection and scans as Tensor methods: sort/argsort/topk/kthvalue/median/mode,
-cummax/cummin/cumprod/logcumsumexp, diff, the nan-ignoring reductions, nonzero and the
-flat selections (masked_select, take, take_along_dim).
+"""Sorting, order statistics and scans as Tensor methods: sort/argsort/topk/kthvalue/median/
+mode, quantile, unique, bincount, cummax/cummin/cumprod/logcumsumexp and diff.
 
 Indices come from numpy and the values are ``gather``-ed at them, so the gradient goes to
 the index returned (ties included) and differentiates again like gather's.
 """
 
+# mypy: disable-error-code="misc"
+# (The methods take self as the Tensor they are mixed into, which mypy's check that a
+# self annotation is a supertype of its class, error code misc, would refuse.)
+
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .._dims import norm_dims, numpy_dims, wrap_dim
-from ..autograd import function
-from ..autograd.function import constant, is_tensor
-from ..ops import arith, shape, special
-from .elementwise import bool_mask
+from .._dims import numpy_dims, wrap_dim
+from ..autograd.function import is_tensor, make_tensor
+from ..ops import arith, binary, shape
+from ..ops._base import NotDifferentiable
+from ._operand import long_index
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -29,13 +32,6 @@ class ValuesIndices(NamedTuple):
 
     values: Tensor
     indices: Tensor
-
-
-class AMinMax(NamedTuple):
-    """What ``aminmax`` returns."""
-
-    min: Tensor
-    max: Tensor
 
 
 def _argsort(x: np.ndarray, d: int, descending: bool) -> np.ndarray:
@@ -52,7 +48,7 @@ def _argsort(x: np.ndarray, d: int, descending: bool) -> np.ndarray:
 
 def _picked(x: Tensor, d: int, idx: np.ndarray, keepdim: bool = True) -> ValuesIndices:
     """(x gathered at ``idx`` along ``d``, idx), with ``d`` squeezed unless ``keepdim``."""
-    index = function.make_tensor(idx)
+    index = make_tensor(idx)
     values = x.gather(d, index) if x.ndim else x.clone()
     if not keepdim and x.ndim:
         values, index = values.squeeze(d), index.squeeze(d)
@@ -74,12 +70,11 @@ def _scan(x: Tensor, d: int, op: Callable[[Tensor, Tensor], Tensor]) -> Tensor:
         k *= 2
     return x
 
-
 class SortMethods:
     """The sorting and selection methods of Tensor (mixed into it by tensor.py)."""
 
     @numpy_dims
-    def sort(self, dim: int = -1, descending: bool = False, *,
+    def sort(self: Tensor, dim: int = -1, descending: bool = False, *,
              stable: bool = False) -> ValuesIndices:
         """(values, indices) sorted along ``dim``; always stable, nan last (first when
         descending).
@@ -91,17 +86,17 @@ class SortMethods:
         return _picked(self, d, _argsort(self._array, d, descending))
 
     @numpy_dims
-    def argsort(self, dim: int = -1, descending: bool = False, *,
+    def argsort(self: Tensor, dim: int = -1, descending: bool = False, *,
                 stable: bool = False) -> Tensor:
         d = wrap_dim(dim, self.ndim)
-        return function.make_tensor(_argsort(self._array, d, descending))
+        return make_tensor(_argsort(self._array, d, descending))
 
-    def msort(self) -> Tensor:
+    def msort(self: Tensor) -> Tensor:
         """Sorted along dim 0."""
         return self.sort(0).values
 
     @numpy_dims
-    def topk(self, k: int, dim: int = -1, largest: bool = True,
+    def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True,
              sorted: bool = True) -> ValuesIndices:
         """The k largest (or smallest) entries along ``dim`` and their indices, in order.
 
@@ -116,7 +111,7 @@ class SortMethods:
         return _picked(self, d, idx[_slice(d, 0, k)] if self.ndim else idx)
 
     @numpy_dims
-    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         """The k-th smallest entry (k counts from 1) along ``dim`` and its index."""
         d = wrap_dim(dim, self.ndim)
         n = self.shape[d] if self.ndim else 1
@@ -126,7 +121,8 @@ class SortMethods:
         return _picked(self, d, idx[_slice(d, k - 1, k)] if self.ndim else idx, keepdim)
 
     @numpy_dims
-    def median(self, dim: int | None = None, keepdim: bool = False) -> Tensor | ValuesIndices:
+    def median(self: Tensor, dim: int | None = None,
+               keepdim: bool = False) -> Tensor | ValuesIndices:
         """The lower median: ``median()`` of all entries, ``median(dim)`` (values, indices)
         along ``dim``; nan where a slice holds nan (at its first nan), as in torch.
 
@@ -136,7 +132,7 @@ class SortMethods:
         return _median(self, dim, keepdim, skip_nan=False)
 
     @numpy_dims
-    def nanmedian(self, dim: int | None = None,
+    def nanmedian(self: Tensor, dim: int | None = None,
                   keepdim: bool = False) -> Tensor | ValuesIndices:
         """median of the entries that are not nan (nan, at index 0, when a slice has none).
 
@@ -146,7 +142,7 @@ class SortMethods:
         return _median(self, dim, keepdim, skip_nan=True)
 
     @numpy_dims
-    def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         """The most frequent value along ``dim`` (the smallest of equally frequent ones) and
         the index of its last occurrence, as torch."""
         d = wrap_dim(dim, self.ndim)
@@ -163,41 +159,33 @@ class SortMethods:
         return _picked(self, d, np.moveaxis(idx.reshape(kept), -1, d), keepdim)
 
     @numpy_dims
-    def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> AMinMax:
-        """(amin, amax) over ``dim`` (all entries when None)."""
-        if self.numel() == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
-                               "the operation has no identity.")
-        return AMinMax(self.amin(dim, keepdim), self.amax(dim, keepdim))
-
-    @numpy_dims
-    def cummax(self, dim: int) -> ValuesIndices:
+    def cummax(self: Tensor, dim: int) -> ValuesIndices:
         """Running maximum along ``dim``; at ties the index moves to the latest, as torch."""
         return _running(self, dim, np.maximum)
 
     @numpy_dims
-    def cummin(self, dim: int) -> ValuesIndices:
+    def cummin(self: Tensor, dim: int) -> ValuesIndices:
         return _running(self, dim, np.minimum)
 
     @numpy_dims
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumprod(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
         """Running product along ``dim``; the gradient is exact at zeros (a doubling scan of
         minigrad ops rather than the division by the input)."""
         x = self if dtype is None else self.to(dtype)
         d = wrap_dim(dim, x.ndim)
         if not x.is_floating_point():
-            return function.make_tensor(np.cumprod(x._array.reshape(x.shape or (1,)), axis=d,
+            return make_tensor(np.cumprod(x._array.reshape(x.shape or (1,)), axis=d,
                                                    dtype=np.int64).reshape(x.shape))
         return _scan(x, d, lambda a, b: a * b)
 
     @numpy_dims
-    def logcumsumexp(self, dim: int) -> Tensor:
+    def logcumsumexp(self: Tensor, dim: int) -> Tensor:
         """log(cumsum(exp(x))) along ``dim``, without overflow (a scan of logaddexp)."""
         x = self if self.is_floating_point() else self.float()
-        return _scan(x, wrap_dim(dim, x.ndim), special.LogAddExp.apply)
+        return _scan(x, wrap_dim(dim, x.ndim), binary.LogAddExp.apply)
 
     @numpy_dims
-    def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+    def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
              append: Tensor | None = None) -> Tensor:
         """The n-th forward difference along ``dim`` (xor for bool), after joining
         ``prepend`` and ``append``.
@@ -216,103 +204,23 @@ class SortMethods:
             x = hi != lo if x.dtype == np.bool_ else hi - lo
         return x
 
-    @numpy_dims
-    def nansum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-               dtype: Any = None) -> Tensor:
-        """Sum treating nan as 0."""
-        if not self.is_floating_point():
-            return self.sum(dim, keepdim, dtype=dtype)
-        zero = constant(np.isnan(self._array))
-        return arith.Where.apply(zero, 0, self).sum(dim, keepdim, dtype=dtype)
-
-    @numpy_dims
-    def nanmean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-                dtype: Any = None) -> Tensor:
-        """Mean of the entries that are not nan (nan when there are none)."""
-        x = self if dtype is None else self.to(dtype)
-        if not x.is_floating_point():
-            raise RuntimeError(f"nanmean(): expected input to have floating point dtype but "
-                               f"got {x.dtype}")
-        count = np.sum(~np.isnan(x._array), axis=norm_dims(dim, x.ndim), keepdims=keepdim)
-        empty = count == 0  # nan there, without a 0/0 in forward or backward
-        mean = x.nansum(dim, keepdim) / constant(np.where(empty, 1, count).astype(x.dtype))
-        return arith.Where.apply(constant(empty), np.nan, mean) if np.any(empty) else mean
-
-    @numpy_dims
-    def count_nonzero(self, dim: int | Sequence[int] | None = None) -> Tensor:
-        dims = norm_dims(dim, self.ndim)
-        return function.make_tensor(np.asarray(np.count_nonzero(self._array, axis=dims),
-                                               np.int64))
-
-    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
-        """The indices of the non-zero entries: an (n, ndim) int64 tensor, or one 1-D tensor
-        per dim with ``as_tuple``."""
-        x = self._array
-        if as_tuple:
-            hits = np.nonzero(x.reshape(1) if x.ndim == 0 else x)
-            return tuple(function.make_tensor(h.astype(np.int64)) for h in hits)
-        return function.make_tensor(np.argwhere(x).astype(np.int64))
-
-    def argwhere(self) -> Tensor:
-        return self.nonzero()
-
-    def masked_select(self, mask: Tensor) -> Tensor:
-        """The entries where ``mask`` (broadcast with self) holds, as a 1-D tensor."""
-        m = bool_mask(mask)
-        full = np.broadcast_shapes(self.shape, m.shape)
-        x = self.expand(full) if self.shape != full else self
-        return x[np.broadcast_to(m._array, full)]
-
-    def take(self, index: Tensor) -> Tensor:
-        """self treated as 1-D, at ``index`` (any shape; negative counts from the end)."""
-        idx = _index(index, "take")
-        n = self.numel()
-        bad = idx[(idx < -n) | (idx >= n)]
-        if bad.size:
-            raise IndexError(f"out of range: tried to access index {bad.flat[0]} on a tensor of "
-                             f"{n} elements.")
-        return self.reshape(-1)[idx]
-
-    @numpy_dims
-    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
-        """gather with broadcasting: the entries at ``indices`` along ``dim`` (of the flattened
-        tensor when None)."""
-        idx = _index(indices, "take_along_dim")
-        n = self.numel() if dim is None else self.shape[wrap_dim(dim, self.ndim)]
-        bad = idx[(idx < 0) | (idx >= n)]
-        if bad.size:
-            raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension "
-                               f"{0 if dim is None else wrap_dim(dim, self.ndim)} with size {n}")
-        if dim is None:
-            return self.reshape(-1).gather(0, function.make_tensor(idx.reshape(-1)))
-        d = wrap_dim(dim, self.ndim)
-        if idx.ndim != self.ndim:
-            raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
-                               f"number of dimensions, but got {self.ndim} dimensions for input, "
-                               f"and {idx.ndim} dimensions for indices")
-        lead = [max(a, b) for a, b in zip(self.shape, idx.shape)]
-        xs, ys = list(lead), list(lead)
-        xs[d], ys[d] = self.shape[d], idx.shape[d]
-        x = self.expand(tuple(xs)) if tuple(xs) != self.shape else self
-        return x.gather(d, function.make_tensor(np.broadcast_to(idx, tuple(ys))))
-
-    def unique(self, sorted: bool = True, return_inverse: bool = False,
+    def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,
                return_counts: bool = False, dim: int | None = None) -> Any:
         """The distinct values (slices along ``dim`` when given), sorted, with the inverse
         indices and counts when asked; not differentiable, as in torch."""
         x = self._array
         d = None if dim is None else wrap_dim(dim, x.ndim)
         vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=d)
-        out = [special.NotDifferentiable.apply("unique", lambda a: vals, self)]
+        out = [NotDifferentiable.apply("unique", lambda a: vals, self)]
         if return_inverse:
-            out.append(function.make_tensor(inv.reshape(x.shape if d is None else -1)
+            out.append(make_tensor(inv.reshape(x.shape if d is None else -1)
                                             .astype(np.int64)))
         if return_counts:
-            out.append(function.make_tensor(counts.astype(np.int64)))
+            out.append(make_tensor(counts.astype(np.int64)))
         return out[0] if len(out) == 1 else tuple(out)
 
     @numpy_dims
-    def quantile(self, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *,
+    def quantile(self: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *,
                  interpolation: str = "linear") -> Tensor:
         """The q-th quantiles along ``dim`` (of all entries when None), interpolated between
         the order statistics as numpy and torch do; nan where a slice holds nan. A tensor of
@@ -324,7 +232,7 @@ class SortMethods:
         return _quantile(self, q, dim, keepdim, interpolation, "quantile")
 
     @numpy_dims
-    def nanquantile(self, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
+    def nanquantile(self: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
                     *, interpolation: str = "linear") -> Tensor:
         """quantile of the entries that are not nan (nan where a slice has none).
 
@@ -333,16 +241,16 @@ class SortMethods:
         """
         return _quantile(self, q, dim, keepdim, interpolation, "nanquantile")
 
-    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    def bincount(self: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
         """How often each value 0, 1, ... occurs in this 1-D non-negative integer tensor
         (summing ``weights`` instead when given)."""
-        x = _index(self, "bincount")
+        x = long_index(self, "bincount")
         if x.ndim != 1:
             raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
         if x.size and x.min() < 0:
             raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
         if weights is None:
-            return function.make_tensor(np.bincount(x, minlength=minlength).astype(np.int64))
+            return make_tensor(np.bincount(x, minlength=minlength).astype(np.int64))
         size = max(minlength, int(x.max()) + 1 if x.size else 0)
         w = weights if weights.is_floating_point() else weights.double()
         return shape.IndexAdd.apply(w, x, (size,))
@@ -361,13 +269,6 @@ def _running(x: Tensor, dim: int, pick: np.ufunc) -> ValuesIndices:
     shape_[d] = a.shape[d]
     pos = np.where(hit, np.arange(a.shape[d]).reshape(shape_), 0)
     return _picked(x, d, np.maximum.accumulate(pos, axis=d).astype(np.int64))
-
-
-def _index(index: Any, fn: str) -> np.ndarray:
-    idx = np.asarray(index._array if is_tensor(index) else index)
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got {idx.dtype}")
-    return idx
 
 
 def _quantile(self: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str,
@@ -416,14 +317,14 @@ def _quantile(self: Tensor, q: Any, dim: int | None, keepdim: bool, interpolatio
     # make its backward as large as that
     flat = srt.reshape(-1)
     start = (np.arange(srt.numel() // n) * n).reshape(top.shape)  # each slice's offset
-    v_lo = flat[function.make_tensor(start + lo)]
+    v_lo = flat[make_tensor(start + lo)]
     out = v_lo
     if np.any(frac):
-        v_hi = flat[function.make_tensor(start + hi)]
-        out = v_lo + (v_hi - v_lo) * constant(np.asarray(frac, x.dtype))
+        v_hi = flat[make_tensor(start + hi)]
+        out = v_lo + (v_hi - v_lo) * make_tensor(np.asarray(frac, x.dtype))
     empty = k == 0 if fn == "nanquantile" else nan.any(-1)
     if np.any(empty):
-        out = arith.Where.apply(constant(np.broadcast_to(empty, out.shape)), np.nan, out)
+        out = arith.Where.apply(make_tensor(np.broadcast_to(empty, out.shape)), np.nan, out)
     if keepdim:  # the q dim first, as torch; the reduced dim (size 1) back in its place
         out = out.unsqueeze(d + 1) if dim is not None else out.reshape(
             (out.shape[0],) + (1,) * self.ndim)
@@ -435,7 +336,7 @@ def _median(x: Tensor, dim: int | None, keepdim: bool, skip_nan: bool) -> Any:
     last); median answers nan at a slice's first nan, nanmedian counts the numbers only."""
     if dim is None:
         if x.numel() == 0:
-            return function.make_tensor(np.asarray(np.nan, x._array.dtype))
+            return make_tensor(np.asarray(np.nan, x._array.dtype))
         return _median(x.reshape(-1), 0, False, skip_nan).values
     d = wrap_dim(dim, x.ndim)
     a = x._array

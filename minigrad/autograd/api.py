@@ -9,6 +9,7 @@ import numpy as np
 
 from . import function
 from .engine import accumulate, run_backward
+from .function import make_tensor
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -34,7 +35,7 @@ def _root_grads(outputs: list, grad_outputs: list | None) -> list:
                     f"grad can be implicitly created only for scalar outputs (output {i} has "
                     f"shape {tuple(t.shape)}); pass a gradient of that shape"
                 )
-            g = function.make_tensor(np.ones(t.shape, dtype=t.dtype))
+            g = make_tensor(np.ones(t.shape, dtype=t.dtype))
         elif not function.is_tensor(g):
             g = function.tensor_class(np.asarray(g, dtype=t.dtype))
         if g.shape != t.shape:

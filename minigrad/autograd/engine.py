@@ -24,7 +24,7 @@ import numpy as np
 
 from .._broadcast import long_loops
 from . import function, quiet
-from .function import _FREED, is_tensor
+from .function import _FREED, is_tensor, make_tensor
 from .grad_mode import _state
 from .graph import AccumulateGrad, Node, edge_of
 
@@ -328,7 +328,7 @@ def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     x, y = old._array, g._array
     if 0 in x.strides or 0 in y.strides:  # a broadcast view (a sum's gradient): long loops
         x, y = long_loops(x, y)
-    return function.make_tensor(x + y)
+    return make_tensor(x + y)
 
 
 def _slot(n_out: int, nr: int, g: Tensor) -> list:
@@ -373,7 +373,7 @@ def _materialized(node: Node, grads: list) -> list:
     """The gradients for a backward of several outputs: zeros for those that got none,
     unless its ctx asked for None (``set_materialize_grads(False)``)."""
     if node.materialize_grads and any(g is None for g in grads):
-        return [function.make_tensor(np.zeros(*meta)) if g is None else g
+        return [make_tensor(np.zeros(*meta)) if g is None else g
                 for g, meta in zip(grads, node._out_meta)]
     return grads
 
@@ -431,7 +431,7 @@ def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
                     and not g.requires_grad):
                 leaf.grad = g
             else:
-                leaf.grad = function.make_tensor(np.array(arr))
+                leaf.grad = make_tensor(np.array(arr))
         elif create_graph or old.requires_grad:
             leaf.grad = old + g  # out of place: old may be part of a graph someone will use
         else:

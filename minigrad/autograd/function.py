@@ -4,7 +4,7 @@ This module is also the seam between autograd and the Tensor class: ``apply`` bu
 Tensors and Tensor's methods call Functions, so one side must learn of the other after
 import. tensor.py calls ``bind_tensor_class(Tensor)`` once, right after defining the class
 (as torch binds its Python Tensor class into autograd at init). Everything else in the
-package tells a Tensor by ``is_tensor`` and wraps arrays with ``constant``.
+package tells a Tensor by ``is_tensor`` and wraps arrays with ``make_tensor``.
 """
 
 from __future__ import annotations
@@ -287,7 +287,7 @@ class Function:
         finally:
             _loud(token)
         kind = type(raw)
-        if kind is _ndarray:  # Tensor._make, inlined
+        if kind is _ndarray:  # make_tensor, inlined
             out = _new(tensor_class)
             out._array, out._version_counter = raw, [0]
         elif kind is tuple:
@@ -478,9 +478,15 @@ def _poisoned(g: Any, ctx: Context) -> Any:
     return out
 
 
-def constant(arr: Any) -> Tensor:
-    """Wrap an ndarray (or numpy scalar) as a Tensor outside the graph: masks, weights."""
-    return make_tensor(np.asarray(arr))
+def make_tensor(arr: Any) -> Tensor:
+    """Wrap an ndarray as a Tensor, without a copy and outside the graph: an op's output
+    before it is recorded, a mask, a weight. A numpy scalar (numpy's answer to arithmetic on
+    0-d arrays) or anything else np.asarray takes becomes its array. ``cls._make`` is the
+    same for a class of one's own (a Parameter's copies stay Parameters)."""
+    t = _new(tensor_class)
+    t._array = arr if type(arr) is _ndarray else np.asarray(arr)
+    t._version_counter = [0]
+    return t
 
 
 def _wrap(r: Any) -> Tensor:
@@ -494,16 +500,15 @@ def _wrap(r: Any) -> Tensor:
 
 
 # ---- the seam with tensor.py ---------------------------------------------------------------
-# Unset until tensor.py has defined the class: read them at call time (``function.tensor_class``
-# or a name of this module), never copy them at import.
+# Unset until tensor.py has defined the class: read it at call time (``function.tensor_class``
+# or a name of this module), never copy it at import.
 tensor_class: type[Tensor]
-make_tensor: Callable[[np.ndarray], Tensor]  # Tensor._make: wrap an ndarray, no copy
 
 
 def bind_tensor_class(cls: type[Tensor]) -> None:
     """Tell autograd which class its Tensors are; tensor.py calls it once, at import."""
-    global tensor_class, make_tensor
-    tensor_class, make_tensor = cls, cls._make
+    global tensor_class
+    tensor_class = cls
 
 
 def is_tensor(x: Any) -> bool:

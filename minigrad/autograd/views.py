@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import function
-from .function import is_tensor
+from .function import is_tensor, make_tensor
 from .grad_mode import _state, no_grad
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def _record(t: Tensor, compute: Callable[[Tensor], Tensor]) -> None:
     into its memory and takes its place in the graph, and its views are redone from it."""
     # The old value as a copy: ops may save it for backward (x.mul_(y) needs x for
     # y's gradient), and the write below must not change it (torch clones here too).
-    old = function.make_tensor(t._array.copy())
+    old = make_tensor(t._array.copy())
     old.requires_grad, old.grad_fn, old._output_nr = t.requires_grad, t.grad_fn, t._output_nr
     res = compute(old)
     write(t, res._array)
@@ -166,12 +166,12 @@ class WriteView(function.Function):
                 replay: Callable[[Tensor], Tensor]) -> np.ndarray:
         arr = base._array
         # The region as flat positions in arr: the view redone on arr's element numbers.
-        pos = replay(function.make_tensor(np.arange(arr.size).reshape(arr.shape)))._array
+        pos = replay(make_tensor(np.arange(arr.size).reshape(arr.shape)))._array
         out = arr.copy()
         out.reshape(-1)[pos] = value._array
         region = np.zeros(arr.shape, dtype=bool)
         region.reshape(-1)[pos] = True
-        ctx.region, ctx.replay = function.constant(region), replay
+        ctx.region, ctx.replay = make_tensor(region), replay
         return out
 
     @staticmethod

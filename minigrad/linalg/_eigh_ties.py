@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from ..autograd.engine import recorded_output_grads, result_is_differentiated
+from ..autograd.function import make_tensor
 from ..autograd.grad_mode import enable_grad
 from ..functions import where
 from ..tensor import Tensor
@@ -76,7 +77,7 @@ class Downstream(_tie_sources.Source):
         terms = []
         for g, t, scale in zip(self.recorded(), (L, U), (lmax, 1.0)):
             if g is not None and g.requires_grad:
-                w = Tensor._make((rng.standard_normal(t.shape) * scale).astype(t.dtype))
+                w = make_tensor((rng.standard_normal(t.shape) * scale).astype(t.dtype))
                 with enable_grad():
                     terms.append((g * w).sum())
         if not terms:
@@ -107,7 +108,7 @@ def limits(L: Tensor, U: Tensor, E: Tensor, down: Downstream, order: int) -> Ten
     the cotangents cannot depend on L (then mu = 0)."""
     n = L.shape[-1]
     d_np = np.arange(1.0, n + 1.0)
-    dts = down.derivatives(Tensor._make(d_np.astype(L.dtype)), order + 1)
+    dts = down.derivatives(make_tensor(d_np.astype(L.dtype)), order + 1)
     if not dts:
         return None
     c = d_np[None, :] - d_np[:, None]  # [i, j] = d_j - d_i
@@ -116,7 +117,7 @@ def limits(L: Tensor, U: Tensor, E: Tensor, down: Downstream, order: int) -> Ten
     for k, dgU in enumerate(dts):
         power = None if k == 0 else (-E if power is None else power * -E)
         dJ = U.mT @ dgU
-        term = (dJ - dJ.mT) / Tensor._make((math.factorial(k + 1) * c ** (k + 1)).astype(
+        term = (dJ - dJ.mT) / make_tensor((math.factorial(k + 1) * c ** (k + 1)).astype(
             L.dtype))
         if power is not None:
             term = term * power
@@ -182,11 +183,11 @@ def quotient(N: Tensor, E: Tensor, zero: np.ndarray, mu: Tensor | None,
     """N / x off the masks, mu where ``take``, 0 where ``zero`` (the diagonal, pairs the loss
     does not see)."""
     mask = zero | take
-    m = Tensor._make(mask)
+    m = make_tensor(mask)
     q = N / where(m, 1.0, E)
     if not mask.any():
         return q
-    value = 0.0 if mu is None or not take.any() else where(Tensor._make(zero), 0.0, mu)
+    value = 0.0 if mu is None or not take.any() else where(make_tensor(zero), 0.0, mu)
     return where(m, value, q)
 
 

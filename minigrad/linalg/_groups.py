@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..functions import cat
 from ..tensor import Tensor
 
@@ -23,7 +24,7 @@ def by_group(A: Tensor, keys: np.ndarray, fn: Callable[[Tensor, Any, np.ndarray]
     parts, order = [], []
     for v in values:
         idx = np.flatnonzero(keys == v)
-        parts.append(fn(A[Tensor._make(idx)], v, idx))
+        parts.append(fn(A[make_tensor(idx)], v, idx))
         order.append(idx)
     inverse = np.argsort(np.concatenate(order), kind="stable")
-    return cat(parts, 0)[Tensor._make(inverse)]
+    return cat(parts, 0)[make_tensor(inverse)]

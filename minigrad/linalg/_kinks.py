@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..tensor import Tensor
 
 
@@ -50,4 +51,4 @@ def subgradient(g: Tensor, values: np.ndarray, level: np.ndarray, noise: np.ndar
             if m.sum() > 1:
                 new[m] = new[m].mean()
         fix[b] = new - a[b]
-    return g if fix is None else g + Tensor._make(fix.reshape(g.shape).astype(g.dtype))
+    return g if fix is None else g + make_tensor(fix.reshape(g.shape).astype(g.dtype))

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import _aot
 from ..autograd.engine import result_is_differentiated
+from ..autograd.function import make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..functions import where
 from ..tensor import Tensor
@@ -142,7 +143,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     has_inv = (tall and gU is not None) or (wide and gVh is not None)  # R or Q below
     way = _strategy(U, S, gU, gVh, policy, no_poles, has_inv)
     if way == "empty":
-        return Tensor._make(np.zeros(U.shape[:-2] + (m, n), U.dtype))
+        return make_tensor(np.zeros(U.shape[:-2] + (m, n), U.dtype))
     Uk = U if U.shape[-1] == k else U[..., :k]
     Vhk = Vh if Vh.shape[-2] == k else Vh[..., :k, :]
     eps = float(np.finfo(S.dtype).eps)
@@ -221,7 +222,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
                                  scale_noise, eps, down, earlier, formula,
                                  result_is_differentiated()))
     if decided is not None:
-        P = P._replace(plus=P.plus + where(Tensor._make(decided[0]), decided[1], 0.0))
+        P = P._replace(plus=P.plus + where(make_tensor(decided[0]), decided[1], 0.0))
     return P, remember_dropped(down, poles, policy, grads)
 
 
@@ -257,7 +258,7 @@ def _fused(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | Non
 
     gs = None if gS is None else gS._array.reshape(-1, k)
     out = svd_vjp_square(flat(U), S._array.reshape(-1, k), flat(Vh), flat(gU), gs, flat(gVh))
-    return Tensor._make(out.reshape(U.shape))
+    return make_tensor(out.reshape(U.shape))
 
 
 def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray | None,

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..functions import where
 from ..tensor import Tensor
 from .errors import LinAlgError
@@ -223,7 +224,7 @@ def quot(nu: Tensor | None, x: Tensor, mask: np.ndarray,
         return None
     if not mask.any():
         return nu / x
-    m = Tensor._make(np.broadcast_to(mask, np.broadcast_shapes(mask.shape, x.shape)))
+    m = make_tensor(np.broadcast_to(mask, np.broadcast_shapes(mask.shape, x.shape)))
     q = nu / where(m, 1.0, x)
     return where(m, 0.0 if value is None else value, q)
 
@@ -267,7 +268,7 @@ def pairwise(S: Tensor) -> tuple[Tensor, Tensor]:
     if k > 16:
         s_i, s_j = S.unsqueeze(-1), S.unsqueeze(-2)
         return s_j - s_i, s_j + s_i
-    pm = Tensor._make(_pair_signs(k).astype(S.dtype))  # (k, 2 k^2)
+    pm = make_tensor(_pair_signs(k).astype(S.dtype))  # (k, 2 k^2)
     both = (S @ pm).reshape(S.shape[:-1] + (2, k, k))
     return both[..., 0, :, :], both[..., 1, :, :]
 
@@ -280,10 +281,10 @@ def pair_denominators(S: Tensor) -> tuple[Tensor, Tensor]:
     k = S.shape[-1]
     if k > 16:  # the constant matrices grow as k^3: broadcast instead (a wide inner dim)
         s_i, s_j = S.unsqueeze(-1) * 2.0, S.unsqueeze(-2) * 2.0
-        diag = Tensor._make(np.eye(k, dtype=S.dtype)) * S[..., :1].unsqueeze(-1)
+        diag = make_tensor(np.eye(k, dtype=S.dtype)) * S[..., :1].unsqueeze(-1)
         return s_j - s_i + diag, s_j + s_i + diag
     shape = S.shape[:-1] + (k, k)
-    return tuple((S @ Tensor._make(d.astype(S.dtype))).reshape(shape)
+    return tuple((S @ make_tensor(d.astype(S.dtype))).reshape(shape)
                  for d in _pair_coefficients(k))
 
 

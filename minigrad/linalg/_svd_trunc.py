@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
 from ..functions import where
 from ..tensor import Tensor
 from . import ties as _ties
@@ -67,7 +67,7 @@ class _SVDTop(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, forward, policy: _ties.TiePolicy) -> tuple:
         u, s, vh, s_next = forward(A._array)
-        outs = Tensor._make(u), Tensor._make(s), Tensor._make(vh)
+        outs = make_tensor(u), make_tensor(s), make_tensor(vh)
         ctx.save_for_backward(*outs)  # the outputs: the tie limits read them (Downstream)
         ctx.A = A  # an input: the complement solve reads it, and differentiates through it
         ctx.s_next = s_next
@@ -81,7 +81,7 @@ class _SVDTop(Function):
         U, S, Vh = ctx.saved_tensors
         A = ctx.A
         if S.shape[-1] == 0:
-            return Tensor._make(np.zeros(A.shape, A.dtype)), None, None
+            return make_tensor(np.zeros(A.shape, A.dtype)), None, None
         tied = _tied_at_cut(S._array, ctx.s_next)
         _check_cut(tied, gU, gS, gVh, S._array, ctx.s_next)
         down = Downstream(ctx, (gU, gS, gVh)) if ctx.wants_downstream else None
@@ -127,7 +127,7 @@ def complement_pullback(A: Tensor, U: Tensor, S: Tensor, V: Tensor, gU: Tensor |
     chooses how to solve. ``skip`` (*, k): columns whose cotangents are all zero and whose
     system may be singular (kept values tied with a discarded one)."""
     if skip is not None and skip.all():
-        return Tensor._make(np.zeros(A.shape, A.dtype))
+        return make_tensor(np.zeros(A.shape, A.dtype))
     if A.shape[-2] < A.shape[-1]:  # solve on the smaller side
         return complement_pullback(A.mT, V, S, U, gV, gU, s_next, skip).mT
     AQ = A - (A @ V) @ V.mT
@@ -140,7 +140,7 @@ def complement_pullback(A: Tensor, U: Tensor, S: Tensor, V: Tensor, gU: Tensor |
         rhs = B.mT @ PgU if rhs is None else rhs + B.mT @ PgU
     shift, Sd = S * S, S
     if skip is not None and skip.any():  # zero right-hand sides: any definite shift will do
-        mask = Tensor._make(skip)
+        mask = make_tensor(skip)
         shift = where(mask, (S[..., :1] * S[..., :1]) * 2.0, shift)
         Sd = where(mask, S[..., :1], S)
     N = _ShiftedSolve.apply(A, U, V, shift, rhs, s_next * s_next)
@@ -172,7 +172,7 @@ class _ShiftedSolve(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, U: Tensor, V: Tensor, shift: Tensor, R: Tensor,
                 floor: np.ndarray) -> Tensor:
-        out = Tensor._make(shifted_solve(A._array, U._array, V._array, shift._array,
+        out = make_tensor(shifted_solve(A._array, U._array, V._array, shift._array,
                                          R._array, floor))
         ctx.save_for_backward(A, U, V, shift, out)  # the output itself: higher order
         ctx.floor = floor

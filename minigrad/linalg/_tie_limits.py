@@ -74,6 +74,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..functions import where
 from ..tensor import Tensor
 from ._svd_parts import (
@@ -195,7 +196,7 @@ def exact_terms(p: PolePass) -> Terms:
             take = np.broadcast_to(need & ~bad[name], np.broadcast_shapes(
                 need.shape, bad[name].shape))
             value = None if lim is None else where(
-                Tensor._make(np.broadcast_to(zero, lim.shape)), 0.0, Held.apply(lim))
+                make_tensor(np.broadcast_to(zero, lim.shape)), 0.0, Held.apply(lim))
             out[name] = quot(nu, x, zero | take, value)
     return Terms(out["plus"], out["minus"], out["R"], out["Q"])
 
@@ -270,7 +271,7 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     reads = reads & (s > tie_level(s, eps))
     take = reads[..., :, None] & reads[..., None, :] & witness[..., :, None] & witness[
         ..., None, :] & (weak | (tie & (coupled <= noise[..., None, None])))
-    safe = where(Tensor._make(reads), S, 1.0).unsqueeze(-2)
+    safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
     return take, (Zq + Zq.mT) * 0.5
 
@@ -304,7 +305,7 @@ def _merge(loc_p: np.ndarray | None, loc_z: np.ndarray | None, mu_l: Numerators,
         like = a if a is not None else b
         a = a if a is not None else like * 0.0
         b = b if b is not None else like * 0.0
-        return where(Tensor._make(np.broadcast_to(mask, np.broadcast_shapes(
+        return where(make_tensor(np.broadcast_to(mask, np.broadcast_shapes(
             mask.shape, like.shape))), a, b)
 
     return Numerators(None, None, pick(loc_p, mu_l.plus, mu_g.plus),
@@ -330,7 +331,7 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
     depend on S (then mu = 0)."""
     k = f.k
     d_np = np.arange(1.0, k + 1.0)
-    dts = source.derivatives(Tensor._make(d_np.astype(S.dtype)), order + 1)
+    dts = source.derivatives(make_tensor(d_np.astype(S.dtype)), order + 1)
     if not dts:
         return _NONE
     c_p = d_np[None, :] - d_np[:, None]  # [i, j] = d_j - d_i
@@ -347,7 +348,7 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
             dnu = getattr(part, field)
             if dnu is None:
                 continue
-            term = dnu / Tensor._make((math.factorial(n + 1) * c ** (n + 1)).astype(S.dtype))
+            term = dnu / make_tensor((math.factorial(n + 1) * c ** (n + 1)).astype(S.dtype))
             if power is not None:
                 term = term * power
             out = term if out is None else out + term

@@ -22,7 +22,7 @@ from ..autograd.engine import (
     result_is_differentiated,
     run_backward,
 )
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor
 from ._svd_parts import Poles, colmax
@@ -81,7 +81,7 @@ class Source:
     def _hvp(self, q: Tensor, wrt: list[Tensor], create_graph: bool) -> list:
         if not q.requires_grad:
             return [None] * len(wrt)
-        one = Tensor._make(np.ones((), q.dtype))
+        one = make_tensor(np.ones((), q.dtype))
         with looking_downstream():
             return run_backward([q], [one], True, create_graph, inputs=wrt,
                                 look_downstream=False)
@@ -122,7 +122,7 @@ class Source:
         terms = []
         for g, t, scale in zip(rec, (U, S, Vh), (1.0, s1, 1.0)):
             if g is not None and g.requires_grad:
-                w = Tensor._make((rng.standard_normal(t.shape) * scale).astype(t.dtype))
+                w = make_tensor((rng.standard_normal(t.shape) * scale).astype(t.dtype))
                 with enable_grad():
                     terms.append((g * w).sum())
         if not terms:

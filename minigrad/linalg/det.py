@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state, is_grad_enabled
 from ..tensor import Tensor
 from . import _small
@@ -39,7 +39,7 @@ class _Det(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> Tensor:
-        out = Tensor._make(np.asarray(np.linalg.det(A._array)))
+        out = make_tensor(np.asarray(np.linalg.det(A._array)))
         ctx.save_for_backward(A, out)
         return out
 
@@ -66,7 +66,7 @@ class _SmallDet(Function):
         n = A.shape[-1]
         if not _state.enabled:  # a first-order walk: numpy alone
             c = _small.batched(_small.cofactor, A._array)
-            return Tensor._make(g._array[..., None, None] * c),
+            return make_tensor(g._array[..., None, None] * c),
         c = _small.cofactor(A.reshape(-1, n, n)).reshape(A.shape)
         return g.unsqueeze(-1).unsqueeze(-1) * c,
 
@@ -85,7 +85,7 @@ def det(A: Tensor) -> Tensor:
     if _small.fits(A._array, 1 if recorded else 32):
         return _SmallDet.apply(A)
     if not recorded:
-        return Tensor._make(np.asarray(np.linalg.det(A._array)))
+        return make_tensor(np.asarray(np.linalg.det(A._array)))
     *batch, n, _ = A.shape
     if n == 0 or 0 in batch:
         return _Det.apply(A)
@@ -123,7 +123,7 @@ def _det_of_rank(A: Tensor, r: int, _idx: np.ndarray) -> Tensor:
         return _expand(A) if n <= _EXPAND_MAX else (A * 0.0).sum((-2, -1))
     u, _, vh = np.linalg.svd(A._array)
     sigma = np.linalg.det(u) * np.linalg.det(vh)
-    B = Tensor._make(np.swapaxes(u, -1, -2)) @ A @ Tensor._make(np.swapaxes(vh, -1, -2))
+    B = make_tensor(np.swapaxes(u, -1, -2)) @ A @ make_tensor(np.swapaxes(vh, -1, -2))
     B11, B12 = B[:, :r, :r], B[:, :r, r:]
     B21, B22 = B[:, r:, :r], B[:, r:, r:]
     schur = B22 - B21 @ solve(B11, B12)
@@ -131,7 +131,7 @@ def _det_of_rank(A: Tensor, r: int, _idx: np.ndarray) -> Tensor:
     # above its size (zero) would be differences of terms of size 1 / |schur|. Expanded, they
     # are exact.
     d = _expand(schur) if n - r <= _EXPAND_MAX else _det(schur)
-    return Tensor._make(np.round(sigma)) * _Det.apply(B11) * d
+    return make_tensor(np.round(sigma)) * _Det.apply(B11) * d
 
 
 def _expand(A: Tensor) -> Tensor:
@@ -204,5 +204,5 @@ def logdet(A: Tensor) -> Tensor:
     check_matrix(A, "logdet", square=True)
     sign, logabs = _Slogdet.apply(A)
     with np.errstate(divide="ignore", invalid="ignore"):
-        shift = Tensor._make(np.asarray(np.log(sign._array)))  # 0, nan (sign -1), -inf (0)
+        shift = make_tensor(np.asarray(np.log(sign._array)))  # 0, nan (sign -1), -inf (0)
     return logabs + shift

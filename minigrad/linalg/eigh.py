@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import _eigh_ties as _et
@@ -82,7 +82,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     if A.requires_grad and is_grad_enabled():
         return eigh(A, UPLO, tol=tol, max_sweeps=max_sweeps).eigenvalues
     w, _ = eigh_forward(A._array, lower, False, tol=tol, max_sweeps=max_sweeps)
-    return Tensor._make(w)
+    return make_tensor(w)
 
 
 class _Eigh(Function):
@@ -90,7 +90,7 @@ class _Eigh(Function):
     def forward(ctx: Context, A: Tensor, lower: bool, tol: float | None, max_sweeps: int,
                 policy: _ties.TiePolicy) -> tuple[Tensor, Tensor]:
         w, v = eigh_forward(A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
-        outs = Tensor._make(w), Tensor._make(v)
+        outs = make_tensor(w), make_tensor(v)
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
         ctx.policy = policy
@@ -121,7 +121,7 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
     """gA = U (diag(gL) + X) U^T, X_ij = (J_ij - J_ji) / 2 (l_j - l_i), J = U^T gU."""
     n = L.shape[-1]
     if n == 0 or (gL is None and gU is None):
-        return Tensor._make(np.zeros(U.shape, U.dtype))
+        return make_tensor(np.zeros(U.shape, U.dtype))
     l = L._array
     exact = policy.kind == "exact"
     tie = _et.tie_level(l)

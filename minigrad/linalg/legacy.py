@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.function import constant
+from ..autograd.function import make_tensor
 from ..tensor import Tensor
 from ._checks import check_matrix
 from .qr import QRResult
@@ -38,8 +38,8 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVDLegacyR
     if not compute_uv:
         m, n = input.shape[-2:]
         batch = input.shape[:-2]
-        U = constant(np.zeros(batch + (m, m), input.dtype))
-        V = constant(np.zeros(batch + (n, n), input.dtype))
+        U = make_tensor(np.zeros(batch + (m, m), input.dtype))
+        V = make_tensor(np.zeros(batch + (n, n), input.dtype))
         return SVDLegacyResult(U, svdvals(input), V)
     U, S, Vh = linalg_svd(input, full_matrices=not some)
     return SVDLegacyResult(U, S, Vh.mT)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..autograd.function import constant
+from ..autograd.function import make_tensor
 from ..tensor import Tensor
 from ._checks import check_matrix
 
@@ -29,7 +29,7 @@ def matrix_exp(A: Tensor) -> Tensor:
         raise RuntimeError("linalg.matrix_exp: the input holds inf or NaN; exp(A) is undefined")
     s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
     X = A / 2.0 ** s if s else A
-    eye = constant(np.eye(n, dtype=A.dtype))
+    eye = make_tensor(np.eye(n, dtype=A.dtype))
     P = eye
     for k in range(18 if A.dtype == np.float64 else 10, 0, -1):  # Horner: I + X/k (...)
         P = eye + (X @ P) / k

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..functions import stack, where
 from ..ops.shape import wrap_dim
 from ..tensor import Tensor
@@ -126,7 +127,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
                         f"{type(n).__name__}")
     if n == 0:  # I, a function of A with a zero gradient (a NaN in A stays out), as torch
         eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)
-        return where(Tensor._make(np.zeros(A.shape, bool)), A, Tensor._make(eye.copy()))
+        return where(make_tensor(np.zeros(A.shape, bool)), A, make_tensor(eye.copy()))
     if n < 0:
         check_matrix(A, "linalg.matrix_power", square=True)
         A, n = inv(A), -n

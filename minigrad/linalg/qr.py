@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..functions import cat
 from ..tensor import Tensor
@@ -55,9 +55,9 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
     if mode not in _MODES:
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
-    empty = Tensor._make(np.zeros((0,), A.dtype))
+    empty = make_tensor(np.zeros((0,), A.dtype))
     if mode == "r" and not (A.requires_grad and is_grad_enabled()):
-        return QRResult(empty, Tensor._make(np.linalg.qr(A._array, mode="r")))
+        return QRResult(empty, make_tensor(np.linalg.qr(A._array, mode="r")))
     Q, R = _QR.apply(A, mode == "complete")
     return QRResult(empty, R) if mode == "r" else QRResult(Q, R)
 
@@ -66,7 +66,7 @@ class _QR(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, complete: bool) -> tuple[Tensor, Tensor]:
         q, r = np.linalg.qr(A._array, mode="complete" if complete else "reduced")
-        outs = Tensor._make(q), Tensor._make(r)
+        outs = make_tensor(q), make_tensor(r)
         ctx.save_for_backward(*outs)
         ctx.set_materialize_grads(False)
         return outs
@@ -82,7 +82,7 @@ def qr_backward(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None) -> T
     m, n = Q.shape[-2], R.shape[-1]
     k = min(m, n)
     if k == 0:
-        return Tensor._make(np.zeros(Q.shape[:-2] + (m, n), Q.dtype))
+        return make_tensor(np.zeros(Q.shape[:-2] + (m, n), Q.dtype))
     if Q.shape[-1] > k:  # complete, m > n
         if gQ is not None:
             gQ = _fold_complement(Q, gQ, k)
@@ -103,7 +103,7 @@ def qr_backward(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None) -> T
         gQX = YgRY if gQX is None else gQX + YgRY
     gX = _square_rule(Q, R[..., :m], gQX, gRX)
     if gY is None:
-        gY = Tensor._make(np.zeros(Q.shape[:-2] + (m, n - m), Q.dtype))
+        gY = make_tensor(np.zeros(Q.shape[:-2] + (m, n - m), Q.dtype))
     return cat([gX, gY], -1)
 
 

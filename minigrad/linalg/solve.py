@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
 from ..tensor import Tensor
 from . import _small
 from ._checks import batch_prefix, check_matrix, check_tensor, half_as_float
@@ -35,7 +35,7 @@ class _Inv(Function):
     def forward(ctx: Context, A: Tensor) -> Tensor:
         small = _small.batched(_small.inv, A._array) if _small.fits(A._array) else None
         try:
-            out = Tensor._make(small if small is not None else np.linalg.inv(A._array))
+            out = make_tensor(small if small is not None else np.linalg.inv(A._array))
         except np.linalg.LinAlgError:
             _raise_singular("linalg.inv", A._array, "the inversion could not be completed "
                             "because the input matrix is singular.")
@@ -70,7 +70,7 @@ class _Solve(Function):
         a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
         small = _small.batched(_small.solve, a, b) if _small.fits(a) and b.size else None
         try:
-            out = Tensor._make(small if small is not None else np.linalg.solve(a, b))
+            out = make_tensor(small if small is not None else np.linalg.solve(a, b))
         except np.linalg.LinAlgError:
             batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
             info = lu_info(np.broadcast_to(a, batch + a.shape[-2:]))
@@ -134,7 +134,7 @@ class _SolveTriangular(Function):
                     f"linalg.solve_triangular: {batch_prefix(T.shape[:-2], b)}The diagonal "
                     f"element {int(np.argmax(zero[b])) + 1} is zero, the solve could not be "
                     "completed because the input matrix is singular.")
-        out = Tensor._make(np.linalg.solve(T.astype(dt, copy=False),
+        out = make_tensor(np.linalg.solve(T.astype(dt, copy=False),
                                            B._array.astype(dt, copy=False)))
         ctx.upper, ctx.unit = upper, unit
         ctx.save_for_backward(A, out)
@@ -198,7 +198,7 @@ class _Cholesky(Function):
             info = cholesky_info(a)  # torch refuse it, as a minor that is not positive
             if info.any():
                 _not_positive_definite(a, info)
-        out = Tensor._make(out)
+        out = make_tensor(out)
         ctx.save_for_backward(out)
         return out
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
 from ..functions import where
 from ..tensor import Tensor
 from ._checks import batch_prefix, check_matrix, check_tensor, half_as_float
@@ -115,7 +115,7 @@ def _pinv_cut(A: Tensor, cut: np.ndarray, hermitian: bool) -> Tensor:
 
 def _inverse_kept(s: Tensor, keep: np.ndarray) -> Tensor:
     """1/s where kept, exactly 0 elsewhere (so the cut part gets exactly zero cotangent)."""
-    k = Tensor._make(keep)
+    k = make_tensor(keep)
     return where(k, 1.0 / where(k, s, 1.0), 0.0)
 
 
@@ -141,10 +141,10 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
     m, n = A.shape[-2:]
     batch = A.shape[:-2]
     if min(m, n) == 0:
-        return Tensor._make(np.zeros(batch, np.int64))
+        return make_tensor(np.zeros(batch, np.int64))
     s = _values(A._array.reshape(-1, m, n), hermitian).reshape(batch + (min(m, n),))
     cut = _cutoff(s[..., 0], atol, rtol, m, n)
-    return Tensor._make(np.asarray(np.count_nonzero(s > cut[..., None], axis=-1), np.int64))
+    return make_tensor(np.asarray(np.count_nonzero(s > cut[..., None], axis=-1), np.int64))
 
 
 class _Undefined(Function):
@@ -161,7 +161,7 @@ class _Undefined(Function):
     def backward(ctx: Context, g: Tensor) -> tuple:
         if np.any(g._array != 0):
             raise LinAlgError(ctx.why)
-        return Tensor._make(np.zeros(ctx.shape, g.dtype)), None, None
+        return make_tensor(np.zeros(ctx.shape, g.dtype)), None, None
 
 
 _REGULAR, _SINGULAR, _ZERO = 0, 1, 2
@@ -280,7 +280,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
         full = (rank_b == min(m, n)) | (driver == "gels")
 
         def part(Ag: Tensor, is_full: bool, idx: np.ndarray) -> Tensor:
-            Bg = Bf if idx.size == Bf.shape[0] else Bf[Tensor._make(idx)]
+            Bg = Bf if idx.size == Bf.shape[0] else Bf[make_tensor(idx)]
             if is_full:
                 return _lstsq_full(Ag, Bg)
             U, S, Vh = svd(Ag, full_matrices=False)
@@ -288,14 +288,14 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
             return Vh.mT @ ((U.mT @ Bg) * w.unsqueeze(-1))
 
         X = by_group(Af, full, part)
-    empty = Tensor._make(np.zeros((0,), dt))
+    empty = make_tensor(np.zeros((0,), dt))
     res = empty
     if m > n and driver != "gelsy" and nb and bool(np.all(rank == n)):
         res = ((Af @ X - Bf) ** 2).sum(-2).reshape(*batch, k)
     X = X.reshape(*batch, n, k)
-    rk = (Tensor._make(np.asarray(rank.reshape(own), np.int64)) if driver != "gels"
-          else Tensor._make(np.zeros((0,), np.int64)))
-    sv = (Tensor._make(s.reshape(own + (min(m, n),)).astype(dt))
+    rk = (make_tensor(np.asarray(rank.reshape(own), np.int64)) if driver != "gels"
+          else make_tensor(np.zeros((0,), np.int64)))
+    sv = (make_tensor(s.reshape(own + (min(m, n),)).astype(dt))
           if driver in ("gelsd", "gelss") else empty)
     return LstsqResult(X.squeeze(-1) if vector else X, res, rk, sv)
 

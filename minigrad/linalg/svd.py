@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import ties as _ties
@@ -84,7 +84,7 @@ def svdvals(A: Tensor, *, tol: float | None = None,
     if A.requires_grad and is_grad_enabled():
         return svd(A, full_matrices=False, tol=tol, max_sweeps=max_sweeps).S
     _, s, _ = svd_forward(A._array, False, False, tol=tol, max_sweeps=max_sweeps)
-    return Tensor._make(s)
+    return make_tensor(s)
 
 
 class _SVD(Function):
@@ -92,7 +92,7 @@ class _SVD(Function):
     def forward(ctx: Context, A: Tensor, full_matrices: bool, tol: float | None,
                 max_sweeps: int, policy: _ties.TiePolicy) -> tuple[Tensor, Tensor, Tensor]:
         u, s, vh = svd_forward(A._array, full_matrices, True, tol=tol, max_sweeps=max_sweeps)
-        outs = Tensor._make(u), Tensor._make(s), Tensor._make(vh)
+        outs = make_tensor(u), make_tensor(s), make_tensor(vh)
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
         plan_backward(ctx, s, policy, u.shape[-2] != vh.shape[-1])

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..dtypes import to_dtype
 from ..ops.reduce import norm_dims
 from ..tensor import Tensor
@@ -51,7 +52,7 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     if ord == -_INF:
         return x.abs().amin(dims, keepdim)
     if ord == 0:  # piecewise constant: zero gradient everywhere
-        count = Tensor._make(np.asarray((x._array != 0).sum(axis=dims, keepdims=keepdim), x.dtype))
+        count = make_tensor(np.asarray((x._array != 0).sum(axis=dims, keepdims=keepdim), x.dtype))
         return count + (x * 0.0).sum(dims, keepdim)
     # Tensor.norm's p-norm: one implementation, which refuses the infinite slope of
     # 0 < p < 1 at a zero entry rather than returning torch's 0 there

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..autograd.grad_mode import no_grad
 from ..creation import Generator, rng_of
 from ..tensor import Tensor
@@ -16,7 +17,7 @@ from ..tensor import Tensor
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
     with no_grad():
-        return tensor.copy_(Tensor._make(np.asarray(values, dtype=tensor.dtype)))
+        return tensor.copy_(make_tensor(np.asarray(values, dtype=tensor.dtype)))
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._tensor.convert import check_device, to_args
+from ..autograd.function import make_tensor
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .parameter import Parameter, clear_grad
@@ -286,7 +287,7 @@ class Module:
             if t._array.dtype.kind == "f" and t._array.dtype != dt:
                 t._array = t._array.astype(dt)  # a leaf keeps its identity; only its array changes
                 if t.grad is not None:
-                    t.grad = Tensor._make(t.grad._array.astype(dt))
+                    t.grad = make_tensor(t.grad._array.astype(dt))
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:

@@ -12,6 +12,7 @@ A new elementwise op is a ``_Unary`` row: its numpy function and its derivative 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -107,3 +108,17 @@ class _Unary(Function):
     def backward(cls, ctx: Context, g: Any) -> Any:
         (a,) = ctx.saved_tensors
         return cls.grad(a, g)
+
+
+class NotDifferentiable(Function):
+    """``fn`` of the inputs' arrays, for a function torch gives no derivative: backward
+    through it raises, rather than quietly dropping the gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, name: str, fn: Callable, *args: Any) -> np.ndarray:
+        ctx.fn_name = name  # not ctx.name: ctx is the node, whose name() it would hide
+        return np.asarray(fn(*[getattr(a, "_array", a) for a in args]))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        raise RuntimeError(f"the derivative for '{ctx.fn_name}' is not implemented")

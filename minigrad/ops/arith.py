@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import function
-from ..autograd.function import Context, Function, constant, is_tensor
+from ..autograd.function import Context, Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
 from ._base import elementwise, float_operands, operands, save_operands, saved_operands
 
@@ -80,7 +79,7 @@ def _times(g: Any, x: Any) -> Any:
     else the recorded op, so that it differentiates again."""
     if _state.enabled:
         return g * x
-    return function.make_tensor(_multiply(*elementwise(g, x)))
+    return make_tensor(_multiply(*elementwise(g, x)))
 
 
 class Div(Function):
@@ -141,7 +140,7 @@ class Pow(Function):
             # torch's rule for a number exponent: g (b a**(b-1)), zeros for b = 0; the
             # a ** (b - 1) takes the fast route of forward when b - 1 has one.
             if b == 0:
-                return constant(np.zeros(a._array.shape, a._array.dtype)), None
+                return make_tensor(np.zeros(a._array.shape, a._array.dtype)), None
             return g * (b * a ** (b - 1)), None
         ga = gb = None
         b_zero = np.asarray(_arr(b)) == 0
@@ -151,7 +150,7 @@ class Pow(Function):
             ga = g * b * a ** (b - 1)
             # torch's rule: 0 where the exponent is 0 (else 0 * 0**-1 = nan at a == 0).
             if np.any(b_zero):
-                ga = Where.apply(constant(~b_zero), ga, 0)
+                ga = Where.apply(make_tensor(~b_zero), ga, 0)
         if nb:
             base = np.asarray(_arr(a))
             # torch's rule: d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0.
@@ -159,13 +158,13 @@ class Pow(Function):
             log_a = a.log() if is_tensor(a) else float(np.log(a))
             gb = g * (a ** b) * log_a
             if np.any(zero):
-                gb = Where.apply(constant(~zero), gb, 0)
+                gb = Where.apply(make_tensor(~zero), gb, 0)
         return ga, gb
 
 
 class Remainder(Function):
     """a - b floor(a / b), taking the sign of b (Python's %, torch.remainder);
-    d/da = 1, d/db = -floor(a / b). (ops/special.py's Fmod truncates instead.)"""
+    d/da = 1, d/db = -floor(a / b). (ops/binary.py's Fmod truncates instead.)"""
 
     fn = staticmethod(np.remainder)
     quotient = staticmethod(lambda q: q.floor())
@@ -212,7 +211,7 @@ class _Extremum(Function):
     def forward(cls, ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
         w = cls.wins(x, y) + 0.5 * (x == y)
-        ctx.w = constant(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
+        ctx.w = make_tensor(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
         return cls.pick(x, y)
 
     @staticmethod
@@ -285,10 +284,10 @@ class Clamp(Function):
         if hi_ is not None:
             out = np.minimum(out, np.asarray(hi_, dtype=x.dtype))
             keep = keep & (x <= hi_)
-        ctx.keep = constant(keep)
+        ctx.keep = make_tensor(keep)
         _, n_lo, n_hi = ctx.needs_input_grad
-        ctx.low = constant(x < lo_) if n_lo else None
-        ctx.high = constant(x > hi_) if n_hi else None
+        ctx.low = make_tensor(x < lo_) if n_lo else None
+        ctx.high = make_tensor(x > hi_) if n_hi else None
         # np.maximum of 0-d arrays gives a numpy scalar: asarray, since copy=False would refuse it
         return np.array(out, dtype=x.dtype) if out is x else np.asarray(out, dtype=x.dtype)
 

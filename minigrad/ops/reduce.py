@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._dims import count_over, norm_dims
-from ..autograd import function
-from ..autograd.function import Context, Function, constant
+from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
 from .arith import Where
 from .reduce_fast import fast_max, fast_sum
@@ -40,7 +39,7 @@ class Sum(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         if not _state.enabled:  # nothing records (a first-order walk): no node to make
-            return function.make_tensor(_spread(g._array, ctx.shape, ctx.dims)), None, None
+            return make_tensor(_spread(g._array, ctx.shape, ctx.dims)), None, None
         return SumBackward.apply(g, ctx.shape, ctx.dims), None, None
 
 
@@ -62,7 +61,7 @@ class Mean(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         if not _state.enabled:  # count 0 spreads nothing (the walk keeps numpy quiet)
             share = g._array / ctx.count
-            return function.make_tensor(_spread(share, ctx.shape, ctx.dims)), None, None
+            return make_tensor(_spread(share, ctx.shape, ctx.dims)), None, None
         return SumBackward.apply(g / ctx.count, ctx.shape, ctx.dims), None, None
 
 
@@ -122,7 +121,7 @@ class Softmax(Function):
             a = x._array if x._array.dtype.kind == "f" else x._array.astype(np.float32)
             probs = np.exp(shifted(a, dims))
             probs /= probs.sum(axis=dims, keepdims=True)
-        out = function.make_tensor(probs)
+        out = make_tensor(probs)
         ctx.save_for_backward(out)  # the output: its backward differentiates again
         return out
 
@@ -155,7 +154,7 @@ class Amax(Function):
         x = a._array
         w = (x == ctx.out).astype(x.dtype if x.dtype.kind == "f" else np.float32)
         w /= fast_sum(w, ctx.dims, True)
-        return g.reshape(ctx.out.shape) * constant(w), None, None, None
+        return g.reshape(ctx.out.shape) * make_tensor(w), None, None, None
 
 
 class ArgReduce(Function):
@@ -172,7 +171,7 @@ class ArgReduce(Function):
         vals = np.take_along_axis(x, idx, axis=d)
         shape = [1] * x.ndim
         shape[d] = x.shape[d]
-        ctx.onehot = constant((np.arange(x.shape[d]).reshape(shape) == idx).astype(
+        ctx.onehot = make_tensor((np.arange(x.shape[d]).reshape(shape) == idx).astype(
             x.dtype if x.dtype.kind == "f" else np.float32))
         ctx.kept = vals.shape
         if not keepdim:
@@ -222,7 +221,7 @@ def _product_of_others(a: Any, dims: tuple[int, ...]) -> Any:
 def _exclusive_cumprod(x: Any) -> Any:
     """y_i = prod_{j < i} x_j along dim 0, by Hillis-Steele doubling: log2(n) multiplies."""
     n = x.shape[0]
-    y = Cat.apply(0, constant(np.ones((1,) + x.shape[1:], x.dtype)), x[:n - 1])
+    y = Cat.apply(0, make_tensor(np.ones((1,) + x.shape[1:], x.dtype)), x[:n - 1])
     k = 1
     while k < n:
         y = Cat.apply(0, y[:k], y[k:] * y[:n - k])
@@ -285,8 +284,8 @@ class NormP(Function):
         flat = n == 0  # (for p < 0, any zero entry makes n = 0)
         safe = Where.apply(flat, 1, n)
         if p < 1:  # 0 ** (p - 1) is inf: those entries are masked (their slices unused or flat)
-            power = Where.apply(constant(zero), 0, _Pow.apply(Where.apply(constant(zero), 1, a),
-                                                              p - 1, True))
+            power = Where.apply(make_tensor(zero), 0,
+                                _Pow.apply(Where.apply(make_tensor(zero), 1, a), p - 1, True))
         else:
             power = _Pow.apply(a, p - 1, True)
         slope = Where.apply(flat, 0, power / safe ** (p - 1))
@@ -319,8 +318,8 @@ class _Pow(Function):
         quiet = np.asarray(gx == 0)
         # where the cotangent is 0 the power is not needed: 1 there keeps inf (and 0 inf =
         # nan, in this product and in its derivatives) out
-        base = Where.apply(constant(quiet & (x == 0)), 1, a) if q < 2 else a
-        return Where.apply(constant(quiet), 0, g * q * _Pow.apply(base, q - 1, signed)), None, \
+        base = Where.apply(make_tensor(quiet & (x == 0)), 1, a) if q < 2 else a
+        return Where.apply(make_tensor(quiet), 0, g * q * _Pow.apply(base, q - 1, signed)), None, \
             None
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function, constant
+from ..autograd.function import Context, Function, make_tensor
 from .arith import Where
 from .shape import Cat, GetItem
 
@@ -60,10 +60,10 @@ class ScatterReduce(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         tup, reduce, inc = ctx.tup, ctx.reduce, ctx.inc
-        self_part = constant(np.asarray(ctx.hit & (not inc)))  # places a does not enter
+        self_part = make_tensor(np.asarray(ctx.hit & (not inc)))  # places a does not enter
         if reduce in ("sum", "mean"):
             if reduce == "mean":
-                g = g / constant(ctx.count.astype(g._array.dtype))
+                g = g / make_tensor(ctx.count.astype(g._array.dtype))
             ga = Where.apply(self_part, 0.0, g)
             return ga, GetItem.apply(g, tup), None, None, None
         a, src = ctx.saved_tensors
@@ -76,9 +76,9 @@ class ScatterReduce(Function):
         eq_s = s == out[tup]
         n_eq = np.array(eq_a, np.int64)
         np.add.at(n_eq, tup, eq_s)
-        share = g / constant(np.maximum(n_eq, 1).astype(g._array.dtype))
-        ga = share * constant(eq_a.astype(g._array.dtype))
-        gs = GetItem.apply(share, tup) * constant(eq_s.astype(g._array.dtype))
+        share = g / make_tensor(np.maximum(n_eq, 1).astype(g._array.dtype))
+        ga = share * make_tensor(eq_a.astype(g._array.dtype))
+        gs = GetItem.apply(share, tup) * make_tensor(eq_s.astype(g._array.dtype))
         return ga, gs, None, None, None
 
 
@@ -102,7 +102,7 @@ def _prod_factors(a: Any, src: Any, tup: tuple, inc: bool, hit: np.ndarray) -> t
     n = own.size
     at = np.full(hit.size, n + src._array.size)  # a's entries that do not enter: 1
     at[own] = np.arange(n)
-    one = constant(np.ones(1, a._array.dtype))
+    one = make_tensor(np.ones(1, a._array.dtype))
     fa = Cat.apply(0, others, one)[at].reshape(hit.shape)
     return fa, others[n:].reshape(src.shape)
 
@@ -114,10 +114,10 @@ def _exclusive_products(x: Any, places: np.ndarray) -> Any:
     first = np.ones(places.size, bool)
     first[1:] = places[1:] != places[:-1]
     start = np.maximum.accumulate(np.where(first, pos, 0))  # where each entry's run begins
-    y = Where.apply(constant(first), 1.0, x[np.maximum(pos - 1, 0)])
+    y = Where.apply(make_tensor(first), 1.0, x[np.maximum(pos - 1, 0)])
     longest = int((pos - start).max(initial=0)) + 1
     k = 1
     while k < longest:
-        y = y * Where.apply(constant(pos - k >= start), y[np.maximum(pos - k, 0)], 1.0)
+        y = y * Where.apply(make_tensor(pos - k >= start), y[np.maximum(pos - k, 0)], 1.0)
         k *= 2
     return y

@@ -13,7 +13,7 @@ import numpy as np
 from .._dims import wrap_dim  # noqa: F401  (still importable from here)
 from ..autograd import function
 from ..autograd.engine import sum_to_shape
-from ..autograd.function import Context, Function, constant, is_tensor
+from ..autograd.function import Context, Function, is_tensor, make_tensor
 from ..dtypes import result_dtype
 from .arith import Where
 
@@ -148,7 +148,7 @@ class SetItem(Function):
         keep = np.ones(a._array.shape, dtype=bool)
         keep[index] = False
         ctx.index, ctx.value_shape = index, value._array.shape
-        ctx.keep = constant(keep)
+        ctx.keep = make_tensor(keep)
         return out
 
     @staticmethod

@@ -1,17 +1,27 @@
-"""Elementwise functions of one tensor. Integer inputs give float32 results, as in torch.
+"""Elementwise functions of one tensor, each with its gradient rule: exp and log, roots and
+powers of two and ten, the trigonometric and hyperbolic functions and their inverses,
+sigmoid, erf and its kin, sinc, entr, relu; rounding, casts and clones. Integer inputs give
+float32 results, as in torch.
 
-The smooth ones are ``_Unary`` rows (ops/_base.py): a numpy function and a derivative rule."""
+The smooth ones are ``_Unary`` rows (ops/_base.py): a numpy function and a derivative rule,
+written with minigrad ops so it differentiates again. Functions of two tensors are in
+ops/arith.py (arithmetic) and ops/binary.py (atan2, hypot, logaddexp, fmod)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Context, Function, constant
+from ..autograd.function import Context, Function, make_tensor, once_differentiable
 from ._base import _Unary
 from .arith import Where
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
 
 
 class Neg(Function):
@@ -31,7 +41,7 @@ class Abs(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.sign = constant(np.sign(a._array))
+        ctx.sign = make_tensor(np.sign(a._array))
         return np.abs(a._array)
 
     @staticmethod
@@ -121,11 +131,198 @@ class SigmoidGrad(_Unary):
     grad = staticmethod(lambda a, g: -g * SigmoidGrad.apply(a) * (a * 0.5).tanh())
 
 
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    from . import _erf_kernels  # numba: imported (and compiled) on first use only
+
+    return _erf_kernels.erf(x)
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    from . import _erf_kernels
+
+    return _erf_kernels.erfc(x)
+
+
+def _erfinv(x: np.ndarray) -> np.ndarray:
+    from . import _erf_kernels
+
+    return _erf_kernels.erfinv(x)
+
+
+def _erfcx(x: np.ndarray) -> np.ndarray:
+    from . import _erf_kernels
+
+    return _erf_kernels.erfcx(x)
+
+
+def _erfcx_slope(x: np.ndarray) -> np.ndarray:
+    from . import _erf_kernels
+
+    return _erf_kernels.erfcx_slope(x)
+
+
+class Tan(_Unary):
+    fn = np.tan
+    grad = staticmethod(lambda a, g: g / (a.cos() * a.cos()))
+
+
+class Sinh(_Unary):
+    fn = np.sinh
+    grad = staticmethod(lambda a, g: g * a.cosh())
+
+
+class Cosh(_Unary):
+    fn = np.cosh
+    grad = staticmethod(lambda a, g: g * a.sinh())
+
+
+class Asin(_Unary):
+    fn = np.arcsin
+    grad = staticmethod(lambda a, g: g / (1 - a * a).sqrt())
+
+
+class Acos(_Unary):
+    fn = np.arccos
+    grad = staticmethod(lambda a, g: -g / (1 - a * a).sqrt())
+
+
+class Atan(_Unary):
+    fn = np.arctan
+    grad = staticmethod(lambda a, g: g / (1 + a * a))
+
+
+class Asinh(_Unary):
+    fn = np.arcsinh
+    grad = staticmethod(lambda a, g: g / (a * a + 1).sqrt())
+
+
+class Acosh(_Unary):
+    fn = np.arccosh
+    grad = staticmethod(lambda a, g: g / ((a - 1).sqrt() * (a + 1).sqrt()))
+
+
+class Atanh(_Unary):
+    fn = np.arctanh
+    grad = staticmethod(lambda a, g: g / (1 - a * a))
+
+
+class Log2(_Unary):
+    fn = np.log2
+    grad = staticmethod(lambda a, g: g / (a * _LN2))
+
+
+class Log10(_Unary):
+    fn = np.log10
+    grad = staticmethod(lambda a, g: g / (a * _LN10))
+
+
+class Exp2(_Unary):
+    fn = np.exp2
+    grad = staticmethod(lambda a, g: g * Exp2.apply(a) * _LN2)
+
+
+class Erf(_Unary):
+    """erf(a) = 2/sqrt(pi) int_0^a exp(-t^2) dt; erf'(a) = 2/sqrt(pi) exp(-a^2)."""
+
+    fn = staticmethod(_erf)
+    grad = staticmethod(lambda a, g: g * _TWO_OVER_SQRT_PI * (-(a * a)).exp())
+
+
+class Erfc(_Unary):
+    """1 - erf(a), without the cancellation for large a."""
+
+    fn = staticmethod(_erfc)
+    grad = staticmethod(lambda a, g: -g * _TWO_OVER_SQRT_PI * (-(a * a)).exp())
+
+
+class Erfcx(_Unary):
+    """exp(a^2) erfc(a), without its overflow and underflow."""
+
+    fn = staticmethod(_erfcx)
+    grad = staticmethod(lambda a, g: g * ErfcxSlope.apply(a))
+
+
+class ErfcxSlope(_Unary):
+    """erfcx'(a) = 2a erfcx(a) - 2/sqrt(pi) (kept exact for large a, where that cancels; the
+    next derivative, 2 erfcx(a) + 2a erfcx'(a), cancels there too: it keeps ~16 - 2 log10 a
+    digits)."""
+
+    fn = staticmethod(_erfcx_slope)
+    grad = staticmethod(lambda a, g: g * (2.0 * Erfcx.apply(a) + 2.0 * a * ErfcxSlope.apply(a)))
+
+
+class Erfinv(_Unary):
+    """The inverse of erf on (-1, 1); erfinv'(a) = sqrt(pi)/2 exp(erfinv(a)^2)."""
+
+    fn = staticmethod(_erfinv)
+    grad = staticmethod(lambda a, g: g / _TWO_OVER_SQRT_PI * (Erfinv.apply(a) ** 2).exp())
+
+
+def _sinc(x: np.ndarray) -> np.ndarray:
+    return np.sinc(x).astype(x.dtype, copy=False)
+
+
+def _sinc_grad(x: np.ndarray) -> np.ndarray:
+    """sinc'(x) = (cos(pi x) - sinc(x)) / x, and its limit 0 at x = 0."""
+    safe = np.where(x == 0, 1, x)
+    return np.where(x == 0, 0, (np.cos(np.pi * x) - np.sinc(x)) / safe).astype(x.dtype)
+
+
+def _sinc_grad2(x: np.ndarray) -> np.ndarray:
+    """sinc''(x) = -pi^2 sinc(x) - 2 sinc'(x) / x, and its limit -pi^2/3 at x = 0."""
+    safe = np.where(x == 0, 1, x)
+    out = -np.pi ** 2 * np.sinc(x) - 2 * _sinc_grad(x) / safe
+    return np.where(x == 0, -np.pi ** 2 / 3, out).astype(x.dtype)
+
+
+class Sinc(_Unary):
+    """sin(pi a) / (pi a), 1 at a = 0."""
+
+    fn = staticmethod(_sinc)  # sinc(inf) = nan, as in torch
+    grad = staticmethod(lambda a, g: g * SincGrad.apply(a))
+
+
+class SincGrad(Function):
+    """sinc'(a). Its own derivative is computed in numpy, so sinc is twice differentiable;
+    a third derivative raises (once_differentiable)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return _sinc_grad(a._array)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return g * make_tensor(_sinc_grad2(a._array))
+
+
+class Entr(Function):
+    """-x log x; its slope -(log x + 1) is +inf at 0 (torch's too) and 0 below, where the
+    value is the constant -inf."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        ctx.save_for_backward(a)
+        x = a._array
+        out = -x * np.log(x)
+        return np.where(x < 0, -np.inf, np.where(x == 0, 0.0, out)).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        neg = make_tensor(np.asarray(a._array < 0))
+        return g * Where.apply(neg, 0.0, -(Where.apply(neg, 1.0, a).log() + 1))
+
+
+
 class Relu(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
         x = a._array
-        ctx.mask = constant(x > 0) if ctx.needs_input_grad[0] else None
+        ctx.mask = make_tensor(x > 0) if ctx.needs_input_grad[0] else None
         return np.maximum(x, x.dtype.type(0))  # a zero of x's dtype: numpy's fast loop
 
     @staticmethod
@@ -144,7 +341,7 @@ class Rounding(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        return constant(np.zeros_like(g._array)), None
+        return make_tensor(np.zeros_like(g._array)), None
 
 
 class Cast(Function):

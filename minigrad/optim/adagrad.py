@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_differentiable, check_non_negative
 
@@ -41,7 +42,7 @@ class Adagrad(Optimizer):
     @staticmethod
     def _init_state(p: Tensor, group: dict, state: dict) -> None:
         state["step"] = 0
-        state["sum"] = Tensor._make(np.full_like(p._array, group["initial_accumulator_value"]))
+        state["sum"] = make_tensor(np.full_like(p._array, group["initial_accumulator_value"]))
 
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         if not state:  # a parameter added later by add_param_group

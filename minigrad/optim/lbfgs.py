@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 from ._line_search import strong_wolfe
@@ -65,7 +66,7 @@ class LBFGS(Optimizer):
         offset = 0
         for p in self._params:
             n = p._array.size
-            p.add_(Tensor._make((t * d[offset:offset + n]).reshape(p.shape).astype(p.dtype)))
+            p.add_(make_tensor((t * d[offset:offset + n]).reshape(p.shape).astype(p.dtype)))
             offset += n
 
     def _values(self) -> list[np.ndarray]:
@@ -73,7 +74,7 @@ class LBFGS(Optimizer):
 
     def _restore(self, values: list[np.ndarray]) -> None:
         for p, v in zip(self._params, values, strict=True):
-            p.copy_(Tensor._make(v))
+            p.copy_(make_tensor(v))
 
     def _evaluate_at(self, closure: Callable, x: list[np.ndarray], t: float,
                      d: np.ndarray) -> tuple[float, np.ndarray]:

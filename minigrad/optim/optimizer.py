@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..nn.module import RemovableHandle
 from ..nn.parameter import clear_grad
@@ -173,7 +174,7 @@ class Optimizer:
                     g = -p.grad._array if group["maximize"] else p.grad._array
                     if coupled:
                         g = g + wd * p._array  # L2, after the sign flip, as torch does
-                    p.sub_(Tensor._make(self._update(g, p, group, self.state[p])))
+                    p.sub_(make_tensor(self._update(g, p, group, self.state[p])))
         return loss
 
     step = _with_hooks(step)
@@ -236,7 +237,7 @@ def start_state(state: dict, p: Tensor, *buffers: str) -> None:
     """A parameter's first step: step count 0 and each named buffer zeros shaped like p."""
     state["step"] = 0
     for name in buffers:
-        state[name] = Tensor._make(np.zeros_like(p._array))
+        state[name] = make_tensor(np.zeros_like(p._array))
 
 
 def check_non_negative(**values: float) -> None:
@@ -257,7 +258,7 @@ def _copy(v: Any, like: Tensor | None = None) -> Any:
     if not isinstance(v, Tensor):
         return copy.deepcopy(v)
     keep = like is None or v._array.dtype.kind != "f"
-    return Tensor._make(np.array(v._array, dtype=None if keep else like._array.dtype))
+    return make_tensor(np.array(v._array, dtype=None if keep else like._array.dtype))
 
 
 def check_differentiable(differentiable: bool) -> None:

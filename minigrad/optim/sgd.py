@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..autograd.function import make_tensor
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_differentiable, check_non_negative
 
@@ -40,7 +41,7 @@ class SGD(Optimizer):
             return group["lr"] * g
         buf = state.get("momentum_buffer")
         if buf is None:
-            buf = state["momentum_buffer"] = Tensor._make(np.array(g))
+            buf = state["momentum_buffer"] = make_tensor(np.array(g))
         else:
             b = buf._array
             b *= momentum

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._dims import wrap_dim
 from ...autograd import views
-from ...autograd.function import constant
+from ...autograd.function import make_tensor
 from ...functions import where
 from ...tensor import Tensor
 from ._fused import _erf, _erf_array, _LogSoftmax, _pointwise
@@ -38,7 +38,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     """clip(x, min_val, max_val); the gradient is 1 strictly inside, else 0 (torch's rule)."""
     def fn(x: Tensor) -> Tensor:
         return _pointwise("hardtanh", x, lambda a: np.clip(a, min_val, max_val),
-                          lambda t: constant(((t._array > min_val) & (t._array < max_val))
+                          lambda t: make_tensor(((t._array > min_val) & (t._array < max_val))
                                              .astype(t.dtype)))
     return _maybe_inplace(input, inplace, fn)
 
@@ -56,7 +56,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6; the gradient is 1/6 strictly inside (-3, 3), else 0."""
     def fn(x: Tensor) -> Tensor:
         return _pointwise("hardsigmoid", x, lambda a: np.minimum(np.maximum(a + 3, 0), 6) / 6,
-                          lambda t: constant(((t._array > -3) & (t._array < 3)) / 6).to(t.dtype))
+                          lambda t: make_tensor(((t._array > -3) & (t._array < 3)) / 6).to(t.dtype))
     return _maybe_inplace(input, inplace, fn)
 
 
@@ -122,7 +122,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     """x for x > 0, else negative_slope * x (the gradient at 0 is negative_slope, as torch)."""
     def fn(x: Tensor) -> Tensor:
         return _pointwise("leaky_relu", x, lambda a: np.where(a > 0, a, a * negative_slope),
-                          lambda t: constant(np.where(t._array > 0, 1.0, negative_slope)
+                          lambda t: make_tensor(np.where(t._array > 0, 1.0, negative_slope)
                                              .astype(t.dtype)))
     return _maybe_inplace(input, inplace, fn)
 

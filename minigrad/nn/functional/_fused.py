@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...autograd.function import Context, Function, constant
+from ...autograd.function import Context, Function, make_tensor
 from ...ops.matmul import MatMul
 from ...ops.reduce import Softmax, shifted
 from ...ops.shape import IndexAdd
@@ -50,7 +50,7 @@ class _LogSoftmax(Function):
     @staticmethod
     def forward(ctx: Context, x: Any, dim: int) -> Tensor:
         z = shifted(x._array, (dim,))
-        out = Tensor._make(z - np.log(np.exp(z).sum(axis=dim, keepdims=True)))
+        out = make_tensor(z - np.log(np.exp(z).sum(axis=dim, keepdims=True)))
         ctx.save_for_backward(out)  # the output, not x: exp(y) is the softmax, at one op
         ctx.dim = dim
         return out
@@ -88,7 +88,7 @@ class _CrossEntropy(Function):
         onehot = np.zeros((c, n), ctx.coef.dtype)  # laid out as probs is (transposed)
         onehot[ctx.target, ctx.rows] = 1
         probs = Softmax.apply(x, (1,), ctx.probs)  # a node of x: differentiable again
-        return (probs - constant(onehot.T)) * (g * constant(ctx.coef[:, None])), None, None
+        return (probs - make_tensor(onehot.T)) * (g * make_tensor(ctx.coef[:, None])), None, None
 
 
 class _PickSum(Function):
@@ -104,7 +104,7 @@ class _PickSum(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         dense = np.zeros(ctx.shape, ctx.coef.dtype)
         dense[ctx.rows, ctx.target] = -ctx.coef  # targets are unique per row: no accumulation
-        return g * constant(dense), None, None
+        return g * make_tensor(dense), None, None
 
 
 class _Pointwise(Function):
@@ -154,7 +154,7 @@ class _Embedding(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         if ctx.coef is not None:
-            g = g * constant(ctx.coef.astype(g.dtype)[..., None])
+            g = g * make_tensor(ctx.coef.astype(g.dtype)[..., None])
         return IndexAdd.apply(g, ctx.idx, ctx.shape), None, None
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ...autograd.function import constant
+from ...autograd.function import make_tensor
 from ...autograd.grad_mode import no_grad
 from ...creation import default_generator
 from ...functions import broadcast_shapes
@@ -45,7 +45,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
         return input
     keep = default_generator.rng.random(input.shape) >= p
     scale = keep / (1.0 - p) if p < 1.0 else keep.astype(np.float64)
-    mask = constant(scale.astype(input.dtype))
+    mask = make_tensor(scale.astype(input.dtype))
     return _maybe_inplace(input, inplace, lambda x: x * mask)
 
 
@@ -102,7 +102,7 @@ def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: f
         big = norms > max_norm
         if big.any():
             scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
-            weight[rows[big]] = Tensor._make(w[big] * scale[:, None])
+            weight[rows[big]] = make_tensor(w[big] * scale[:, None])
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -125,7 +125,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("Class values must be smaller than num_classes.")
     out = np.zeros(arr.shape + (num_classes,), np.int64)
     np.put_along_axis(out, arr[..., None].astype(np.int64), 1, axis=-1)
-    return Tensor._make(out)
+    return make_tensor(out)
 
 
 # ---- padding --------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
                                   f"{input.ndim}D input tensor.")
     out = input
     for d, lo, hi in sides:
-        out = out.index_select(d, Tensor._make(_pad_index(mode, input, d, lo, hi, pad)))
+        out = out.index_select(d, make_tensor(_pad_index(mode, input, d, lo, hi, pad)))
     return out
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ...autograd.function import constant
+from ...autograd.function import make_tensor
 from ...functions import where
 from ...tensor import Tensor
 from ._activation import log_softmax, logsigmoid
@@ -217,7 +217,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     logp, tgt = _class_targets(input, target)
     safe, wt = _pick_weights(logp, tgt, weight, ignore_index, reduction)
     if reduction == "none":
-        return (-logp[np.arange(len(safe)), safe] * constant(wt)).reshape(target.shape)
+        return (-logp[np.arange(len(safe)), safe] * make_tensor(wt)).reshape(target.shape)
     return _PickSum.apply(logp, safe, wt)
 
 

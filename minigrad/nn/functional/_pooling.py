@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...autograd.function import constant
+from ...autograd.function import make_tensor
 from ...tensor import Tensor
 from ._conv import _batched, _tuple, _Unfold
 
@@ -64,7 +64,7 @@ def _max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any, padding: Any
                                                   dilation, ceil_mode, -np.inf)
     # the first maximum of a window (a NaN counts as the largest), as torch picks it
     arg = np.argmax(cols._array, axis=2)[:, :, None]
-    out = cols.gather(2, Tensor._make(arg)).squeeze(2)
+    out = cols.gather(2, make_tensor(arg)).squeeze(2)
     if not batched:
         out = out.squeeze(0)
     if not return_indices:
@@ -75,7 +75,7 @@ def _max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any, padding: Any
     for i, (kk, ss, pp, dd, m) in enumerate(zip(taps, s, p, d, x.shape[2:])):
         pos = np.arange(outs[i]).reshape((-1,) + (1,) * (n - 1 - i)) * ss - pp + kk * dd
         flat = flat * m + pos
-    idx = Tensor._make(flat if batched else flat[0])
+    idx = make_tensor(flat if batched else flat[0])
     return out, idx
 
 
@@ -121,7 +121,7 @@ def _avg_pool(input: Tensor, n: int, kernel_size: Any, stride: Any, padding: Any
             if not count_include_pad:
                 start, end = np.maximum(start, 0), np.minimum(end, m)
             divisor = divisor * (end - start).reshape((-1,) + (1,) * (n - 1 - i))
-        out = total / constant(divisor.astype(x.dtype))
+        out = total / make_tensor(divisor.astype(x.dtype))
     return out if batched else out.squeeze(0)
 
 
@@ -167,9 +167,9 @@ def _adaptive_avg_pool(input: Tensor, output_size: Any, n: int) -> Tensor:
         raise ValueError(f"adaptive_avg_pool{n}d: output_size must be {n} ints, got "
                          f"{output_size}")
     outs = [m if o is None else int(o) for o, m in zip(sizes, x.shape[2:])]
-    out = x @ constant(_averaging(x.shape[-1], outs[-1], x.dtype).T)
+    out = x @ make_tensor(_averaging(x.shape[-1], outs[-1], x.dtype).T)
     if n == 2:
-        out = constant(_averaging(x.shape[-2], outs[0], x.dtype)) @ out
+        out = make_tensor(_averaging(x.shape[-2], outs[0], x.dtype)) @ out
     return out if batched else out.squeeze(0)
 
 

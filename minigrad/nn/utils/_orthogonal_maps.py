@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...autograd.function import Context, Function, constant
+from ...autograd.function import Context, Function, make_tensor
 from ...linalg.matrix_exp import matrix_exp  # noqa: F401  (the map of that name)
 from ...tensor import Tensor
 
@@ -20,7 +20,7 @@ class _Inverse(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Any) -> Any:
-        out = Tensor._make(np.linalg.inv(A._array))
+        out = make_tensor(np.linalg.inv(A._array))
         ctx.save_for_backward(out)
         return out
 
@@ -33,7 +33,7 @@ class _Inverse(Function):
 def cayley(A: Tensor) -> Tensor:
     """(I - A/2)^-1 (I + A/2): orthogonal for skew-symmetric A (torch's Cayley retraction);
     I - A/2 is then always invertible."""
-    eye = constant(np.eye(A.shape[-1], dtype=A.dtype))
+    eye = make_tensor(np.eye(A.shape[-1], dtype=A.dtype))
     return _Inverse.apply(eye - A * 0.5) @ (eye + A * 0.5)
 
 
@@ -43,8 +43,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """
     n, k = A.shape[-2], A.shape[-1]
     eye = np.eye(n, k, dtype=A.dtype)
-    V = A.tril(-1) + constant(eye)
-    Q = constant(np.broadcast_to(eye, A.shape).copy())
+    V = A.tril(-1) + make_tensor(eye)
+    Q = make_tensor(np.broadcast_to(eye, A.shape).copy())
     for i in range(k - 1, -1, -1):  # Q <- H_i Q, from the last reflector to the first
         v = V[..., :, i:i + 1]
         Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.mT @ Q)

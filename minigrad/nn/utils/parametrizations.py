@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...autograd.function import make_tensor
 from ...autograd.grad_mode import no_grad
 from ...creation import default_generator
 from ...functions import cat
@@ -48,7 +49,7 @@ class _Orthogonal(Module):
         if self.orthogonal_map in ("matrix_exp", "cayley"):
             X = X.tril()
             if n != k:  # embed the tall X in a square one: n k - k (k - 1) / 2 parameters
-                pad = Tensor._make(np.zeros(X.shape[:-1] + (n - k,), X.dtype))
+                pad = make_tensor(np.zeros(X.shape[:-1] + (n - k,), X.dtype))
                 X = cat([X, pad], -1)
             A = X - X.mT  # skew-symmetric
             Q = maps.matrix_exp(A) if self.orthogonal_map == "matrix_exp" else maps.cayley(A)
@@ -89,19 +90,19 @@ class _Orthogonal(Module):
                 d = np.sign(A[..., i, i])  # forward multiplies column j by this sign
                 d[tau == 0] *= -1  # LAPACK skipped that reflection: forward would apply it
                 A[..., i, i] = d
-                return Tensor._make(np.swapaxes(A, -1, -2).copy() if transpose else A)
+                return make_tensor(np.swapaxes(A, -1, -2).copy() if transpose else A)
             if n == k:
                 base = q.copy() if maps.is_orthogonal(q) else maps.make_orthogonal(q)
             else:  # complete Q to an orthogonal n x n matrix with random columns
                 rng = default_generator.rng
                 extra = rng.standard_normal(q.shape[:-1] + (n - k,)).astype(q.dtype)
                 base = maps.make_orthogonal(np.concatenate([q, extra], -1))
-            self.base = Tensor._make(base)
+            self.base = make_tensor(base)
             # -Id: the map sends it to the identity (householder included), so forward = base.
             neg_id = np.zeros(Q.shape, Q.dtype)
             i = np.arange(k)
             neg_id[..., i, i] = -1.0
-            return Tensor._make(neg_id)
+            return make_tensor(neg_id)
 
 
 def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
@@ -158,9 +159,9 @@ class _SpectralNorm(Module):
             mat = self._reshape_weight_to_matrix(weight)._array
             rng = default_generator.rng
             h, w = mat.shape
-            self.register_buffer("_u", Tensor._make(
+            self.register_buffer("_u", make_tensor(
                 self._normalize(rng.standard_normal(h).astype(mat.dtype))))
-            self.register_buffer("_v", Tensor._make(
+            self.register_buffer("_v", make_tensor(
                 self._normalize(rng.standard_normal(w).astype(mat.dtype))))
             self._power_method(mat, 15)  # start from a good estimate, as torch does
 
