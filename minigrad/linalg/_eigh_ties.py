@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..autograd.engine import recorded_output_grads, result_is_differentiated
-from ..autograd.function import make_tensor
+from ..autograd.function import Context, make_tensor
 from ..autograd.grad_mode import enable_grad
 from ..functions import where
 from ..tensor import Tensor
@@ -38,16 +38,16 @@ class Downstream(_tie_sources.Source):
     """The walk's record of the loss downstream of one eigh node: its cotangents (gL, gU) as
     functions of the outputs (L, U), and Hessian-vector products with them."""
 
-    def __init__(self, ctx: object, grads: tuple) -> None:
+    def __init__(self, ctx: Context, grads: tuple) -> None:
         self.ctx, self.grads = ctx, grads
 
-    def outputs(self) -> tuple[Tensor, Tensor]:
+    def outputs(self) -> tuple[Tensor, ...]:
         return self.ctx.saved_tensors
 
     def recorded(self) -> list:
         return recorded_output_grads(self.grads)
 
-    def derivatives(self, d: Tensor, levels: int) -> list[Tensor]:
+    def derivatives(self, d: Tensor, levels: int) -> list:
         """[d_t^n gU for n = 1 .. levels] along L + t d (fewer where they vanish)."""
         L, U = self.outputs()
         q_of = self.recorded()[0]

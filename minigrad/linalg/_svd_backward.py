@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import _aot
 from ..autograd.engine import result_is_differentiated
-from ..autograd.function import make_tensor
+from ..autograd.function import Context, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..functions import where
 from ..tensor import Tensor
@@ -78,12 +78,13 @@ def plain_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tens
     k = S.shape[-1]
     Uk, Vhk = U[..., :k], Vh[..., :k, :]
     if gU is None and gVh is None:
-        return (Uk * (0.0 if gS is None else gS).unsqueeze(-2)) @ Vhk
+        g = make_tensor(np.zeros(S.shape, S.dtype)) if gS is None else gS
+        return (Uk * g.unsqueeze(-2)) @ Vhk
     f = Factors(U, Vh, Uk, Vhk.mT, k)
     return _plain_fast(f.numerators(gU, gVh), f, S, gS, Vhk)
 
 
-def plan_backward(ctx: object, s: np.ndarray, policy: TiePolicy, has_inv: bool) -> None:
+def plan_backward(ctx: Context, s: np.ndarray, policy: TiePolicy, has_inv: bool) -> None:
     """In an SVD's forward: what its backward will need. Near a pole the exact backward may
     look downstream (the loss's second derivatives), so the node asks the engine to keep the
     graph after it until its backward has run (``wants_downstream``); otherwise the backward
@@ -161,7 +162,9 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
         return _plain_fast(num, f, S, gS, Vhk)
     P, later = _poles(num, f, S, (gU, gS, gVh), gUe, gVe, policy, down, kept_only, has_inv,
                       scale_noise, eps)
-    X = P.plus * 0.5 if P.minus is None else (P.plus + P.minus) * 0.5
+    plus = P.plus
+    assert plus is not None  # U or V has a cotangent here ("values" has returned)
+    X = plus * 0.5 if P.minus is None else (plus + P.minus) * 0.5
     if gS is not None:
         X = X + gS.diag_embed()
     gA = f.Uk @ X @ Vhk
@@ -222,6 +225,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
                                  scale_noise, eps, down, earlier, formula,
                                  result_is_differentiated()))
     if decided is not None:
+        assert P.plus is not None  # product_limits decides only where J and K exist
         P = P._replace(plus=P.plus + where(make_tensor(decided[0]), decided[1], 0.0))
     return P, remember_dropped(down, poles, policy, grads)
 
@@ -253,11 +257,12 @@ def _fused(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | Non
     will not be differentiated again."""
     k = S.shape[-1]
 
-    def flat(t: Tensor | None) -> np.ndarray | None:
-        return None if t is None else t._array.reshape((-1,) + t.shape[-2:])
+    def flat(t: Tensor) -> np.ndarray:
+        return t._array.reshape((-1,) + t.shape[-2:])
 
+    gu, gvh = (None if g is None else flat(g) for g in (gU, gVh))
     gs = None if gS is None else gS._array.reshape(-1, k)
-    out = svd_vjp_square(flat(U), S._array.reshape(-1, k), flat(Vh), flat(gU), gs, flat(gVh))
+    out = svd_vjp_square(flat(U), S._array.reshape(-1, k), flat(Vh), gu, gs, gvh)
     return make_tensor(out.reshape(U.shape))
 
 
@@ -270,8 +275,8 @@ def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray 
     kernel = _aot.single(f"svd_vjp_{dt}", lambda: _jit_vjp(dt))
     # The compiled kernel checks nothing (_aot.Kernels.only): its signature has every array
     # in dt (cotangents arrive in it already), the factors 3-D and s 2-D.
-    u, vh, gu, gs, gvh = (None if x is None else x.astype(dt, copy=False)
-                          for x in (u, vh, gu, gs, gvh))
+    u, vh = u.astype(dt, copy=False), vh.astype(dt, copy=False)
+    gu, gs, gvh = (None if x is None else x.astype(dt, copy=False) for x in (gu, gs, gvh))
     if s.ndim != 2 or any(x is not None and x.ndim != 3 for x in (u, vh, gu, gvh)) or (
             gs is not None and gs.ndim != 2):
         raise ValueError("svd_vjp_square: expects (B, k, k) factors and cotangents and "

@@ -43,10 +43,13 @@ def near_level(s: np.ndarray, eps: float) -> np.ndarray:
 def numerators(Uk: Tensor, Vk: Tensor, gUe: Tensor | None, gVe: Tensor | None, tall: bool,
                wide: bool) -> Numerators:
     """N+, N- and the complement parts R, Q from the (folded) cotangents; None is zero."""
-    J = None if gUe is None else Uk.mT @ gUe
-    K = None if gVe is None else Vk.mT @ gVe
-    Ja = None if J is None else _skew(J, Uk, gUe)
-    Ka = None if K is None else _skew(K, Vk, gVe)
+    J = Ja = K = Ka = None
+    if gUe is not None:
+        J = Uk.mT @ gUe
+        Ja = _skew(J, Uk, gUe)
+    if gVe is not None:
+        K = Vk.mT @ gVe
+        Ka = _skew(K, Vk, gVe)
     if Ka is None:
         plus = minus = Ja
     elif Ja is None:
@@ -207,11 +210,12 @@ def absent_triplets(gS: Tensor | None, gUe: Tensor | None, gVe: Tensor | None,
         z = (g._array == 0) if axis is None else np.all(g._array == 0, axis=axis)
         seed = seed and g.requires_grad and bool(z.all())
         out = z if out is None else out & z
+    assert out is not None, "absent_triplets: no cotangent at all (the caller returns first)"
     return np.zeros_like(out) if seed else out
 
 
 class Terms(NamedTuple):
-    plus: Tensor  # N+ / (s_j - s_i), limits at the poles
+    plus: Tensor | None  # N+ / (s_j - s_i), limits at the poles (None: no gU, gV)
     minus: Tensor | None  # N- / (s_j + s_i)
     R: Tensor | None  # R S^-1
     Q: Tensor | None  # Q S^-1
@@ -254,10 +258,10 @@ class Factors(NamedTuple):
                           self.complement and n > self.k)
 
 
-def colmax(t: Tensor | None) -> np.ndarray | float:
-    """The largest column 2-norm, per batch element."""
+def colmax(t: Tensor | None) -> np.ndarray:
+    """The largest column 2-norm, per batch element (0 for no cotangent)."""
     if t is None:
-        return 0.0
+        return np.zeros(())
     return np.sqrt(np.max(np.sum(t._array.astype(np.float64) ** 2, axis=-2), axis=-1))
 
 
@@ -284,8 +288,9 @@ def pair_denominators(S: Tensor) -> tuple[Tensor, Tensor]:
         diag = make_tensor(np.eye(k, dtype=S.dtype)) * S[..., :1].unsqueeze(-1)
         return s_j - s_i + diag, s_j + s_i + diag
     shape = S.shape[:-1] + (k, k)
-    return tuple((S @ make_tensor(d.astype(S.dtype))).reshape(shape)
-                 for d in _pair_coefficients(k))
+    minus, plus = ((S @ make_tensor(d.astype(S.dtype))).reshape(shape)
+                   for d in _pair_coefficients(k))
+    return minus, plus
 
 
 @functools.lru_cache(maxsize=16)

@@ -95,8 +95,8 @@ def raise_if_undefined(name: str, need: np.ndarray, bad: np.ndarray, poles: Pole
     # the loss depends on their basis: nu / x is its gradient, but as ill-conditioned as
     # the singular vectors (relative error ~ eps s_1 / x): refuse it below sqrt(eps) s_1.
     # In a cluster mu's expansion fails instead; nu / x stays, to eps |g| / x.
-    for idx in np.argwhere(bad):
-        *b, i, j = (int(v) for v in idx)
+    for where_ in np.argwhere(bad):
+        *b, i, j = (int(v) for v in where_)
         x = _pole_value(name, s, b, i, j)
         s1_b = float(s1[tuple(b) + (0,)])
         if x <= np.sqrt(eps) * s1_b and _isolated(name, s[tuple(b)], i, j, x):

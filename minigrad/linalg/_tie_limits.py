@@ -131,13 +131,12 @@ def exact_terms(p: PolePass) -> Terms:
     # of the first pass's limit), one near a pole (then the value is O(x^2)-exact).
     order = 2 if differentiated else int(weak)
     # Triplets an earlier pass dropped take their limits from its formula alone (cheap).
-    loc_p = loc_z = None
+    loc: tuple[np.ndarray, np.ndarray] | None = None  # (pairs, columns) known locally
     if earlier is not None and gS is not None:
         a = earlier.absent
-        loc_p = a[..., :, None] & a[..., None, :]
-        loc_z = a[..., None, :]
-        if not ((loc_p & (need_p | need_m)).any() or (loc_z & need_z[..., None, :]).any()):
-            loc_p = loc_z = None
+        loc_p, loc_z = a[..., :, None] & a[..., None, :], a[..., None, :]
+        if (loc_p & (need_p | need_m)).any() or (loc_z & need_z[..., None, :]).any():
+            loc = loc_p, loc_z
     noise = scale_noise * (colmax(gUe) + colmax(gVe))
     Sr = S.unsqueeze(-2)
 
@@ -148,16 +147,17 @@ def exact_terms(p: PolePass) -> Terms:
                 "Q": (num.Q, Sr, need_z[..., None, :], mu.Q)}
 
     mu_l, local = _NONE, None
-    if loc_p is not None:
-        local = Local(earlier, *down.outputs(), formula)
+    if loc is not None:
+        assert earlier is not None and down is not None  # loc is set only with both
+        local = Local(earlier, down.outputs(), formula)
         mu_l = _limits(f, S, minus_s, plus_s, local, order)
-    everywhere = loc_p is None or _beyond(loc_p, loc_z, need_p, need_m, need_z)
+    everywhere = loc is None or _beyond(*loc, need_p, need_m, need_z)
     mu_g = _general(f, S, minus_s, plus_s, gS, down, order) if everywhere else _NONE
-    mu = _merge(loc_p, loc_z, mu_l, mu_g)
+    mu = _merge(loc, mu_l, mu_g)
     terms = terms_with(mu)
     resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim) in terms.items()}
     tol = noise
-    if loc_p is not None and not everywhere and _fails(resid, noise):
+    if local is not None and not everywhere and _fails(resid, noise):
         # Maybe rounding in cotangents that cancelled: those triplets' come from the earlier
         # pass's formula alone (the downstream never reads them), so its curvature is the
         # scale such rounding comes from, and judging by it costs no walk downstream.
@@ -169,7 +169,8 @@ def exact_terms(p: PolePass) -> Terms:
             resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim)
                      in terms.items()}
             tol = noise
-    bad = {name: None if r is None else r > tol[..., None, None] for name, r in resid.items()}
+    bad: dict[str, np.ndarray | None] = {
+        name: None if r is None else r > tol[..., None, None] for name, r in resid.items()}
     if any(b is not None and b.any() for b in bad.values()) and down is not None:
         # Maybe only rounding in cotangents that cancelled (F - R at a rotation): compare
         # with the loss's curvature, the scale such rounding comes from.
@@ -177,24 +178,26 @@ def exact_terms(p: PolePass) -> Terms:
         bad = {name: None if r is None else r > wider[..., None, None]
                for name, r in resid.items()}
     for name in ("R", "Q"):  # a column is one pole
-        if bad[name] is not None:
-            bad[name] = np.any(bad[name], axis=-2, keepdims=True)
+        b = bad[name]
+        if b is not None:
+            bad[name] = np.any(b, axis=-2, keepdims=True)
     for name, (_, _, need, _) in terms.items():
-        if bad[name] is not None:
-            raise_if_undefined(name, need, bad[name], poles, eps)
+        b = bad[name]
+        if b is not None:
+            raise_if_undefined(name, need, b, poles, eps)
 
     zp = poles.zero_exact
     zz = poles.gone_z[..., None, :]
-    out = {}
+    out: dict[str, Tensor | None] = {}
     for name, (nu, x, need, lim) in terms.items():
         zero = zp | poles.decided_p if name == "plus" else zp if name == "minus" else zz
+        b = bad[name]
         if nu is None:
             out[name] = None
-        elif bad[name] is None:
+        elif b is None:
             out[name] = quot(nu, x, zero)
         else:
-            take = np.broadcast_to(need & ~bad[name], np.broadcast_shapes(
-                need.shape, bad[name].shape))
+            take = np.broadcast_to(need & ~b, np.broadcast_shapes(need.shape, b.shape))
             value = None if lim is None else where(
                 make_tensor(np.broadcast_to(zero, lim.shape)), 0.0, Held.apply(lim))
             out[name] = quot(nu, x, zero | take, value)
@@ -293,20 +296,23 @@ def _beyond(loc_p: np.ndarray, loc_z: np.ndarray, need_p: np.ndarray, need_m: np
     return bool((~loc_p & (need_p | need_m)).any() or (~loc_z & need_z[..., None, :]).any())
 
 
-def _merge(loc_p: np.ndarray | None, loc_z: np.ndarray | None, mu_l: Numerators,
+def _merge(loc: tuple[np.ndarray, np.ndarray] | None, mu_l: Numerators,
            mu_g: Numerators) -> Numerators:
-    """mu from the local source on its triplets, from the general one elsewhere."""
-    if loc_p is None:
+    """mu from the local source on its triplets (``loc``: pairs, columns), from the
+    general one elsewhere."""
+    if loc is None:
         return mu_g
+    loc_p, loc_z = loc
 
     def pick(mask: np.ndarray, a: Tensor | None, b: Tensor | None) -> Tensor | None:
-        if a is None and b is None:
+        if a is None:
+            a = None if b is None else b * 0.0
+        if b is None:
+            b = None if a is None else a * 0.0
+        if a is None or b is None:
             return None
-        like = a if a is not None else b
-        a = a if a is not None else like * 0.0
-        b = b if b is not None else like * 0.0
         return where(make_tensor(np.broadcast_to(mask, np.broadcast_shapes(
-            mask.shape, like.shape))), a, b)
+            mask.shape, a.shape))), a, b)
 
     return Numerators(None, None, pick(loc_p, mu_l.plus, mu_g.plus),
                       pick(loc_p, mu_l.minus, mu_g.minus), pick(loc_z, mu_l.R, mu_g.R),

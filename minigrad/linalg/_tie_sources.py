@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class Source:
     """Cotangents recorded as functions of (U, S, Vh), and the Hessian-vector products
     with them that the limits need."""
 
-    def outputs(self) -> tuple[Tensor, Tensor, Tensor]:
+    def outputs(self) -> tuple[Tensor, ...]:
         raise NotImplementedError
 
     def recorded(self) -> list:
@@ -83,10 +84,12 @@ class Source:
             return [None] * len(wrt)
         one = make_tensor(np.ones((), q.dtype))
         with looking_downstream():
-            return run_backward([q], [one], True, create_graph, inputs=wrt,
-                                look_downstream=False)
+            out = run_backward([q], [one], True, create_graph, inputs=wrt,
+                               look_downstream=False)
+        assert out is not None  # a walk given inputs returns their gradients
+        return out
 
-    def derivatives(self, d: Tensor, levels: int) -> list[tuple]:
+    def derivatives(self, d: Tensor, levels: int) -> list:
         """[(d_t^n gU, d_t^n gVh) for n = 1 .. levels] along S + t d (fewer when they
         vanish). By symmetry of derivatives d_t^n gU = d/dU <d_t^(n-1) gS, d>."""
         U, S, Vh = self.outputs()
@@ -120,7 +123,8 @@ class Source:
         rng = np.random.default_rng(0)
         s1 = S._array[..., :1]
         terms = []
-        for g, t, scale in zip(rec, (U, S, Vh), (1.0, s1, 1.0)):
+        scales: tuple[Any, ...] = (1.0, s1, 1.0)  # S's in units of s_1, as a numerator's
+        for g, t, scale in zip(rec, (U, S, Vh), scales):
             if g is not None and g.requires_grad:
                 w = make_tensor((rng.standard_normal(t.shape) * scale).astype(t.dtype))
                 with enable_grad():
@@ -148,7 +152,7 @@ class Downstream(Source):
     def __init__(self, ctx: Context, grads: tuple) -> None:
         self.ctx, self.grads = ctx, grads
 
-    def outputs(self) -> tuple[Tensor, Tensor, Tensor]:
+    def outputs(self) -> tuple[Tensor, ...]:
         return self.ctx.saved_tensors
 
     def recorded(self) -> list:
@@ -188,15 +192,15 @@ class Local(Source):
     cotangents recorded on fresh leaves: the part of a later pass's loss that the dropped
     triplets see."""
 
-    def __init__(self, earlier: Earlier, U: Tensor, S: Tensor, Vh: Tensor,
+    def __init__(self, earlier: Earlier, outputs: tuple[Tensor, ...],
                  formula: Callable) -> None:
-        self.leaves = tuple(Tensor(t._array, requires_grad=True) for t in (U, S, Vh))
+        self.leaves = tuple(Tensor(t._array, requires_grad=True) for t in outputs)
         with enable_grad():
             G = formula(*self.leaves, *earlier.grads, TiePolicy("local"))
             psi = (G * earlier.D).sum()
         self.grads = self._hvp(psi, list(self.leaves), True)
 
-    def outputs(self) -> tuple[Tensor, Tensor, Tensor]:
+    def outputs(self) -> tuple[Tensor, ...]:
         return self.leaves
 
     def recorded(self) -> list:
