@@ -207,11 +207,6 @@ def kernels(stem: str, sources: Sequence[str], jit: Callable[[], object]) -> obj
     return _chosen[stem]
 
 
-# The kernels compiled at one signature per dtype (see `single`), and their sources.
-SMALL_SOURCES = (os.path.join(_HERE, "ops", "_matmul_kernels.py"),
-                 os.path.join(_HERE, "linalg", "_svd_vjp_kernel.py"))
-
-
 _singles: dict = {}  # name -> the small kernel `single` chose
 
 
@@ -220,7 +215,9 @@ def single(name: str, jit: Callable[[], Callable]) -> Callable:
     is built, else jit() (numba's); chosen once per name."""
     kernel = _singles.get(name)
     if kernel is None:
-        small = kernels("small", SMALL_SOURCES, lambda: None)
+        # Not a `from` import: this file's key would then cover the registry's drivers.
+        families = importlib.import_module("minigrad._kernel_registry").FAMILIES
+        small = kernels("small", families["small"].sources, lambda: None)
         kernel = None if small is None else small.only(name)
         kernel = _singles[name] = jit() if kernel is None else kernel
     return kernel

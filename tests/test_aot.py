@@ -14,18 +14,20 @@ import numpy as np
 import pytest
 
 from minigrad import _aot, _aot_build
+from minigrad._kernel_registry import FAMILIES
 from minigrad.linalg import _svd_forward as F
 from minigrad.linalg._jacobi_contract import Tol
 from minigrad.linalg._svd_forward import Path, Plan, svd_forward
 from minigrad.linalg.errors import LinAlgError
 
+JACOBI = FAMILIES["jacobi"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
 def compiled():
     """The module `make test`'s warm-up built; built here if it is missing."""
-    kernels = _aot.load("jacobi", F.AOT_SOURCES, F._jit)
+    kernels = _aot.load("jacobi", JACOBI.sources, F._jit)
     if kernels is None:
         if shutil.which("cc") is None and shutil.which("gcc") is None:
             pytest.skip("no C compiler: the compiled module cannot be built here")
@@ -37,7 +39,7 @@ def compiled():
         finally:
             _aot._chosen.clear()
             _aot._chosen.update(saved)
-        kernels = _aot.load("jacobi", F.AOT_SOURCES, F._jit)
+        kernels = _aot.load("jacobi", JACOBI.sources, F._jit)
     assert isinstance(kernels, _aot.Kernels)
     return kernels
 
@@ -189,20 +191,20 @@ def test_arguments_the_module_was_not_built_for_go_to_the_jit():
 def test_a_module_built_for_other_sources_or_a_damaged_manifest_is_not_used(
         compiled, tmp_path, monkeypatch):
     edited = tmp_path / "_jacobi.py"
-    edited.write_text(open(F.AOT_SOURCES[0]).read() + "\n# an edit\n")
-    assert _aot.load("jacobi", (str(edited), F.AOT_SOURCES[1]), F._jit) is None
+    edited.write_text(open(JACOBI.sources[0]).read() + "\n# an edit\n")
+    assert _aot.load("jacobi", (str(edited),), F._jit) is None
     # A cache directory with nothing there, then with a manifest that is not one: neither
     # is used; the next place looked in (the package's own) still is.
     cache = str(tmp_path / "cache" / "minigrad" / "aot")
-    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit, where=cache) is None
-    where, name, manifest = _aot._paths("jacobi", F.AOT_SOURCES, cache)
+    assert _aot.load("jacobi", JACOBI.sources, F._jit, where=cache) is None
+    where, name, manifest = _aot._paths("jacobi", JACOBI.sources, cache)
     os.makedirs(where)
     with open(manifest, "w") as f:
         f.write('[["sweeps_0", "sweeps", [["array", "d"]]]]')  # no module beside it
-    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit, where=cache) is None
+    assert _aot.load("jacobi", JACOBI.sources, F._jit, where=cache) is None
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     assert _aot.cache_roots()[0] == os.path.dirname(cache)
-    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit) is not None
+    assert _aot.load("jacobi", JACOBI.sources, F._jit) is not None
 
 
 def test_compiled_kernels_release_the_gil(compiled):
@@ -241,7 +243,7 @@ def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, 
     jit = _eigh_forward._jit()
     _aot.use("eigh", jit)  # the JIT runs: its signatures are what the build compiles
     try:
-        want = warmup._eighs()
+        want = warmup.warm(FAMILIES["eigh"])
         off = [(w + 1.0, None if v is None else v) for w, v in want]
         # Only here, not in the package's cache or the user's, so that it is built anew.
         monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
@@ -251,7 +253,7 @@ def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, 
     finally:
         _aot.use("eigh", saved if saved is not None else jit)
     assert said == "eigh skipped: its results differ from the JIT's"
-    assert _aot.load("eigh", _eigh_forward.AOT_SOURCES, _eigh_forward._jit) is None
+    assert _aot.load("eigh", FAMILIES["eigh"].sources, _eigh_forward._jit) is None
     assert os.listdir(tmp_path / "minigrad" / "aot") == []  # the staging directory is gone too
 
 

@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 
 from minigrad import _aot, _aot_build
+from minigrad._kernel_registry import FAMILIES
 from minigrad.linalg import _svd_forward as F
 from minigrad.linalg import _threads
 
+JACOBI = FAMILIES["jacobi"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_svd_environment import _lock, _unlock  # noqa: E402
@@ -108,7 +110,8 @@ def test_a_warmed_read_only_install_compiles_nothing_and_writes_nothing():
     compiles nothing and writes nothing.
     Before, eigh and the special functions raised "no locator available" there."""
     exec(WORKLOAD, {})  # this install: warm (the suite's warm-up did it, else this does)
-    built = [s for s, src in (("jacobi", F.AOT_SOURCES), ("small", _aot.SMALL_SOURCES))
+    built = [s for s, src in (("jacobi", JACOBI.sources),
+                                        ("small", FAMILIES["small"].sources))
              if _aot.load(s, src, lambda: None) is not None]
     base = tempfile.mkdtemp(prefix="minigrad-ro-")
     site, home = os.path.join(base, "site"), os.path.join(base, "home")
@@ -229,11 +232,11 @@ def test_the_caches_are_keyed_on_the_modules_the_kernels_import():
 @pytest.fixture(scope="module")
 def module_files():
     """The compiled SVD module of this install (the warm-up built it), or skip."""
-    if _aot.load("jacobi", F.AOT_SOURCES, F._jit) is None:
+    if _aot.load("jacobi", JACOBI.sources, F._jit) is None:
         pytest.skip("no compiled module here (no C compiler, or no warm-up)")
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     for root in _aot.cache_roots():
-        where, name, manifest = _aot._paths("jacobi", F.AOT_SOURCES, os.path.join(root, "aot"))
+        where, name, manifest = _aot._paths("jacobi", JACOBI.sources, os.path.join(root, "aot"))
         if os.path.exists(manifest):
             return manifest, os.path.join(where, name + suffix)
     pytest.skip("the compiled module is not in a cache root")
@@ -254,7 +257,7 @@ def test_a_damaged_compiled_module_is_not_loaded(module_files, damage, tmp_path)
         with open(copy, "r+b") as f:
             f.truncate(4096 if damage == "truncated" else 0)
     with pytest.warns(RuntimeWarning, match="is damaged"):
-        assert _aot.load("jacobi", F.AOT_SOURCES, F._jit, where=str(tmp_path)) is None
+        assert _aot.load("jacobi", JACOBI.sources, F._jit, where=str(tmp_path)) is None
 
 
 def test_a_killed_warm_ups_staging_directory_is_removed(tmp_path):

@@ -4,11 +4,11 @@ the numba Jacobi kernels (_eigh_jacobi.py). The Tensor layer (eigh.py) calls eig
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
 from minigrad import _aot
+from minigrad._kernel_registry import FAMILIES
 
 from . import _threads
 from ._jacobi_contract import NOT_FINITE
@@ -33,16 +33,10 @@ def _jit():
     return _eigh_jacobi
 
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-# What the compiled kernels depend on, and the kernel the driver calls (see _aot.py).
-AOT_SOURCES = (os.path.join(_HERE, "_eigh_jacobi.py"), os.path.join(_HERE, "_jacobi_contract.py"))
-ENTRY_POINTS = ("eigh_range",)
-
-
 def _kernels():
     """The kernels compiled ahead of time by the warm-up when built for this source and
     machine (no numba import), else numba's JIT."""
-    return _aot.kernels("eigh", AOT_SOURCES, _jit)
+    return _aot.kernels("eigh", FAMILIES["eigh"].sources, _jit)
 
 
 def _where(batch: tuple, flat: int) -> str:

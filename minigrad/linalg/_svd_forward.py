@@ -7,7 +7,6 @@ import functools
 import math
 import numbers
 import operator
-import os
 import sys
 import threading
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from minigrad import _aot
+from minigrad._kernel_registry import FAMILIES
 from minigrad.linalg import _memory, _threads
 from minigrad.linalg._jacobi_contract import (
     _LANES,
@@ -87,19 +87,11 @@ def _jit():
     return _jacobi
 
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-# Whatever the compiled kernels depend on: an edit to either makes the module stale.
-AOT_SOURCES = (os.path.join(_HERE, "_jacobi.py"), os.path.join(_HERE, "_jacobi_contract.py"))
-# The kernels this driver calls.
-ENTRY_POINTS = ("svd_lanes3", "svd_lanes", "sweeps", "finish", "complete", "left_vectors",
-                "renorm_sorted", "block_pairs")
-
-
 def _kernels():
     """The kernels compiled ahead of time by `python -m minigrad.warmup` (see _aot.py) when
     they are built for this source and machine, else numba's JIT: a warm process's first
     SVD then imports no numba."""
-    return _aot.kernels("jacobi", AOT_SOURCES, _jit)
+    return _aot.kernels("jacobi", FAMILIES["jacobi"].sources, _jit)
 
 
 _noticed: set = set()  # dtypes whose compile notice has been printed
