@@ -1,20 +1,25 @@
 """The numba kernel families, each registered once: its kernel modules, the entry points its
-callers use, and its warm-up (small inputs for each signature the callers use).
+callers use, and its warm-up (small inputs for each signature the callers use); and
+``kernels(name)``, the one way every caller gets a family's entry points.
 
 `python -m minigrad.warmup` runs every family's warm-up through numba's JIT (filling numba's
 cache) and compiles each family marked ``aot`` ahead of time (minigrad/_aot.py). Adding a
-kernel-backed op: write its kernel module, add one Family to FAMILIES.
+kernel-backed op: write its kernel module, add one Family to FAMILIES, call
+``kernels(name).entry_point(...)``.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from minigrad import _aot
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 DTYPES = (np.float64, np.float32)
@@ -76,6 +81,41 @@ def jit(name: str) -> Any:
 def jit_if_loaded(name: str) -> Any:
     """jit(name) if it has been imported already, else None (importing nothing)."""
     return _jits.get(name)
+
+
+def compiled(name: str, where: str | None = None) -> _aot.Kernels | None:
+    """Family `name`'s compiled module when it is present, intact and built for these
+    sources and this machine (looked for in the cache roots, or in `where`), else None."""
+    f = FAMILIES[name]
+    if not f.aot:
+        return None
+    return _aot.load(name, f.sources, lambda: jit(name), where, f.checked)
+
+
+_chosen: dict[str, Any] = {}  # family -> its entry points in use, chosen once
+_choosing = threading.Lock()
+
+
+def kernels(name: str) -> Any:
+    """Family `name`'s entry points: its compiled module's (no numba import) when
+    compiled(name) finds one, else numba's JIT kernels (compiled on first call, cached on
+    disk). Chosen on first use, once per process."""
+    chosen = _chosen.get(name)
+    if chosen is None:
+        with _choosing:
+            chosen = _chosen.get(name)
+            if chosen is None:
+                chosen = _chosen[name] = compiled(name) or jit(name)
+    return chosen
+
+
+def use(name: str, chosen: Any) -> None:
+    """Make `chosen` family `name`'s entry points from now on (None: chosen anew on next
+    use). The warm-up and tests pick."""
+    if chosen is None:
+        _chosen.pop(name, None)
+    else:
+        _chosen[name] = chosen
 
 
 # The warm-up runs. Each imports its driver when run: the drivers import this module.

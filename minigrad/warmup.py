@@ -18,8 +18,7 @@ import time
 
 import numpy as np
 
-from minigrad import _aot
-from minigrad._kernel_registry import FAMILIES, Family, jit
+from minigrad._kernel_registry import FAMILIES, Family, compiled, jit, use
 
 TOTAL = sum(len(f.runs) for f in FAMILIES.values()) + 1  # and the ahead-of-time build
 _CHILD = next(f.name for f in FAMILIES.values() if f.aot)  # built in a second process
@@ -47,13 +46,6 @@ def warm(family: Family, first: int = 0) -> list:
     return out
 
 
-def _use(family: Family, chosen: object) -> None:
-    """Make `chosen` (None: numba's JIT) the family's kernels from now on."""
-    if chosen is None and family.name != "small":
-        chosen = jit(family.name)
-    _aot.use(family.name, chosen)
-
-
 def _same(x: list, y: list) -> bool:
     return all((p is None and q is None) or (p.dtype == q.dtype and np.array_equal(p, q))
                for a, b in zip(x, y) for p, q in zip(a, b))
@@ -71,8 +63,7 @@ def build_aot(jit_results: dict) -> str:
             continue
         stem, sources, names = family.name, family.sources, family.entry_points
         module = jit(stem)
-        fallback = lambda m=module: m  # noqa: E731 (bound now, not at the loop's end)
-        built = _aot.load(stem, sources, fallback)
+        built = compiled(stem)
         if built is not None and set(names) <= built.names():
             said.append(f"{stem} built already")
             continue
@@ -82,14 +73,14 @@ def build_aot(jit_results: dict) -> str:
             first = str(e).splitlines()[0] if str(e) else ""
             said.append(f"{stem} skipped ({type(e).__name__}: {first}); numba's JIT serves")
             continue
-        candidate = _aot.load(stem, sources, fallback, where=staging)
+        candidate = compiled(stem, where=staging)
         same = False
         if candidate is not None:
-            _use(family, candidate)
+            use(stem, candidate)
             try:
                 same = _same(warm(family), jit_results[stem])
             finally:
-                _use(family, None)
+                use(stem, module)
         if same:
             _aot_build.publish(stem, sources, staging)
             said.append(f"{stem} built")
@@ -137,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     _matmul_kernels.notice_compiles = False
     # The JIT kernels, even where compiled modules exist: their signatures are what the
     # modules are built from.
-    for family in FAMILIES.values():
-        _use(family, None)
+    for name in FAMILIES:
+        use(name, jit(name))
     if argv == ["--aot"]:  # the child: the kernels load from the cache just filled
         print(_build({_CHILD: warm(FAMILIES[_CHILD])}), flush=True)
         return 0

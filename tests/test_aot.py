@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from minigrad import _aot, _aot_build
+from minigrad import _kernel_registry as registry
 from minigrad._kernel_registry import FAMILIES
 from minigrad.linalg import _svd_forward as F
 from minigrad.linalg._jacobi_contract import Tol
@@ -27,31 +28,31 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.fixture(scope="module")
 def compiled():
     """The module `make test`'s warm-up built; built here if it is missing."""
-    kernels = _aot.load("jacobi", JACOBI.sources, F._jit)
+    kernels = registry.compiled("jacobi")
     if kernels is None:
         if shutil.which("cc") is None and shutil.which("gcc") is None:
             pytest.skip("no C compiler: the compiled module cannot be built here")
         from minigrad import warmup
 
-        saved = dict(_aot._chosen)
+        saved = dict(registry._chosen)
         try:
             warmup.main([])
         finally:
-            _aot._chosen.clear()
-            _aot._chosen.update(saved)
-        kernels = _aot.load("jacobi", JACOBI.sources, F._jit)
+            registry._chosen.clear()
+            registry._chosen.update(saved)
+        kernels = registry.compiled("jacobi")
     assert isinstance(kernels, _aot.Kernels)
     return kernels
 
 
 @contextmanager
 def using(kernels):
-    saved = _aot._chosen.get("jacobi")
-    _aot.use("jacobi", kernels)
+    saved = registry._chosen.get("jacobi")
+    registry.use("jacobi", kernels)
     try:
         yield
     finally:
-        _aot.use("jacobi", saved if saved is not None else F._jit())
+        registry.use("jacobi", saved if saved is not None else registry.jit("jacobi"))
 
 
 def _cases():
@@ -91,7 +92,7 @@ def test_compiled_kernels_give_the_jits_results_bit_for_bit(compiled):
     kernels with completion of U, the lone and QR paths, the threaded sweeps, errors) gives
     the same bits from the compiled module as from numba's JIT."""
     cases = _cases()
-    with using(F._jit()):
+    with using(registry.jit("jacobi")):
         want = [_outcome(*c) for c in cases]
     with using(compiled):
         got = [_outcome(*c) for c in cases]
@@ -192,19 +193,19 @@ def test_a_module_built_for_other_sources_or_a_damaged_manifest_is_not_used(
         compiled, tmp_path, monkeypatch):
     edited = tmp_path / "_jacobi.py"
     edited.write_text(open(JACOBI.sources[0]).read() + "\n# an edit\n")
-    assert _aot.load("jacobi", (str(edited),), F._jit) is None
+    assert _aot.load("jacobi", (str(edited),), lambda: registry.jit("jacobi")) is None
     # A cache directory with nothing there, then with a manifest that is not one: neither
     # is used; the next place looked in (the package's own) still is.
     cache = str(tmp_path / "cache" / "minigrad" / "aot")
-    assert _aot.load("jacobi", JACOBI.sources, F._jit, where=cache) is None
+    assert registry.compiled("jacobi", where=cache) is None
     where, name, manifest = _aot._paths("jacobi", JACOBI.sources, cache)
     os.makedirs(where)
     with open(manifest, "w") as f:
         f.write('[["sweeps_0", "sweeps", [["array", "d"]]]]')  # no module beside it
-    assert _aot.load("jacobi", JACOBI.sources, F._jit, where=cache) is None
+    assert registry.compiled("jacobi", where=cache) is None
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     assert _aot.cache_roots()[0] == os.path.dirname(cache)
-    assert _aot.load("jacobi", JACOBI.sources, F._jit) is not None
+    assert registry.compiled("jacobi") is not None
 
 
 def test_compiled_kernels_release_the_gil(compiled):
@@ -237,11 +238,9 @@ def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, 
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler: the compiled module cannot be built here")
     from minigrad import warmup
-    from minigrad.linalg import _eigh_forward
-
-    saved = _aot._chosen.get("eigh")
-    jit = _eigh_forward._jit()
-    _aot.use("eigh", jit)  # the JIT runs: its signatures are what the build compiles
+    saved = registry._chosen.get("eigh")
+    jit = registry.jit("eigh")
+    registry.use("eigh", jit)  # the JIT runs: its signatures are what the build compiles
     try:
         want = warmup.warm(FAMILIES["eigh"])
         off = [(w + 1.0, None if v is None else v) for w, v in want]
@@ -251,9 +250,9 @@ def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, 
         monkeypatch.setattr(_aot, "PACKAGE_ROOT", str(tmp_path / "package"))
         said = warmup.build_aot({"eigh": off})
     finally:
-        _aot.use("eigh", saved if saved is not None else jit)
+        registry.use("eigh", saved if saved is not None else jit)
     assert said == "eigh skipped: its results differ from the JIT's"
-    assert _aot.load("eigh", FAMILIES["eigh"].sources, _eigh_forward._jit) is None
+    assert registry.compiled("eigh") is None
     assert os.listdir(tmp_path / "minigrad" / "aot") == []  # the staging directory is gone too
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from minigrad import _aot, _aot_build
+from minigrad import _kernel_registry as registry
 from minigrad._kernel_registry import FAMILIES
 from minigrad.linalg import _svd_forward as F
 from minigrad.linalg import _threads
@@ -47,7 +48,7 @@ WORKLOAD = textwrap.dedent("""
 
 REPORT = textwrap.dedent("""
     import sys
-    from minigrad import _aot
+    from minigrad import _kernel_registry
     numba = sys.modules.get("numba")
     misses = 0
     if numba is not None:
@@ -58,7 +59,7 @@ REPORT = textwrap.dedent("""
                 misses += sum(sum(d.stats.cache_misses.values()) for d in kernels
                               if isinstance(d, Dispatcher))
     print("misses", misses)
-    print("compiled modules", sorted(k for k, v in _aot._chosen.items()
+    print("compiled modules", sorted(k for k, v in _kernel_registry._chosen.items()
                                      if type(v).__name__ == "Kernels"))
 """)
 
@@ -110,9 +111,7 @@ def test_a_warmed_read_only_install_compiles_nothing_and_writes_nothing():
     compiles nothing and writes nothing.
     Before, eigh and the special functions raised "no locator available" there."""
     exec(WORKLOAD, {})  # this install: warm (the suite's warm-up did it, else this does)
-    built = [s for s, src in (("jacobi", JACOBI.sources),
-                                        ("small", FAMILIES["small"].sources))
-             if _aot.load(s, src, lambda: None) is not None]
+    built = [s for s in ("jacobi", "small") if registry.compiled(s) is not None]
     base = tempfile.mkdtemp(prefix="minigrad-ro-")
     site, home = os.path.join(base, "site"), os.path.join(base, "home")
     try:
@@ -232,7 +231,7 @@ def test_the_caches_are_keyed_on_the_modules_the_kernels_import():
 @pytest.fixture(scope="module")
 def module_files():
     """The compiled SVD module of this install (the warm-up built it), or skip."""
-    if _aot.load("jacobi", JACOBI.sources, F._jit) is None:
+    if registry.compiled("jacobi") is None:
         pytest.skip("no compiled module here (no C compiler, or no warm-up)")
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     for root in _aot.cache_roots():
@@ -257,7 +256,7 @@ def test_a_damaged_compiled_module_is_not_loaded(module_files, damage, tmp_path)
         with open(copy, "r+b") as f:
             f.truncate(4096 if damage == "truncated" else 0)
     with pytest.warns(RuntimeWarning, match="is damaged"):
-        assert _aot.load("jacobi", JACOBI.sources, F._jit, where=str(tmp_path)) is None
+        assert registry.compiled("jacobi", where=str(tmp_path)) is None
 
 
 def test_a_killed_warm_ups_staging_directory_is_removed(tmp_path):

@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 
-from minigrad import _aot
-from minigrad._kernel_registry import FAMILIES
+from minigrad._kernel_registry import kernels
 
 from . import _threads
 from ._jacobi_contract import NOT_FINITE
@@ -26,17 +25,10 @@ _WORK_DTYPE = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float3
 _EPS = {t: float(np.finfo(t).eps) for t in (np.float32, np.float64)}
 
 
-def _jit():
-    """The numba kernels, imported on first use: `import minigrad` must not pay for numba."""
-    from . import _eigh_jacobi
-
-    return _eigh_jacobi
-
-
 def _kernels():
     """The kernels compiled ahead of time by the warm-up when built for this source and
-    machine (no numba import), else numba's JIT."""
-    return _aot.kernels("eigh", FAMILIES["eigh"].sources, _jit)
+    machine (no numba import), else numba's JIT (minigrad/_kernel_registry.py)."""
+    return kernels("eigh")
 
 
 def _where(batch: tuple, flat: int) -> str:
