@@ -10,6 +10,9 @@ with the same flags (fastmath, error model, nogil), for this machine's CPU. Proc
 find that module call it and never import numba; any argument types it was not built for
 go to the JIT kernel. The module is keyed by the kernel sources, the CPU, numpy and Python:
 an edit, an upgrade or another machine's cache directory makes it stale, and it is skipped.
+
+An accelerator only: without a module (numba.pycc gone, no C compiler, a failed build,
+MINIGRAD_NO_AOT=1) every kernel runs from numba's cached JIT, with the same results.
 """
 
 from __future__ import annotations
@@ -150,6 +153,12 @@ def _key(sources: Sequence[str]) -> str:
     return h.hexdigest()[:16]
 
 
+def enabled() -> bool:
+    """Whether compiled modules are used at all: MINIGRAD_NO_AOT=1 turns them off (numba's
+    cached JIT serves every kernel, and the warm-up builds none)."""
+    return os.environ.get("MINIGRAD_NO_AOT", "") in ("", "0")
+
+
 def cache_roots() -> list[str]:
     """Where compiled code is looked for, in this order: NUMBA_CACHE_DIR/minigrad when set,
     the package's own __pycache__ (what a warm-up of this install built, read-only or not),
@@ -266,7 +275,7 @@ def _load_from(stem: str, sources: Sequence[str], fallback: Callable[[], object]
                       "minigrad.warmup` rebuilds it)", RuntimeWarning, stacklevel=2)
         return None
     spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None:
+    if spec is None or spec.loader is None:
         return None
     try:
         module = importlib.util.module_from_spec(spec)

@@ -98,14 +98,15 @@ _choosing = threading.Lock()
 
 def kernels(name: str) -> Any:
     """Family `name`'s entry points: its compiled module's (no numba import) when
-    compiled(name) finds one, else numba's JIT kernels (compiled on first call, cached on
-    disk). Chosen on first use, once per process."""
+    compiled(name) finds one and MINIGRAD_NO_AOT is unset, else numba's JIT kernels
+    (compiled on first call, cached on disk). Chosen on first use, once per process."""
     chosen = _chosen.get(name)
     if chosen is None:
         with _choosing:
             chosen = _chosen.get(name)
             if chosen is None:
-                chosen = _chosen[name] = compiled(name) or jit(name)
+                chosen = _chosen[name] = (compiled(name) if _aot.enabled() else None) \
+                    or jit(name)
     return chosen
 
 
@@ -125,7 +126,7 @@ def _svd(label: str, shape: tuple, path: str | None, threads: int, dtype: type) 
         from minigrad.linalg._svd_forward import Path, Plan, svd_forward
 
         plan = None if path is None else Plan(Path(path), threads)
-        a = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+        a: np.ndarray = np.random.default_rng(0).standard_normal(shape).astype(dtype)
         return [svd_forward(a, True, _plan=plan),
                 svd_forward(a, False, compute_uv=False, _plan=plan)]
 
@@ -152,6 +153,7 @@ def _small() -> list:
     for dtype in DTYPES:
         a = rng.standard_normal((16, 3, 3)).astype(dtype)
         u, s, vh = svd_forward(a, True)
+        assert u is not None and vh is not None  # compute_uv
         out += [((mg.tensor(a) @ mg.tensor(a)).numpy(),), (svd_vjp_square(u, s, vh, a, None, a),)]
     return out
 
@@ -160,18 +162,18 @@ _X = np.linspace(-3.0, 3.0, 7)  # the special functions' callers pass float64 ve
 
 
 def _erfs() -> list:
-    e = jit("erf")
+    e = kernels("erf")
     return [(e.erf(_X),), (e.erfc(_X),), (e.erfinv(_X / 4),), (e.erfcx(_X),),
             (e.erfcx_slope(_X),), (e.exp_square(_X, -0.5),)]
 
 
 def _gammas() -> list:
-    g = jit("gamma")
+    g = kernels("gamma")
     return [(g.lgamma(_X),), (g.polygamma(0, _X),), (g.polygamma(1, _X),)]
 
 
 def _bessels() -> list:
-    b = jit("bessel")
+    b = kernels("bessel")
     return [(b.bessel_i(0, _X, True),), (b.bessel_i(1, _X, False),)]
 
 

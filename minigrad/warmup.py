@@ -7,7 +7,9 @@ that numba's cache holds every kernel, and shows progress on stderr. With a warm
 only loads them (well under a second each). Last, it compiles the families marked ``aot``
 into extension modules (minigrad/_aot.py), each checked to give the JIT's results bit for
 bit, so that a later process's first SVD, eigh, small matmul or SVD backward imports no
-numba at all; where they cannot be built (no C compiler, no numba.pycc), the JIT serves.
+numba at all. That step is optional: where the modules cannot be built (no C compiler, no
+numba.pycc, a build that fails) or MINIGRAD_NO_AOT=1, one line says so and numba's cached
+JIT serves every kernel.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import time
 
 import numpy as np
 
+from minigrad import _aot
 from minigrad._kernel_registry import FAMILIES, Family, compiled, jit, use
 
 TOTAL = sum(len(f.runs) for f in FAMILIES.values()) + 1  # and the ahead-of-time build
@@ -100,6 +103,15 @@ def _build(results: dict) -> str:
         return f"skipped ({type(e).__name__}: {first}); numba's JIT serves"
 
 
+def _why_no_build() -> str | None:
+    """Why this warm-up builds no module (switched off, or impossible here), or None."""
+    if not _aot.enabled():
+        return "MINIGRAD_NO_AOT is set"
+    from minigrad import _aot_build
+
+    return _aot_build.unavailable()
+
+
 def _child_build() -> subprocess.Popen | None:
     """`python -m minigrad.warmup --aot`: the first family's module (the SVD's, a third of
     the warm-up's time) built in a second process, on the other core, while this one
@@ -117,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     from numba import config
 
-    if config.DISABLE_JIT:
+    if config.DISABLE_JIT:  # type: ignore[attr-defined]  # numba.config sets it at run time
         print("minigrad.warmup: numba's JIT is disabled (NUMBA_DISABLE_JIT): the kernels run "
               "as Python, so there is nothing to compile or cache", file=sys.stderr)
         return 0
@@ -133,21 +145,25 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ["--aot"]:  # the child: the kernels load from the cache just filled
         print(_build({_CHILD: warm(FAMILIES[_CHILD])}), flush=True)
         return 0
+    why_not = _why_no_build()
     results, n, child, child_said = {}, 0, None, ""
     for family in FAMILIES.values():
         results[family.name] = warm(family, first=n)
         n += len(family.runs)
-        if family.name == _CHILD:
+        if family.name == _CHILD and why_not is None:
             child = _child_build()
             mine = results.pop(_CHILD)
             child_said = _build({_CHILD: mine}) if child is None else ""
     t = _step(TOTAL, "the same kernels compiled ahead of time")
-    done = _build(results)
-    if child is not None:
-        out = child.communicate()[0].strip().splitlines() or ["no output"]
-        child_said = out[-1] if child.returncode == 0 else \
-            f"{_CHILD} skipped (its build process failed: {out[-1]}); numba's JIT serves"
-    _done(t, ", ".join(s for s in (child_said, done) if s))
+    if why_not is not None:  # the one notice: everything works without the modules
+        _done(t, f"not built ({why_not}); numba's cached JIT serves every kernel")
+    else:
+        done = _build(results)
+        if child is not None:
+            out = child.communicate()[0].strip().splitlines() or ["no output"]
+            child_said = out[-1] if child.returncode == 0 else \
+                f"{_CHILD} skipped (its build process failed: {out[-1]}); numba's JIT serves"
+        _done(t, ", ".join(s for s in (child_said, done) if s))
     from minigrad import _numba_cache
 
     kept = "compiled, but not cached (nowhere writable: set NUMBA_CACHE_DIR)" \

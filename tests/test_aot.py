@@ -3,7 +3,6 @@ no numba import in a warm process's first SVD, and the JIT for any argument type
 module was not built for (a wrong guess there would read memory as the wrong type)."""
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -30,8 +29,10 @@ def compiled():
     """The module `make test`'s warm-up built; built here if it is missing."""
     kernels = registry.compiled("jacobi")
     if kernels is None:
-        if shutil.which("cc") is None and shutil.which("gcc") is None:
-            pytest.skip("no C compiler: the compiled module cannot be built here")
+        if _aot_build.unavailable():
+            pytest.skip(f"the compiled module cannot be built here: {_aot_build.unavailable()}")
+        if not _aot.enabled():
+            pytest.skip("MINIGRAD_NO_AOT is set: the warm-up builds no module")
         from minigrad import warmup
 
         saved = dict(registry._chosen)
@@ -124,7 +125,8 @@ FIRST_SVD = textwrap.dedent("""
 def test_a_warm_process_runs_its_first_svds_without_numba(compiled):
     """Importing numba and loading a cached kernel cost ~1 s; with the module built, the
     first SVDs of every kind never import it."""
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "MINIGRAD_NO_AOT": ""}
     out = subprocess.run([sys.executable, "-c", FIRST_SVD], capture_output=True, text=True,
                          timeout=300, cwd=ROOT, env=env)
     assert out.returncode == 0, out.stderr
@@ -235,8 +237,8 @@ def test_compiled_kernels_release_the_gil(compiled):
 def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, monkeypatch):
     """The warm-up checks each module against the JIT before anything can load it: here
     the JIT's results it compares with are made to differ, and nothing is published."""
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler: the compiled module cannot be built here")
+    if _aot_build.unavailable():
+        pytest.skip(f"the compiled module cannot be built here: {_aot_build.unavailable()}")
     from minigrad import warmup
     saved = registry._chosen.get("eigh")
     jit = registry.jit("eigh")

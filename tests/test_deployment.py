@@ -66,7 +66,8 @@ REPORT = textwrap.dedent("""
 
 def _env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH", "NUMBA_DISABLE_JIT")}
+           if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH", "NUMBA_DISABLE_JIT",
+                        "MINIGRAD_NO_AOT")}
     env.update(PYTHONDONTWRITEBYTECODE="1", **extra)
     return env
 
