@@ -259,7 +259,7 @@ def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, 
 
 
 def test_svd_vjp_square_refuses_arrays_its_compiled_kernel_would_misread():
-    """The compiled small kernels check nothing (Kernels.only), so their callers must: a
+    """The compiled small kernels check nothing (an unchecked family), so their callers must: a
     factor of the wrong ndim is a ValueError, not memory read as the wrong shape."""
     from minigrad.linalg._svd_backward import svd_vjp_square
 
