@@ -17,7 +17,7 @@ from minigrad import _aot_build, warmup
 from minigrad import _kernel_registry as registry
 from minigrad._kernel_registry import FAMILIES
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(registry.__file__)))  # wherever this file
 NOTICE = "numba's cached JIT serves every kernel"
 
 # Every family's warm-up through kernels() (no compiled module there), against the JIT's
