@@ -10,6 +10,9 @@ with the same flags (fastmath, error model, nogil), for this machine's CPU. Proc
 find that module call it and never import numba; any argument types it was not built for
 go to the JIT kernel. The module is keyed by the kernel sources, the CPU, numpy and Python:
 an edit, an upgrade or another machine's cache directory makes it stale, and it is skipped.
+
+An accelerator only: without a module (numba.pycc gone, no C compiler, a failed build,
+MINIGRAD_NO_AOT=1) every kernel runs from numba's cached JIT, with the same results.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ import os
 import platform
 import re
 import sys
-import threading
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -151,6 +153,12 @@ def _key(sources: Sequence[str]) -> str:
     return h.hexdigest()[:16]
 
 
+def enabled() -> bool:
+    """Whether compiled modules are used at all: MINIGRAD_NO_AOT=1 turns them off (numba's
+    cached JIT serves every kernel, and the warm-up builds none)."""
+    return os.environ.get("MINIGRAD_NO_AOT", "") in ("", "0")
+
+
 def cache_roots() -> list[str]:
     """Where compiled code is looked for, in this order: NUMBA_CACHE_DIR/minigrad when set,
     the package's own __pycache__ (what a warm-up of this install built, read-only or not),
@@ -193,53 +201,18 @@ def _paths(stem: str, sources: Sequence[str], where: str | None = None
     return where, name, os.path.join(where, name + ".json")
 
 
-_chosen: dict = {}  # stem -> the kernels in use (compiled module or JIT), chosen once
-_choosing = threading.Lock()
-
-
-def kernels(stem: str, sources: Sequence[str], jit: Callable[[], object]) -> object:
-    """The compiled module for these sources when it is built for this machine, else
-    jit() (the numba module): decided on first use, once per process."""
-    if stem not in _chosen:
-        with _choosing:
-            if stem not in _chosen:
-                _chosen[stem] = load(stem, sources, jit) or jit()
-    return _chosen[stem]
-
-
-# The kernels compiled at one signature per dtype (see `single`), and their sources.
-SMALL_SOURCES = (os.path.join(_HERE, "ops", "_matmul_kernels.py"),
-                 os.path.join(_HERE, "linalg", "_svd_vjp_kernel.py"))
-
-
-_singles: dict = {}  # name -> the small kernel `single` chose
-
-
-def single(name: str, jit: Callable[[], Callable]) -> Callable:
-    """The compiled kernel `name` of the small-matrix module (see Kernels.only) when it
-    is built, else jit() (numba's); chosen once per name."""
-    kernel = _singles.get(name)
-    if kernel is None:
-        small = kernels("small", SMALL_SOURCES, lambda: None)
-        kernel = None if small is None else small.only(name)
-        kernel = _singles[name] = jit() if kernel is None else kernel
-    return kernel
-
-
-def use(stem: str, chosen: object) -> None:
-    """Make `chosen` the kernels of stem from now on (the warm-up and tests pick)."""
-    _chosen[stem] = chosen
-    if stem == "small":
-        _singles.clear()  # chosen again, from `chosen`
-
-
 class Kernels:
     """Entry points by name: each call goes to the compiled module when it was built for
-    the arguments' types, else to `fallback()`'s kernel of that name (the JIT)."""
+    the arguments' types, else to `fallback()`'s kernel of that name (the JIT).
 
-    def __init__(self, table: dict, fallback: Callable[[], object]):
+    Unchecked (a family's ``checked=False``): an entry point compiled at a single signature
+    is that compiled function, with no per-call check: the signature takes its inputs in
+    'A' layout (any strides), and its callers pass its dtypes and allocate its outputs."""
+
+    def __init__(self, table: dict, fallback: Callable[[], object], checked: bool = True):
         self._table = table  # name -> {argument kinds: compiled function}
         self._fallback = fallback
+        self._checked = checked
 
     def __getattr__(self, name: str) -> Callable:
         if name.startswith("__"):
@@ -247,6 +220,10 @@ class Kernels:
         by_kind = self._table.get(name)
         if by_kind is None:  # a kernel the module was built without: the JIT's
             return getattr(self._fallback(), name)
+        if not self._checked and len(by_kind) == 1:
+            only = next(iter(by_kind.values()))
+            setattr(self, name, only)
+            return only
 
         def call(*args):
             f = by_kind.get(_kinds(args))
@@ -262,28 +239,21 @@ class Kernels:
         """The kernels the module holds."""
         return set(self._table)
 
-    def only(self, name: str) -> Callable | None:
-        """The one compiled function of a kernel compiled at a single signature, or None.
-        No per-call check: that signature takes its inputs in 'A' layout (any strides),
-        and its callers pass its dtypes and allocate its C-contiguous outputs."""
-        by_kind = self._table.get(name, {})
-        return next(iter(by_kind.values())) if len(by_kind) == 1 else None
-
 
 def load(stem: str, sources: Sequence[str], fallback: Callable[[], object],
-         where: str | None = None) -> Kernels | None:
+         where: str | None = None, checked: bool = True) -> Kernels | None:
     """The compiled module built for these sources on this machine (looked for in each
     cache root in turn, or in `where`), or None."""
     places = [where] if where else [os.path.join(r, "aot") for r in cache_roots()]
     for place in places:
-        found = _load_from(stem, sources, fallback, place)
+        found = _load_from(stem, sources, fallback, place, checked)
         if found is not None:
             return found
     return None
 
 
 def _load_from(stem: str, sources: Sequence[str], fallback: Callable[[], object],
-               where: str) -> Kernels | None:
+               where: str, checked: bool) -> Kernels | None:
     where, name, manifest = _paths(stem, sources, where)
     try:
         with open(manifest) as f:
@@ -305,7 +275,7 @@ def _load_from(stem: str, sources: Sequence[str], fallback: Callable[[], object]
                       "minigrad.warmup` rebuilds it)", RuntimeWarning, stacklevel=2)
         return None
     spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None:
+    if spec is None or spec.loader is None:
         return None
     try:
         module = importlib.util.module_from_spec(spec)
@@ -319,4 +289,4 @@ def _load_from(stem: str, sources: Sequence[str], fallback: Callable[[], object]
             table.setdefault(kernel, {})[key] = getattr(module, entry)
     except (ValueError, TypeError, LookupError, ImportError, AttributeError):
         return None  # a manifest the module does not match: as if there were none
-    return Kernels(table, fallback)
+    return Kernels(table, fallback, checked)

@@ -1,6 +1,12 @@
 """Building the ahead-of-time modules that minigrad/_aot.py loads: numba.pycc compiles every
 signature numba's JIT compiled in this process, with each kernel's own flags, for the CPU
-the JIT targets. Only the warm-up imports this (it imports numba)."""
+the JIT targets. Only the warm-up imports this (it imports numba).
+
+An optional accelerator: numba.pycc is deprecated, and this patches two numba internals
+(pycc's compile_extra and the AOT codegen's CPU features). Where numba.pycc or a C compiler
+is missing (unavailable()) or a build raises, the warm-up says so in one line and numba's
+cached JIT serves every kernel, with the same results.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import importlib.machinery
 import json
 import os
 import shutil
+import sysconfig
 import tempfile
 import types
 import warnings
@@ -16,6 +23,21 @@ from collections.abc import Sequence
 
 from minigrad import _aot
 from minigrad._aot import _ALIGNED, _C, _F, _WRITEABLE
+
+
+def unavailable() -> str | None:
+    """Why no module can be built here (numba.pycc or a C compiler missing), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numba.pycc is "pending deprecation"
+            import numba.pycc  # noqa: F401
+    except Exception as e:  # ImportError, or a numba whose pycc no longer imports
+        first = str(e).splitlines()[0] if str(e) else ""
+        return f"numba.pycc does not import: {type(e).__name__}: {first}"
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    if not cc or shutil.which(cc[0]) is None:
+        return f"no C compiler ({cc[0] if cc else 'CC'} not found)"
+    return None
 
 
 def _numba_kind(t) -> object:
@@ -29,8 +51,9 @@ def _numba_kind(t) -> object:
         bits |= (_ALIGNED if t.aligned else 0) | (_WRITEABLE if t.mutable else 0)
         return ["array", as_dtype(t.dtype).str, t.ndim, bits]
     if isinstance(t, nt.BaseNamedTuple):
-        cls = t.instance_class
-        return ["tuple", cls.__module__, cls.__qualname__] + [_numba_kind(v) for v in t.types]
+        # Declared by BaseNamedTuple's subclasses only (numba's types are untyped).
+        cls, fields = t.instance_class, t.types  # type: ignore[attr-defined]
+        return ["tuple", cls.__module__, cls.__qualname__] + [_numba_kind(v) for v in fields]
     if isinstance(t, nt.Boolean):
         return "bool"
     if t == nt.int64:
@@ -95,13 +118,14 @@ def build(stem: str, sources: Sequence[str], module: object, names: Sequence[str
     staging = tempfile.mkdtemp(prefix=f".build-{os.getpid()}-", dir=where)
     try:
         cc.output_dir = staging
-        pycc_compiler.compile_extra = with_kernel_flags
-        codegen.AOTCPUCodegen._customize_tm_features = host_features
+        # The two patches of numba internals (see above), undone whatever happens.
+        pycc_compiler.compile_extra = with_kernel_flags  # type: ignore[assignment]
+        codegen.AOTCPUCodegen._customize_tm_features = host_features  # type: ignore[method-assign]
         try:
             cc.compile()
         finally:
             pycc_compiler.compile_extra = plain
-            codegen.AOTCPUCodegen._customize_tm_features = model_features
+            codegen.AOTCPUCodegen._customize_tm_features = model_features  # type: ignore[method-assign]
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
         module = os.path.join(staging, name + suffix)
         os.replace(os.path.join(staging, cc.output_file), module)

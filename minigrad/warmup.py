@@ -1,13 +1,15 @@
-"""Compile minigrad's numba kernels (SVD, eigh, small-batch matmul, special functions)
-ahead of time: ``python -m minigrad.warmup``.
+"""Compile minigrad's numba kernels (every family of minigrad/_kernel_registry.py: SVD, eigh,
+small-batch matmul, special functions) ahead of time: ``python -m minigrad.warmup``.
 
 numba compiles each kernel on its first call and caches it on disk; on a fresh install
-that first call takes seconds per kind of SVD. This runs every kind once, float64 and
-float32, so that numba's cache holds them all, and shows progress on stderr. With a warm
-cache it only loads them (well under a second each). Last, it compiles the same kernels
+that first call takes seconds per kind of SVD. This runs every family's warm-up once, so
+that numba's cache holds every kernel, and shows progress on stderr. With a warm cache it
+only loads them (well under a second each). Last, it compiles the families marked ``aot``
 into extension modules (minigrad/_aot.py), each checked to give the JIT's results bit for
 bit, so that a later process's first SVD, eigh, small matmul or SVD backward imports no
-numba at all; where they cannot be built (no C compiler, no numba.pycc), the JIT serves.
+numba at all. That step is optional: where the modules cannot be built (no C compiler, no
+numba.pycc, a build that fails) or MINIGRAD_NO_AOT=1, one line says so and numba's cached
+JIT serves every kernel.
 """
 
 from __future__ import annotations
@@ -15,29 +17,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from types import SimpleNamespace
 
 import numpy as np
 
-import minigrad as mg
 from minigrad import _aot
-from minigrad.linalg import _eigh_forward, _svd_backward, _svd_forward
-from minigrad.linalg._eigh_forward import eigh_forward
-from minigrad.linalg._svd_forward import Path, Plan, svd_forward
-from minigrad.ops import _matmul_kernels
+from minigrad._kernel_registry import FAMILIES, Family, compiled, jit, use
 
-# Each row reaches different kernels: the lanes of 3x3 and of other tiny matrices, the
-# general batch kernel, the lone-matrix sweeps (and values only), and the threaded sweep of
-# large matrices.
-KINDS = [
-    ("batch of 3x3", (64, 3, 3), None),
-    ("batch of 4x3", (64, 4, 3), None),
-    ("batch of 8x8, full U", (4, 8, 5), None),
-    ("one matrix", (60, 50), Plan(Path.LONE, 1)),
-    ("one large matrix, threaded sweeps", (60, 50), Plan(Path.LONE, 2)),
-]
-DTYPES = (np.float64, np.float32)
-TOTAL = len(KINDS) * len(DTYPES) + 4
+TOTAL = sum(len(f.runs) for f in FAMILIES.values()) + 1  # and the ahead-of-time build
+_CHILD = next(f.name for f in FAMILIES.values() if f.aot)  # built in a second process
 
 
 def _step(n: int, label: str) -> float:
@@ -50,66 +37,16 @@ def _done(t: float, what: str = "") -> None:
     print(f" {what} ({took})" if what else f" {took}", file=sys.stderr, flush=True)
 
 
-def _svds(show: bool = False) -> list:
-    """Every kind of SVD once per dtype (a progress line each when show); the results."""
-    rng, out, n = np.random.default_rng(0), [], 0
-    for dtype in DTYPES:
-        for label, shape, plan in KINDS:
-            n += 1
-            t = _step(n, f"{label}, {np.dtype(dtype).name}") if show else 0.0
-            a = rng.standard_normal(shape).astype(dtype)
-            out += [svd_forward(a, True, _plan=plan),
-                    svd_forward(a, False, compute_uv=False, _plan=plan)]
-            if show:
-                _done(t)
+def warm(family: Family, first: int = 0) -> list:
+    """The family's warm-up runs, their results in order; a progress line each, numbered
+    from first + 1, when first > 0."""
+    out = []
+    for i, (label, run) in enumerate(family.runs):
+        t = _step(first + i + 1, label) if first else 0.0
+        out += run()
+        if first:
+            _done(t)
     return out
-
-
-def _eighs() -> list:
-    """eigh through each of its kernel's paths (lanes, one matrix, A V sweeps): one kernel,
-    float64 for every dtype."""
-    rng = np.random.default_rng(1)
-    return [eigh_forward(rng.standard_normal(shape), compute_v=v)
-            for shape in ((32, 3, 3), (3, 30, 30), (60, 60)) for v in (True, False)]
-
-
-def _small() -> list:
-    """The small-batch matmul and the fused SVD backward, once per dtype."""
-    rng, out = np.random.default_rng(2), []
-    for dtype in DTYPES:
-        a = rng.standard_normal((16, 3, 3)).astype(dtype)
-        u, s, vh = svd_forward(a, True)
-        out += [((mg.tensor(a) @ mg.tensor(a)).numpy(),),
-                (_svd_backward.svd_vjp_square(u, s, vh, a, None, a),)]
-    return out
-
-
-def _specials() -> list:
-    """Every kernel of the special functions (erf and its kin, lgamma, polygamma, Bessel's
-    I), on the float64 arrays their callers pass: cached by numba only."""
-    from minigrad.ops import _bessel_kernels, _erf_kernels, _gamma_kernels
-
-    x = np.linspace(-3.0, 3.0, 7)
-    e = _erf_kernels
-    return [e.erf(x), e.erfc(x), e.erfinv(x / 4), e.erfcx(x), e.erfcx_slope(x),
-            e.exp_square(x, -0.5), _gamma_kernels.lgamma(x), _gamma_kernels.polygamma(1, x),
-            _bessel_kernels.bessel_i(0, x, True), _bessel_kernels.bessel_i(1, x, False)]
-
-
-# (stem, sources, the JIT's kernels and their names, how to choose a set of kernels, a run
-# of every kernel): what build_aot compiles and checks.
-def _groups() -> list:
-    return [
-        ("jacobi", _svd_forward.AOT_SOURCES,
-         lambda: (_svd_forward._jit(), _svd_forward.ENTRY_POINTS),
-         lambda k: _aot.use("jacobi", k), _svds),
-        ("eigh", _eigh_forward.AOT_SOURCES,
-         lambda: (_eigh_forward._jit(), _eigh_forward.ENTRY_POINTS),
-         lambda k: _aot.use("eigh", k), _eighs),
-        ("small", _aot.SMALL_SOURCES,
-         lambda: (SimpleNamespace(**_matmul_kernels.jitted), tuple(_matmul_kernels.jitted)),
-         lambda k: _aot.use("small", k), _small),
-    ]
 
 
 def _same(x: list, y: list) -> bool:
@@ -118,18 +55,18 @@ def _same(x: list, y: list) -> bool:
 
 
 def build_aot(jit_results: dict) -> str:
-    """Compile each group of kernels in jit_results ahead of time (unless built already)
-    and publish the module only once it gives the JIT's results (jit_results[stem]) bit for
-    bit on these runs. Returns what happened, per group."""
+    """Compile each family in jit_results ahead of time (unless built already) and publish
+    its module only once it gives the JIT's results (jit_results[name]) bit for bit on the
+    family's warm-up. Returns what happened, per family."""
     from minigrad import _aot_build  # numba.pycc: only here
 
     said = []
-    for stem, sources, jit, choose, run in _groups():
-        if stem not in jit_results:
+    for family in FAMILIES.values():
+        if not family.aot or family.name not in jit_results:
             continue
-        module, names = jit()
-        fallback = lambda m=module: m  # noqa: E731 (bound now, not at the loop's end)
-        built = _aot.load(stem, sources, fallback)
+        stem, sources, names = family.name, family.sources, family.entry_points
+        module = jit(stem)
+        built = compiled(stem)
         if built is not None and set(names) <= built.names():
             said.append(f"{stem} built already")
             continue
@@ -139,14 +76,14 @@ def build_aot(jit_results: dict) -> str:
             first = str(e).splitlines()[0] if str(e) else ""
             said.append(f"{stem} skipped ({type(e).__name__}: {first}); numba's JIT serves")
             continue
-        candidate = _aot.load(stem, sources, fallback, where=staging)
+        candidate = compiled(stem, where=staging)
         same = False
         if candidate is not None:
-            choose(candidate)
+            use(stem, candidate)
             try:
-                same = _same(run(), jit_results[stem])
+                same = _same(warm(family), jit_results[stem])
             finally:
-                choose(None if stem == "small" else module)
+                use(stem, module)
         if same:
             _aot_build.publish(stem, sources, staging)
             said.append(f"{stem} built")
@@ -166,59 +103,72 @@ def _build(results: dict) -> str:
         return f"skipped ({type(e).__name__}: {first}); numba's JIT serves"
 
 
-def _svd_build_child() -> subprocess.Popen | None:
-    """`python -m minigrad.warmup --aot-svd`: the SVD's module built in a second process,
-    on the other core, while this one compiles the rest (a third of the warm-up's time)."""
+def _why_no_build() -> str | None:
+    """Why this warm-up builds no module (switched off, or impossible here), or None."""
+    if not _aot.enabled():
+        return "MINIGRAD_NO_AOT is set"
+    from minigrad import _aot_build
+
+    return _aot_build.unavailable()
+
+
+def _child_build() -> subprocess.Popen | None:
+    """`python -m minigrad.warmup --aot`: the first family's module (the SVD's, a third of
+    the warm-up's time) built in a second process, on the other core, while this one
+    compiles the rest."""
     try:
-        return subprocess.Popen([sys.executable, "-m", "minigrad.warmup", "--aot-svd"],
+        return subprocess.Popen([sys.executable, "-m", "minigrad.warmup", "--aot"],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except OSError:
         return None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every kind of SVD, eigh and small kernel once per dtype through numba's JIT,
-    then compile them ahead of time, printing how long each took."""
+    """Run every family's warm-up through numba's JIT, then compile them ahead of time,
+    printing how long each took."""
     t0 = time.perf_counter()
     from numba import config
 
-    if config.DISABLE_JIT:
+    if config.DISABLE_JIT:  # type: ignore[attr-defined]  # numba.config sets it at run time
         print("minigrad.warmup: numba's JIT is disabled (NUMBA_DISABLE_JIT): the kernels run "
               "as Python, so there is nothing to compile or cache", file=sys.stderr)
         return 0
+    from minigrad.linalg import _svd_forward
+    from minigrad.ops import _matmul_kernels
+
     _svd_forward._noticed.update(("float32", "float64"))  # the progress lines say it already
     _matmul_kernels.notice_compiles = False
     # The JIT kernels, even where compiled modules exist: their signatures are what the
     # modules are built from.
-    for stem, _, jit, choose, _ in _groups():
-        choose(None if stem == "small" else jit()[0])
-    if argv == ["--aot-svd"]:  # the child: the SVD kernels load from the cache just filled
-        print(_build({"jacobi": _svds()}), flush=True)
+    for name in FAMILIES:
+        use(name, jit(name))
+    if argv == ["--aot"]:  # the child: the kernels load from the cache just filled
+        print(_build({_CHILD: warm(FAMILIES[_CHILD])}), flush=True)
         return 0
-    results = {"jacobi": _svds(show=True)}
-    child = _svd_build_child()
-    svd_said = _build(dict(results)) if child is None else ""
-    t = _step(TOTAL - 3, "batched small matmul and SVD backward")
-    results["small"] = _small()
-    _done(t)
-    t = _step(TOTAL - 2, "eigh")
-    results["eigh"] = _eighs()
-    _done(t)
-    t = _step(TOTAL - 1, "special functions")
-    _specials()
-    _done(t)
+    why_not = _why_no_build()
+    results, n, child, child_said = {}, 0, None, ""
+    for family in FAMILIES.values():
+        results[family.name] = warm(family, first=n)
+        n += len(family.runs)
+        if family.name == _CHILD and why_not is None:
+            child = _child_build()
+            mine = results.pop(_CHILD)
+            child_said = _build({_CHILD: mine}) if child is None else ""
     t = _step(TOTAL, "the same kernels compiled ahead of time")
-    done = _build({"small": results["small"], "eigh": results["eigh"]})
-    if child is not None:
-        out = child.communicate()[0].strip().splitlines() or ["no output"]
-        svd_said = out[-1] if child.returncode == 0 else \
-            f"jacobi skipped (its build process failed: {out[-1]}); numba's JIT serves"
-    _done(t, f"{svd_said}, {done}")
+    if why_not is not None:  # the one notice: everything works without the modules
+        _done(t, f"not built ({why_not}); numba's cached JIT serves every kernel")
+    else:
+        done = _build(results)
+        if child is not None:
+            out = child.communicate()[0].strip().splitlines() or ["no output"]
+            child_said = out[-1] if child.returncode == 0 else \
+                f"{_CHILD} skipped (its build process failed: {out[-1]}); numba's JIT serves"
+        _done(t, ", ".join(s for s in (child_said, done) if s))
     from minigrad import _numba_cache
 
     kept = "compiled, but not cached (nowhere writable: set NUMBA_CACHE_DIR)" \
         if "nowhere" in _numba_cache._said else "compiled and cached"
-    print(f"minigrad.warmup: the SVD, eigh, matmul and special-function kernels are {kept} "
+    print(f"minigrad.warmup: the {', '.join(FAMILIES)} kernels are {kept} "
           f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     return 0
 

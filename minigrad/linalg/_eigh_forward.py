@@ -4,11 +4,10 @@ the numba Jacobi kernels (_eigh_jacobi.py). The Tensor layer (eigh.py) calls eig
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
-from minigrad import _aot
+from minigrad._kernel_registry import kernels
 
 from . import _threads
 from ._jacobi_contract import NOT_FINITE
@@ -26,23 +25,10 @@ _WORK_DTYPE = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float3
 _EPS = {t: float(np.finfo(t).eps) for t in (np.float32, np.float64)}
 
 
-def _jit():
-    """The numba kernels, imported on first use: `import minigrad` must not pay for numba."""
-    from . import _eigh_jacobi
-
-    return _eigh_jacobi
-
-
-_HERE = os.path.dirname(os.path.abspath(__file__))
-# What the compiled kernels depend on, and the kernel the driver calls (see _aot.py).
-AOT_SOURCES = (os.path.join(_HERE, "_eigh_jacobi.py"), os.path.join(_HERE, "_jacobi_contract.py"))
-ENTRY_POINTS = ("eigh_range",)
-
-
 def _kernels():
     """The kernels compiled ahead of time by the warm-up when built for this source and
-    machine (no numba import), else numba's JIT."""
-    return _aot.kernels("eigh", AOT_SOURCES, _jit)
+    machine (no numba import), else numba's JIT (minigrad/_kernel_registry.py)."""
+    return kernels("eigh")
 
 
 def _where(batch: tuple, flat: int) -> str:

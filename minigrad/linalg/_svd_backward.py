@@ -23,7 +23,7 @@ from functools import partial
 
 import numpy as np
 
-from .. import _aot
+from .._kernel_registry import kernels
 from ..autograd.engine import result_is_differentiated
 from ..autograd.function import Context, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
@@ -272,8 +272,8 @@ def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray 
     X_ij = N+_ij / 2(s_j - s_i) + N-_ij / 2(s_j + s_i) as in _plain_fast, by one kernel
     pass (_svd_vjp_kernel.py): compiled ahead of time by the warm-up, else numba's."""
     dt = s.dtype
-    kernel = _aot.single(f"svd_vjp_{dt}", lambda: _jit_vjp(dt))
-    # The compiled kernel checks nothing (_aot.Kernels.only): its signature has every array
+    kernel = getattr(kernels("small"), f"svd_vjp_{dt}")
+    # The compiled kernel checks nothing (the family is unchecked): its signature has every array
     # in dt (cotangents arrive in it already), the factors 3-D and s 2-D.
     u, vh = u.astype(dt, copy=False), vh.astype(dt, copy=False)
     gu, gs, gvh = (None if x is None else x.astype(dt, copy=False) for x in (gu, gs, gvh))
@@ -287,12 +287,6 @@ def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray 
     kernel(u, s, vh, absent3 if gu is None else gu, np.zeros((1, 1), dt) if gs is None else gs,
            absent3 if gvh is None else gvh, flags, out)
     return out
-
-
-def _jit_vjp(dt: np.dtype):
-    from ._svd_vjp_kernel import vjp_kernel  # numba: imported on first use only
-
-    return vjp_kernel(dt)
 
 
 def _in_range(s: np.ndarray) -> bool:

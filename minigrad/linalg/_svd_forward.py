@@ -7,7 +7,6 @@ import functools
 import math
 import numbers
 import operator
-import os
 import sys
 import threading
 from contextlib import contextmanager
@@ -16,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from minigrad import _aot
+from minigrad._kernel_registry import jit_if_loaded, kernels
 from minigrad.linalg import _memory, _threads
 from minigrad.linalg._jacobi_contract import (
     _LANES,
@@ -75,31 +74,11 @@ def plan(nbatch: int, m: int, n: int) -> Plan:
     return Plan(Path.QR if max(m, n) >= _QR_RATIO * k else Path.LONE, threads)
 
 
-_jit_loaded: list = []  # the numba kernels' module, once its import has completed
-
-
-def _jit():
-    """The numba kernels, imported on first use: `import minigrad` should not pay for
-    importing numba."""
-    from minigrad.linalg import _jacobi
-
-    _jit_loaded[:] = [_jacobi]
-    return _jacobi
-
-
-_HERE = os.path.dirname(os.path.abspath(__file__))
-# Whatever the compiled kernels depend on: an edit to either makes the module stale.
-AOT_SOURCES = (os.path.join(_HERE, "_jacobi.py"), os.path.join(_HERE, "_jacobi_contract.py"))
-# The kernels this driver calls.
-ENTRY_POINTS = ("svd_lanes3", "svd_lanes", "sweeps", "finish", "complete", "left_vectors",
-                "renorm_sorted", "block_pairs")
-
-
 def _kernels():
-    """The kernels compiled ahead of time by `python -m minigrad.warmup` (see _aot.py) when
-    they are built for this source and machine, else numba's JIT: a warm process's first
-    SVD then imports no numba."""
-    return _aot.kernels("jacobi", AOT_SOURCES, _jit)
+    """The kernels compiled ahead of time by `python -m minigrad.warmup` when they are built
+    for this source and machine, else numba's JIT (minigrad/_kernel_registry.py): a warm
+    process's first SVD then imports no numba."""
+    return kernels("jacobi")
 
 
 _noticed: set = set()  # dtypes whose compile notice has been printed
@@ -109,11 +88,11 @@ _ran: set = set()  # (dtype, path, m, n, full) already run once: their kernels a
 def _cache_misses() -> int:
     """How many kernel compilations numba has started in this process (a cache miss comes
     before each)."""
-    if not _jit_loaded:  # no numba kernel touched yet, nothing compiling
+    jac = jit_if_loaded("jacobi")
+    if jac is None:  # no numba kernel touched yet, nothing compiling
         # (and the notice's thread must not import numba while this one is importing it:
         # two threads in one import fail on partly initialised modules)
         return 0
-    jac = _jit_loaded[0]
     from numba.core.dispatcher import Dispatcher
 
     return sum(sum(d.stats.cache_misses.values()) for d in vars(jac).values()

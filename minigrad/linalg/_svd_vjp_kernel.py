@@ -91,3 +91,10 @@ def vjp_kernel(dt: np.dtype):
     out = types.Array(from_dtype(dt), 3, "C")
     return compile_for(_vjp, types.void(a3, a2, a3, a3, a2, a3, flags, out),
                        f"the SVD backward of small batched matrices for {dt}", name)
+
+
+def __getattr__(name: str):
+    """svd_vjp_<dtype>: vjp_kernel(dtype), by its entry point's name (the registry's)."""
+    if name.startswith("svd_vjp_") and name[8:] in ("float32", "float64"):
+        return vjp_kernel(np.dtype(name[8:]))
+    raise AttributeError(name)

@@ -49,8 +49,8 @@ notice_compiles = True  # python -m minigrad.warmup shows its own progress inste
 NOTICE_AFTER_S = 0.5  # a load from numba's cache takes milliseconds, a compile seconds
 
 
-# Every kernel compile_for made in this process, by name: the warm-up compiles these ahead
-# of time too (minigrad/_aot.py), and callers find them by the same names (_aot.single).
+# Every kernel compile_for made in this process, by name (the registry's entry points of
+# the "small" family, minigrad/_kernel_registry.py).
 jitted: dict = {}
 
 
@@ -86,3 +86,10 @@ def bmm_kernel(dtype: np.dtype):
     r3 = types.Array(from_dtype(dtype), 3, "A", readonly=True)  # broadcast views
     return compile_for(_bmm, types.void(r3, r3, a3), f"the batched small matmul for {dtype}",
                        name)
+
+
+def __getattr__(name: str):
+    """bmm_<dtype>: bmm_kernel(dtype), by its entry point's name (the registry's)."""
+    if name.startswith("bmm_") and name[4:] in ("float32", "float64"):
+        return bmm_kernel(np.dtype(name[4:]))
+    raise AttributeError(name)

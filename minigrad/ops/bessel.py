@@ -13,14 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from .._kernel_registry import kernels
 from ..autograd.function import Context, Function
 from ._base import as_float
 
 
 def _bessel_i(n: int, x: np.ndarray, scaled: bool) -> np.ndarray:
-    from . import _bessel_kernels  # numba: imported (and compiled) on first use only
-
-    return _bessel_kernels.bessel_i(n, x, scaled)
+    return kernels("bessel").bessel_i(n, x, scaled)
 
 
 class BesselI(Function):

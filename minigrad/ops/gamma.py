@@ -7,20 +7,17 @@ from typing import Any
 
 import numpy as np
 
+from .._kernel_registry import kernels
 from ..autograd.function import Context, Function
 from ._base import _Unary, as_float
 
 
 def _lgamma(x: np.ndarray) -> np.ndarray:
-    from . import _gamma_kernels  # numba: imported (and compiled) on first use only
-
-    return _gamma_kernels.lgamma(x)
+    return kernels("gamma").lgamma(x)
 
 
 def _polygamma(n: int, x: np.ndarray) -> np.ndarray:
-    from . import _gamma_kernels
-
-    return _gamma_kernels.polygamma(n, x)
+    return kernels("gamma").polygamma(n, x)
 
 
 class Polygamma(Function):

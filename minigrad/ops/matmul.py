@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _aot
+from .._kernel_registry import kernels
 from ..autograd.function import Context, Function
 from ._base import operands
 
@@ -69,11 +69,5 @@ def _tiny_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     y3 = np.broadcast_to(y, (count, k, n)) if y.ndim == 2 else y.reshape(count, k, n)
     out = np.empty((count, m, n), dt)
     # The kernel compiled ahead of time by the warm-up (no numba import), else numba's.
-    _aot.single(f"bmm_{dt}", lambda: _jit_bmm(dt))(x3, y3, out)
+    getattr(kernels("small"), f"bmm_{dt}")(x3, y3, out)
     return out.reshape(batch + (m, n))
-
-
-def _jit_bmm(dt: np.dtype):
-    from . import _matmul_kernels  # numba: imported (and compiled) on first use only
-
-    return _matmul_kernels.bmm_kernel(dt)

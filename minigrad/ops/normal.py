@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._kernel_registry import kernels
 from ._base import _Unary
 
 _SQRT2 = math.sqrt(2.0)
@@ -24,9 +25,7 @@ _SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
 def _erf_kernels():
-    from . import _erf_kernels  # numba: imported (and compiled) on first use only
-
-    return _erf_kernels
+    return kernels("erf")
 
 
 def _log_ndtr(x: np.ndarray) -> np.ndarray:

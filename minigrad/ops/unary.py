@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._kernel_registry import kernels
 from ..autograd.function import Context, Function, make_tensor, once_differentiable
 from ._base import _Unary
 from .arith import Where
@@ -133,33 +134,23 @@ class SigmoidGrad(_Unary):
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    from . import _erf_kernels  # numba: imported (and compiled) on first use only
-
-    return _erf_kernels.erf(x)
+    return kernels("erf").erf(x)
 
 
 def _erfc(x: np.ndarray) -> np.ndarray:
-    from . import _erf_kernels
-
-    return _erf_kernels.erfc(x)
+    return kernels("erf").erfc(x)
 
 
 def _erfinv(x: np.ndarray) -> np.ndarray:
-    from . import _erf_kernels
-
-    return _erf_kernels.erfinv(x)
+    return kernels("erf").erfinv(x)
 
 
 def _erfcx(x: np.ndarray) -> np.ndarray:
-    from . import _erf_kernels
-
-    return _erf_kernels.erfcx(x)
+    return kernels("erf").erfcx(x)
 
 
 def _erfcx_slope(x: np.ndarray) -> np.ndarray:
-    from . import _erf_kernels
-
-    return _erf_kernels.erfcx_slope(x)
+    return kernels("erf").erfcx_slope(x)
 
 
 class Tan(_Unary):

@@ -3,7 +3,6 @@ no numba import in a warm process's first SVD, and the JIT for any argument type
 module was not built for (a wrong guess there would read memory as the wrong type)."""
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -14,42 +13,47 @@ import numpy as np
 import pytest
 
 from minigrad import _aot, _aot_build
+from minigrad import _kernel_registry as registry
+from minigrad._kernel_registry import FAMILIES
 from minigrad.linalg import _svd_forward as F
 from minigrad.linalg._jacobi_contract import Tol
 from minigrad.linalg._svd_forward import Path, Plan, svd_forward
 from minigrad.linalg.errors import LinAlgError
 
+JACOBI = FAMILIES["jacobi"]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
 def compiled():
     """The module `make test`'s warm-up built; built here if it is missing."""
-    kernels = _aot.load("jacobi", F.AOT_SOURCES, F._jit)
+    kernels = registry.compiled("jacobi")
     if kernels is None:
-        if shutil.which("cc") is None and shutil.which("gcc") is None:
-            pytest.skip("no C compiler: the compiled module cannot be built here")
+        if _aot_build.unavailable():
+            pytest.skip(f"the compiled module cannot be built here: {_aot_build.unavailable()}")
+        if not _aot.enabled():
+            pytest.skip("MINIGRAD_NO_AOT is set: the warm-up builds no module")
         from minigrad import warmup
 
-        saved = dict(_aot._chosen)
+        saved = dict(registry._chosen)
         try:
             warmup.main([])
         finally:
-            _aot._chosen.clear()
-            _aot._chosen.update(saved)
-        kernels = _aot.load("jacobi", F.AOT_SOURCES, F._jit)
+            registry._chosen.clear()
+            registry._chosen.update(saved)
+        kernels = registry.compiled("jacobi")
     assert isinstance(kernels, _aot.Kernels)
     return kernels
 
 
 @contextmanager
 def using(kernels):
-    saved = _aot._chosen.get("jacobi")
-    _aot.use("jacobi", kernels)
+    saved = registry._chosen.get("jacobi")
+    registry.use("jacobi", kernels)
     try:
         yield
     finally:
-        _aot.use("jacobi", saved if saved is not None else F._jit())
+        registry.use("jacobi", saved if saved is not None else registry.jit("jacobi"))
 
 
 def _cases():
@@ -89,7 +93,7 @@ def test_compiled_kernels_give_the_jits_results_bit_for_bit(compiled):
     kernels with completion of U, the lone and QR paths, the threaded sweeps, errors) gives
     the same bits from the compiled module as from numba's JIT."""
     cases = _cases()
-    with using(F._jit()):
+    with using(registry.jit("jacobi")):
         want = [_outcome(*c) for c in cases]
     with using(compiled):
         got = [_outcome(*c) for c in cases]
@@ -121,7 +125,8 @@ FIRST_SVD = textwrap.dedent("""
 def test_a_warm_process_runs_its_first_svds_without_numba(compiled):
     """Importing numba and loading a cached kernel cost ~1 s; with the module built, the
     first SVDs of every kind never import it."""
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "MINIGRAD_NO_AOT": ""}
     out = subprocess.run([sys.executable, "-c", FIRST_SVD], capture_output=True, text=True,
                          timeout=300, cwd=ROOT, env=env)
     assert out.returncode == 0, out.stderr
@@ -189,20 +194,20 @@ def test_arguments_the_module_was_not_built_for_go_to_the_jit():
 def test_a_module_built_for_other_sources_or_a_damaged_manifest_is_not_used(
         compiled, tmp_path, monkeypatch):
     edited = tmp_path / "_jacobi.py"
-    edited.write_text(open(F.AOT_SOURCES[0]).read() + "\n# an edit\n")
-    assert _aot.load("jacobi", (str(edited), F.AOT_SOURCES[1]), F._jit) is None
+    edited.write_text(open(JACOBI.sources[0]).read() + "\n# an edit\n")
+    assert _aot.load("jacobi", (str(edited),), lambda: registry.jit("jacobi")) is None
     # A cache directory with nothing there, then with a manifest that is not one: neither
     # is used; the next place looked in (the package's own) still is.
     cache = str(tmp_path / "cache" / "minigrad" / "aot")
-    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit, where=cache) is None
-    where, name, manifest = _aot._paths("jacobi", F.AOT_SOURCES, cache)
+    assert registry.compiled("jacobi", where=cache) is None
+    where, name, manifest = _aot._paths("jacobi", JACOBI.sources, cache)
     os.makedirs(where)
     with open(manifest, "w") as f:
         f.write('[["sweeps_0", "sweeps", [["array", "d"]]]]')  # no module beside it
-    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit, where=cache) is None
+    assert registry.compiled("jacobi", where=cache) is None
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     assert _aot.cache_roots()[0] == os.path.dirname(cache)
-    assert _aot.load("jacobi", F.AOT_SOURCES, F._jit) is not None
+    assert registry.compiled("jacobi") is not None
 
 
 def test_compiled_kernels_release_the_gil(compiled):
@@ -232,16 +237,14 @@ def test_compiled_kernels_release_the_gil(compiled):
 def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, monkeypatch):
     """The warm-up checks each module against the JIT before anything can load it: here
     the JIT's results it compares with are made to differ, and nothing is published."""
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler: the compiled module cannot be built here")
+    if _aot_build.unavailable():
+        pytest.skip(f"the compiled module cannot be built here: {_aot_build.unavailable()}")
     from minigrad import warmup
-    from minigrad.linalg import _eigh_forward
-
-    saved = _aot._chosen.get("eigh")
-    jit = _eigh_forward._jit()
-    _aot.use("eigh", jit)  # the JIT runs: its signatures are what the build compiles
+    saved = registry._chosen.get("eigh")
+    jit = registry.jit("eigh")
+    registry.use("eigh", jit)  # the JIT runs: its signatures are what the build compiles
     try:
-        want = warmup._eighs()
+        want = warmup.warm(FAMILIES["eigh"])
         off = [(w + 1.0, None if v is None else v) for w, v in want]
         # Only here, not in the package's cache or the user's, so that it is built anew.
         monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
@@ -249,14 +252,14 @@ def test_a_module_whose_results_differ_from_the_jits_is_not_published(tmp_path, 
         monkeypatch.setattr(_aot, "PACKAGE_ROOT", str(tmp_path / "package"))
         said = warmup.build_aot({"eigh": off})
     finally:
-        _aot.use("eigh", saved if saved is not None else jit)
+        registry.use("eigh", saved if saved is not None else jit)
     assert said == "eigh skipped: its results differ from the JIT's"
-    assert _aot.load("eigh", _eigh_forward.AOT_SOURCES, _eigh_forward._jit) is None
+    assert registry.compiled("eigh") is None
     assert os.listdir(tmp_path / "minigrad" / "aot") == []  # the staging directory is gone too
 
 
 def test_svd_vjp_square_refuses_arrays_its_compiled_kernel_would_misread():
-    """The compiled small kernels check nothing (Kernels.only), so their callers must: a
+    """The compiled small kernels check nothing (an unchecked family), so their callers must: a
     factor of the wrong ndim is a ValueError, not memory read as the wrong shape."""
     from minigrad.linalg._svd_backward import svd_vjp_square
 

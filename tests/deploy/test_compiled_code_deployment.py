@@ -15,10 +15,13 @@ import numpy as np
 import pytest
 
 from minigrad import _aot, _aot_build
+from minigrad import _kernel_registry as registry
+from minigrad._kernel_registry import FAMILIES
 from minigrad.linalg import _svd_forward as F
 from minigrad.linalg import _threads
 from tests.deploy.test_svd_worker_processes import _lock, _unlock
 
+JACOBI = FAMILIES["jacobi"]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Every kernel family once, as a user's first calls would run it.
@@ -44,7 +47,7 @@ WORKLOAD = textwrap.dedent("""
 
 REPORT = textwrap.dedent("""
     import sys
-    from minigrad import _aot
+    from minigrad import _kernel_registry
     numba = sys.modules.get("numba")
     misses = 0
     if numba is not None:
@@ -55,14 +58,15 @@ REPORT = textwrap.dedent("""
                 misses += sum(sum(d.stats.cache_misses.values()) for d in kernels
                               if isinstance(d, Dispatcher))
     print("misses", misses)
-    print("compiled modules", sorted(k for k, v in _aot._chosen.items()
+    print("compiled modules", sorted(k for k, v in _kernel_registry._chosen.items()
                                      if type(v).__name__ == "Kernels"))
 """)
 
 
 def _env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH", "NUMBA_DISABLE_JIT")}
+           if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH", "NUMBA_DISABLE_JIT",
+                        "MINIGRAD_NO_AOT")}
     env.update(PYTHONDONTWRITEBYTECODE="1", **extra)
     return env
 
@@ -107,8 +111,7 @@ def test_a_warmed_read_only_install_compiles_nothing_and_writes_nothing():
     compiles nothing and writes nothing.
     Before, eigh and the special functions raised "no locator available" there."""
     exec(WORKLOAD, {})  # this install: warm (the suite's warm-up did it, else this does)
-    built = [s for s, src in (("jacobi", F.AOT_SOURCES), ("small", _aot.SMALL_SOURCES))
-             if _aot.load(s, src, lambda: None) is not None]
+    built = [s for s in ("jacobi", "small") if registry.compiled(s) is not None]
     base = tempfile.mkdtemp(prefix="minigrad-ro-")
     site, home = os.path.join(base, "site"), os.path.join(base, "home")
     try:
@@ -228,11 +231,11 @@ def test_the_caches_are_keyed_on_the_modules_the_kernels_import():
 @pytest.fixture(scope="module")
 def module_files():
     """The compiled SVD module of this install (the warm-up built it), or skip."""
-    if _aot.load("jacobi", F.AOT_SOURCES, F._jit) is None:
+    if registry.compiled("jacobi") is None:
         pytest.skip("no compiled module here (no C compiler, or no warm-up)")
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     for root in _aot.cache_roots():
-        where, name, manifest = _aot._paths("jacobi", F.AOT_SOURCES, os.path.join(root, "aot"))
+        where, name, manifest = _aot._paths("jacobi", JACOBI.sources, os.path.join(root, "aot"))
         if os.path.exists(manifest):
             return manifest, os.path.join(where, name + suffix)
     pytest.skip("the compiled module is not in a cache root")
@@ -253,7 +256,7 @@ def test_a_damaged_compiled_module_is_not_loaded(module_files, damage, tmp_path)
         with open(copy, "r+b") as f:
             f.truncate(4096 if damage == "truncated" else 0)
     with pytest.warns(RuntimeWarning, match="is damaged"):
-        assert _aot.load("jacobi", F.AOT_SOURCES, F._jit, where=str(tmp_path)) is None
+        assert registry.compiled("jacobi", where=str(tmp_path)) is None
 
 
 def test_a_killed_warm_ups_staging_directory_is_removed(tmp_path):

@@ -180,10 +180,11 @@ def test_compile_notice_reads_numba_only_once_its_import_completed(monkeypatch):
     import of the numba kernels has completed it must not touch numba: a second thread
     importing numba.core while the first is mid-import failed the SVD with a circular
     ImportError (seen on a fresh cache)."""
+    from minigrad import _kernel_registry as registry
     from minigrad.linalg import _svd_forward
 
-    _svd_forward._jit()  # the kernels' module is in sys.modules either way
-    monkeypatch.setattr(_svd_forward, "_jit_loaded", [])
+    registry.jit("jacobi")  # the kernels' module is in sys.modules either way
+    monkeypatch.setattr(registry, "_jits", {})
     imported = []
     real_import = __builtins__["__import__"] if isinstance(__builtins__, dict) \
         else __builtins__.__import__
@@ -195,6 +196,6 @@ def test_compile_notice_reads_numba_only_once_its_import_completed(monkeypatch):
     monkeypatch.setattr("builtins.__import__", watching)
     assert _svd_forward._cache_misses() == 0
     assert not [n for n in imported if n.startswith("numba")]
-    monkeypatch.setattr(_svd_forward, "_jit_loaded", [_svd_forward._jit()])
+    registry.jit("jacobi")  # its import completed
     assert _svd_forward._cache_misses() >= 0
     assert "numba.core.dispatcher" in imported

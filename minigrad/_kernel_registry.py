@@ -1,0 +1,205 @@
+"""The numba kernel families, each registered once: its kernel modules, the entry points its
+callers use, and its warm-up (small inputs for each signature the callers use); and
+``kernels(name)``, the one way every caller gets a family's entry points.
+
+`python -m minigrad.warmup` runs every family's warm-up through numba's JIT (filling numba's
+cache) and compiles each family marked ``aot`` ahead of time (minigrad/_aot.py). Adding a
+kernel-backed op: write its kernel module, add one Family to FAMILIES, call
+``kernels(name).entry_point(...)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from minigrad import _aot
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+DTYPES = (np.float64, np.float32)
+
+# One warm-up step: a progress label, and a run that returns its results (tuples of arrays,
+# compared bit for bit between the JIT and a compiled module).
+Run = tuple[str, Callable[[], list]]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # also the stem of its compiled module
+    modules: tuple[str, ...]  # the numba kernel modules, imported on first use only
+    entry_points: tuple[str, ...]  # what callers call: attributes of the modules
+    runs: tuple[Run, ...]  # the warm-up: every entry point at every signature in use
+    aot: bool = True  # compiled ahead of time too (else numba's cache only)
+    # False: each entry point has one signature whose inputs take any strides, and its
+    # callers pass its dtypes, so a compiled call checks no argument types (a few us).
+    checked: bool = True
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The kernel modules' files (their keys follow what these import: _aot.sources)."""
+        return tuple(os.path.join(os.path.dirname(_HERE), *m.split(".")) + ".py"
+                     for m in self.modules)
+
+    def warm(self) -> list:
+        """Every run's results, in order."""
+        return [r for _, run in self.runs for r in run()]
+
+
+class _Joined:
+    """The entry points of a family of several modules: each looked up in them in turn."""
+
+    def __init__(self, modules: list):
+        self._modules = modules
+
+    def __getattr__(self, name: str) -> Any:
+        for module in self._modules:
+            found = getattr(module, name, None)
+            if found is not None:
+                setattr(self, name, found)  # later lookups skip __getattr__
+                return found
+        raise AttributeError(name)
+
+
+_jits: dict[str, Any] = {}  # family -> its JIT entry points, once their import completed
+
+
+def jit(name: str) -> Any:
+    """Family `name`'s numba kernels: its module (or its modules joined), imported now."""
+    found = _jits.get(name)
+    if found is None:
+        modules = [importlib.import_module(m) for m in FAMILIES[name].modules]
+        found = _jits[name] = modules[0] if len(modules) == 1 else _Joined(modules)
+    return found
+
+
+def jit_if_loaded(name: str) -> Any:
+    """jit(name) if it has been imported already, else None (importing nothing)."""
+    return _jits.get(name)
+
+
+def compiled(name: str, where: str | None = None) -> _aot.Kernels | None:
+    """Family `name`'s compiled module when it is present, intact and built for these
+    sources and this machine (looked for in the cache roots, or in `where`), else None."""
+    f = FAMILIES[name]
+    if not f.aot:
+        return None
+    return _aot.load(name, f.sources, lambda: jit(name), where, f.checked)
+
+
+_chosen: dict[str, Any] = {}  # family -> its entry points in use, chosen once
+_choosing = threading.Lock()
+
+
+def kernels(name: str) -> Any:
+    """Family `name`'s entry points: its compiled module's (no numba import) when
+    compiled(name) finds one and MINIGRAD_NO_AOT is unset, else numba's JIT kernels
+    (compiled on first call, cached on disk). Chosen on first use, once per process."""
+    chosen = _chosen.get(name)
+    if chosen is None:
+        with _choosing:
+            chosen = _chosen.get(name)
+            if chosen is None:
+                chosen = _chosen[name] = (compiled(name) if _aot.enabled() else None) \
+                    or jit(name)
+    return chosen
+
+
+def use(name: str, chosen: Any) -> None:
+    """Make `chosen` family `name`'s entry points from now on (None: chosen anew on next
+    use). The warm-up and tests pick."""
+    if chosen is None:
+        _chosen.pop(name, None)
+    else:
+        _chosen[name] = chosen
+
+
+# The warm-up runs. Each imports its driver when run: the drivers import this module.
+
+def _svd(label: str, shape: tuple, path: str | None, threads: int, dtype: type) -> Run:
+    def run() -> list:
+        from minigrad.linalg._svd_forward import Path, Plan, svd_forward
+
+        plan = None if path is None else Plan(Path(path), threads)
+        a: np.ndarray = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+        return [svd_forward(a, True, _plan=plan),
+                svd_forward(a, False, compute_uv=False, _plan=plan)]
+
+    return f"{label}, {np.dtype(dtype).name}", run
+
+
+def _eighs() -> list:
+    """eigh through each of its kernel's paths (lanes, one matrix, A V sweeps): one kernel,
+    float64 for every dtype."""
+    from minigrad.linalg._eigh_forward import eigh_forward
+
+    rng = np.random.default_rng(1)
+    return [eigh_forward(rng.standard_normal(shape), compute_v=v)
+            for shape in ((32, 3, 3), (3, 30, 30), (60, 60)) for v in (True, False)]
+
+
+def _small() -> list:
+    """The small-batch matmul and the fused SVD backward, once per dtype."""
+    import minigrad as mg
+    from minigrad.linalg._svd_backward import svd_vjp_square
+    from minigrad.linalg._svd_forward import svd_forward
+
+    rng, out = np.random.default_rng(2), []
+    for dtype in DTYPES:
+        a = rng.standard_normal((16, 3, 3)).astype(dtype)
+        u, s, vh = svd_forward(a, True)
+        assert u is not None and vh is not None  # compute_uv
+        out += [((mg.tensor(a) @ mg.tensor(a)).numpy(),), (svd_vjp_square(u, s, vh, a, None, a),)]
+    return out
+
+
+_X = np.linspace(-3.0, 3.0, 7)  # the special functions' callers pass float64 vectors
+
+
+def _erfs() -> list:
+    e = kernels("erf")
+    return [(e.erf(_X),), (e.erfc(_X),), (e.erfinv(_X / 4),), (e.erfcx(_X),),
+            (e.erfcx_slope(_X),), (e.exp_square(_X, -0.5),)]
+
+
+def _gammas() -> list:
+    g = kernels("gamma")
+    return [(g.lgamma(_X),), (g.polygamma(0, _X),), (g.polygamma(1, _X),)]
+
+
+def _bessels() -> list:
+    b = kernels("bessel")
+    return [(b.bessel_i(0, _X, True),), (b.bessel_i(1, _X, False),)]
+
+
+# Each SVD run reaches different kernels: the lanes of 3x3 and of other tiny matrices, the
+# general batch kernel, the lone-matrix sweeps (and values only), and the threaded sweep of
+# large matrices.
+_SVD_KINDS = [("batch of 3x3", (64, 3, 3), None, 1), ("batch of 4x3", (64, 4, 3), None, 1),
+              ("batch of 8x8, full U", (4, 8, 5), None, 1), ("one matrix", (60, 50), "lone", 1),
+              ("one large matrix, threaded sweeps", (60, 50), "lone", 2)]
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("jacobi", ("minigrad.linalg._jacobi",),
+           ("svd_lanes3", "svd_lanes", "sweeps", "finish", "complete", "left_vectors",
+            "renorm_sorted", "block_pairs"),
+           tuple(_svd(*kind, dtype) for dtype in DTYPES for kind in _SVD_KINDS)),
+    Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel"),
+           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp") for d in DTYPES),
+           (("batched small matmul and SVD backward", _small),), checked=False),
+    Family("eigh", ("minigrad.linalg._eigh_jacobi",), ("eigh_range",), (("eigh", _eighs),)),
+    # The special functions' entry points are Python wrappers (they flatten to float64
+    # vectors) around their kernels: numba's cache only.
+    Family("erf", ("minigrad.ops._erf_kernels",),
+           ("erf", "erfc", "erfinv", "erfcx", "erfcx_slope", "exp_square"),
+           (("erf and its kin", _erfs),), aot=False),
+    Family("gamma", ("minigrad.ops._gamma_kernels",), ("lgamma", "polygamma"),
+           (("lgamma and polygamma", _gammas),), aot=False),
+    Family("bessel", ("minigrad.ops._bessel_kernels",), ("bessel_i",),
+           (("Bessel's I", _bessels),), aot=False),
+)}
