@@ -160,7 +160,7 @@ class _Walk:
     to_leaves = frees = True
     # What run() reads, in one load: a default walk has no attributes of its own, and each
     # read of a class default takes CPython 3.11's full attribute lookup.
-    _settings = (only, captured, records, frees, keeps, create_graph, to_leaves)
+    _settings = (only, records, frees, keeps, create_graph, to_leaves)
 
     def __init__(self, starts: list[Node], inputs: Sequence | None, retain_graph: bool | None,
                  create_graph: bool, look_downstream: bool) -> None:
@@ -189,38 +189,37 @@ class _Walk:
         self.keeps = not retain_graph and not self.frees
         if self.keeps:
             self.kept = []
-        self._settings = (self.only, self.captured, self.records, self.frees, self.keeps,
-                          self.create_graph, self.to_leaves)
+        self._settings = (self.only, self.records, self.frees, self.keeps, self.create_graph,
+                          self.to_leaves)
 
     def run(self, buffers: dict[Node, list], starts: list[Node]) -> None:
         """Newest node first (edges lead only to older nodes): when a node comes off the
         heap, every node that can send it a gradient has run, so its buffer is complete.
-        A node that no gradient reached never runs."""
-        only, captured, records, frees, keeps, create_graph, to_leaves = self._settings
+        A node that no gradient reached never runs.
+
+        ``reference.backward`` is the plain definition of this loop, and
+        tests/test_reference_engine.py holds the two to the same gradients. It is kept flat
+        on purpose: a helper call per edge (adding into a buffer, scheduling the child)
+        costs a chain's backward ~6%."""
+        only, records, frees, keeps, create_graph, to_leaves = self._settings
         tensor = function.tensor_class
-        heap = []  # (node._order, node): order is unique, so nodes are never compared
-        # While a single node waits (along a chain, the usual case) it waits here, not in
+        heap: list[tuple[int, Node]] = []  # (node._order, node): orders are unique
+        # While a single node waits (along a chain, the usual case) it waits in lone, not in
         # the heap: it is the newest of one.
         lone = starts[0] if len(starts) == 1 else None
         if lone is None:
             for n in starts:
                 heappush(heap, (n._order, n))
-        while True:
+        while lone is not None or heap:
             if lone is not None:
                 node, lone = lone, None
-            elif heap:
-                node = heappop(heap)[1]
             else:
-                break
+                node = heappop(heap)[1]
             grads = buffers.pop(node)
-            if only is not None and node not in only:
-                # An input (the walk stops there; its hooks see its gradient first), or
-                # off every path to one: nothing of it runs.
-                if node in self.targets:
-                    self._arrive(node, grads)
+            # hooks, retain_grad, and autograd.grad's inputs and the nodes off its paths
+            if (only is not None or node._hooks or node._retained) and not self._arrive(
+                    node, grads):
                 continue
-            if node._hooks or node._retained or captured:
-                self._arrive(node, grads)
             if type(node) is AccumulateGrad:
                 if to_leaves and grads[0] is not None:
                     # what the last node run left in these names would look like a holder
@@ -228,57 +227,72 @@ class _Walk:
                     g = arr = in_grads = None
                     accumulate(node._leaf(), grads[0], create_graph)
                 continue
-            # The backward call, inlined (one node's backward per gradient it runs); a
-            # Function's node is its own ctx.
-            if len(grads) == 1:
-                in_grads = node._fn.backward(node, grads[0])
-            else:
-                in_grads = node._fn.backward(node, *_materialized(node, grads))
-            edges = node._next_edges
-            if type(in_grads) is not tuple:
-                in_grads = (in_grads,)
+            in_grads = _call_backward(node, grads)
             if frees:
-                node._saved = _FREED  # node.free(), inlined
+                node._saved = _FREED  # node.free() without the call
             elif keeps:
                 self.kept.append(node)
-            if len(in_grads) != len(edges):  # not zip(strict=True): that takes twice as long
-                raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
-                                   f"expected {len(edges)}")
-            for edge, g in zip(edges, in_grads):
+            for edge, g in zip(node._next_edges, in_grads):
                 if edge is None or g is None:
                     continue
-                # add g into the child's buffer, fitted to the input (inlined)
+                # g into the child's buffer, summed and cast to the input's shape and dtype
                 child, nr, shape, dtype = edge
                 if type(g) is not tensor:
-                    g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
+                    g = _as_tensor(g)
                 arr = g._array
                 # dtype identity first: comparing dtypes by value is slow
                 if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
                     g = _fit(g, shape, dtype, node)
                 buf = buffers.get(child)
-                if buf is None:
-                    n_out = len(child._out_meta)
-                    buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
-                    if lone is None and not heap:
-                        lone = child
-                    else:
-                        if lone is not None:
-                            heappush(heap, (lone._order, lone))
-                            lone = None
-                        heappush(heap, (child._order, child))
-                else:
+                if buf is not None:  # the child waits already: add g in
                     old = buf[nr]
                     buf[nr] = g if old is None else _add(old, g, records)
+                    continue
+                n_out = len(child._out_meta)
+                buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
+                if lone is None and not heap:
+                    lone = child
+                else:
+                    if lone is not None:
+                        heappush(heap, (lone._order, lone))
+                        lone = None
+                    heappush(heap, (child._order, child))
 
-    def _arrive(self, node: Node, grads: list) -> None:
+    def _arrive(self, node: Node, grads: list) -> bool:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
-        them, retain_grad() keeps them, and autograd.grad takes those of its inputs."""
+        them, retain_grad() keeps them, and autograd.grad takes those of its inputs.
+        Whether the node runs: autograd.grad stops at its inputs (after their hooks), and
+        skips the nodes off every path to one."""
+        runs = self.only is None or node in self.only
+        if not runs and node not in self.targets:
+            return False
         if node._hooks or node._retained:
             _run_hooks(node, grads)
         for nr, g in enumerate(grads):
             slot = self.captured.get((node, nr))
             if slot is not None and g is not None:
                 self.results[slot] = g
+        return runs
+
+
+def _as_tensor(g: Any) -> Tensor:
+    """A gradient a backward returned as a Tensor subclass, an ndarray or a number."""
+    return g if isinstance(g, function.tensor_class) else function.tensor_class(g)
+
+
+def _call_backward(node: Node, grads: list) -> tuple:
+    """``node``'s backward on its outputs' gradients, as a tuple of one per input."""
+    # A Function's node is its own ctx.
+    if len(grads) == 1:
+        in_grads = node._fn.backward(node, grads[0])
+    else:
+        in_grads = node._fn.backward(node, *_materialized(node, grads))
+    if type(in_grads) is not tuple:
+        in_grads = (in_grads,)
+    if len(in_grads) != len(node._next_edges):  # not zip(strict=True): twice as slow
+        raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
+                           f"expected {len(node._next_edges)}")
+    return in_grads
 
 
 def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:

@@ -240,70 +240,62 @@ class Function:
         """Run ``forward`` on ``args``; when grad mode is on and an input requires grad,
         record a Node so that backward can reach the inputs. Returns forward's output, or
         its tuple of outputs, as Tensors."""
-        # The hot path of every op. No comprehensions here: each builds and calls a function
-        # object (Python < 3.12). needs_input_grad and the edges (None when nothing requires
-        # grad) as _inputs finds them, its two-argument case inlined (binary ops are most).
-        n = len(args)
-        if not _state.enabled:
-            needs, edges = _NO_GRADS[n], None
-        elif n == 2:
-            a, b = args
-            ea = eb = None
-            if isinstance(a, tensor_class) and a.requires_grad:
-                arr = a._array
-                ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
-            if isinstance(b, tensor_class) and b.requires_grad:
-                arr = b._array
-                eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
-            if ea is None and eb is None:
-                needs, edges = _NO_GRADS[2], None
-            else:
-                needs, edges = (ea is not None, eb is not None), (ea, eb)
-        else:
-            needs, edges = _inputs(args)
+        # The hot path of every op. reference.apply is its plain definition, and
+        # tests/test_reference_engine.py holds the two to the same gradients. Each helper
+        # call costs a small op ~5%: the single-output case below is written out.
+        # edges is None when nothing records.
+        needs, edges = _inputs(args) if _state.enabled else (_NO_GRADS[len(args)], None)
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
-        ctx._fn = cls
-        ctx.needs_input_grad = needs
+        ctx._fn, ctx.needs_input_grad = cls, needs
         ctx._non_diff = ()  # on the instance: read below (a class default's read is slow)
         token = _quiet()  # inf and nan silently, as torch (no numpy RuntimeWarning)
         try:
-            if edges is None or cls._numpy_forward:
-                if n == 2:  # a plain call: Python runs it faster than f(*args)
+            if edges is None or cls._numpy_forward:  # nothing in forward can record
+                if len(args) == 2:  # a plain call: Python runs it faster than f(*args)
                     a, b = args
                     raw = cls.forward(ctx, a, b)
                 else:
                     raw = cls.forward(ctx, *args)
             else:
-                _state.enabled = False
-                try:
-                    raw = cls.forward(ctx, *args)
-                finally:
-                    _state.enabled = True
+                raw = _forward_unrecorded(cls, ctx, args)
         except ValueError as e:
-            if "broadcast" not in str(e):
-                raise
-            shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
-            raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
+            if "broadcast" in str(e):  # numpy's words; torch raises a RuntimeError
+                raise _not_broadcastable(cls, args) from e
+            raise
         finally:
             _loud(token)
         kind = type(raw)
-        if kind is _ndarray:  # Tensor._make, inlined
+        if kind is tuple:
+            return _outputs(cls, ctx, edges, raw)
+        if kind is _ndarray:  # make_tensor(raw) without the call
             out = _new(tensor_class)
             out._array, out._version_counter = raw, [0]
-        elif kind is tuple:
-            return _outputs(cls, ctx, edges, raw)
         else:
-            out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
+            out = _wrap(raw)
         if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
-            ctx._order = _next_order()  # ctx._record(edges, ONE_OUTPUT), inlined
-            ctx._next_edges = edges
-            ctx._out_meta = ONE_OUTPUT
+            # ctx._record(edges, ONE_OUTPUT) without the call (graph.py keeps the two alike)
+            ctx._order, ctx._next_edges, ctx._out_meta = _next_order(), edges, ONE_OUTPUT
             ctx._hooks = ctx._retained = None
             out.grad_fn = ctx
             out.requires_grad = True
-            if kind is not _ndarray and ctx._saved:  # forward may have saved raw
+            if ctx._saved and kind is not _ndarray:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,))
         return out
+
+
+def _forward_unrecorded(cls: type[Function], ctx: Context, args: tuple) -> Any:
+    """``cls.forward`` with recording off: a forward written with minigrad ops must not
+    record (the node apply records stands for all it does). Called with recording on."""
+    _state.enabled = False
+    try:
+        return cls.forward(ctx, *args)
+    finally:
+        _state.enabled = True
+
+
+def _not_broadcastable(cls: type[Function], args: tuple) -> RuntimeError:
+    shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
+    return RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable")
 
 
 def _apply_with_setup_context(cls: type[Function], *args: Any, **kwargs: Any) -> Any:
@@ -341,35 +333,43 @@ def _has_defaults(fn: Callable) -> bool:
 
 
 def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
-    """needs_input_grad and the edges of a call, in one pass: per argument, whether it is a
-    Tensor that requires grad, and the edge to where its gradient goes (or None). The edges
-    are None as a whole when no argument requires grad: nothing records. The usual one and
-    three arguments have ``edge_of`` inlined; apply does two arguments itself."""
-    tensor = tensor_class
+    """needs_input_grad and the edges of a call: per argument, whether it is a Tensor
+    that requires grad, and the edge to where its gradient goes (or None). The edges are
+    None as a whole when no argument requires grad: nothing records."""
+    # Every op comes here. Two, one and three arguments (binary ops, unary ops, a
+    # reduction's tensor, dims and keepdim) are unrolled, with edge_of written out for a
+    # Tensor argument first: no loop, comprehension or call is paid per argument.
     n = len(args)
-    if n == 1:
-        (a,) = args
-        if not (isinstance(a, tensor) and a.requires_grad):
-            return _NO_GRADS[1], None
-        arr = a._array
-        return (True,), ((a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape,
-                          arr.dtype),)
-    if n == 3:  # a tensor and two options (sum's dims and keepdim), or where's three
-        a, b, c = args
-        ea = None
-        if isinstance(a, tensor) and a.requires_grad:
+    if n == 2:
+        a, b = args
+        ea = eb = None
+        if isinstance(a, tensor_class) and a.requires_grad:
             arr = a._array
             ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
-        eb = edge_of(b) if isinstance(b, tensor) else None
-        ec = edge_of(c) if isinstance(c, tensor) else None
+        if isinstance(b, tensor_class) and b.requires_grad:
+            arr = b._array
+            eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
+        if ea is None and eb is None:
+            return _NO_GRADS[2], None
+        return (ea is not None, eb is not None), (ea, eb)
+    if n == 1 or n == 3:
+        a = args[0]
+        if not (isinstance(a, tensor_class) and a.requires_grad):
+            ea = None
+        else:
+            arr = a._array
+            ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
+        if n == 1:
+            return (_NO_GRADS[1], None) if ea is None else ((True,), (ea,))
+        b, c = args[1], args[2]  # seldom Tensors (where's are)
+        eb = edge_of(b) if isinstance(b, tensor_class) else None
+        ec = edge_of(c) if isinstance(c, tensor_class) else None
         if ea is None and eb is None and ec is None:
             return _NO_GRADS[3], None
         return (ea is not None, eb is not None, ec is not None), (ea, eb, ec)
-    edges = []
-    for a in args:
-        edges.append(edge_of(a) if isinstance(a, tensor) else None)
+    edges = tuple([edge_of(a) if isinstance(a, tensor_class) else None for a in args])
     needs = tuple([e is not None for e in edges])
-    return (needs, tuple(edges)) if True in needs else (needs, None)
+    return (needs, edges) if True in needs else (needs, None)
 
 
 def _outputs(cls: type[Function], ctx: Context, edges: tuple | None, raw: tuple) -> tuple:
