@@ -4,11 +4,11 @@ Broadcasting and dtype promotion are undone here and nowhere else: a gradient ar
 an input is summed back to the input's shape and cast to the input's dtype.
 
 With ``inputs`` (autograd.grad) only the nodes on a path to an input run, as in torch; the
-walk stops at the inputs. A node whose ctx sets ``wants_downstream`` (the SVD near a tie)
-may ask, from its backward, for the gradients of its outputs recorded as functions of the
-graph (``recorded_output_grads``), to differentiate them again: a walk that meets such a
-node records itself (as create_graph=True does), frees nothing until it ends, and hands out
-detached results unless create_graph was asked for.
+walk stops at the inputs.
+
+``reference.py`` is the plain definition of this walk. It has one extension point: a walk
+records itself when it reaches a node that asks for its downstream (``downstream.py``,
+used by the SVD's and eigh's tie limits); ``look_downstream=False`` turns that off.
 """
 
 from __future__ import annotations
@@ -23,13 +23,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._broadcast import long_loops
-from . import function, quiet
+from . import downstream, function, quiet
+from .downstream import current_walk, recorded_output_grads, result_is_differentiated
 from .function import _FREED, is_tensor
 from .grad_mode import _state
 from .graph import AccumulateGrad, Node, edge_of
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
+
+__all__ = ["run_backward", "accumulate", "sum_to_shape",
+           # the downstream protocol, re-exported where linalg imports it from
+           "current_walk", "recorded_output_grads", "result_is_differentiated"]
 
 _new = object.__new__
 
@@ -77,7 +82,7 @@ def run_backward(
     ``retain_graph=None`` is torch's default: keep the graph exactly when recording it.
 
     ``look_downstream=False``: record only as ``create_graph`` says, whatever the nodes
-    want (a walk made by a node's backward, which has what it needs)."""
+    want (a walk made by a node's backward, which has what it needs; see downstream.py)."""
     if len(roots) == 1 and not create_graph:  # a loss's backward(): _seed, inlined
         node, nr = edge_of(roots[0])[:2]
         buf = [None] * len(node._out_meta)
@@ -85,13 +90,13 @@ def run_backward(
         buffers, starts = {node: buf}, [node]
     else:
         buffers, starts = _seed(roots, grad_roots, create_graph)
-    if inputs is None and not (retain_graph or create_graph or function.WANTING_DOWNSTREAM):
+    if inputs is None and not (retain_graph or create_graph or downstream.WANTING):
         walk = _new(_Walk)  # a loss's backward(): the class defaults are its settings
         records = False
     else:
         walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
         records = walk.records
-    running = _walks.stack
+    running = downstream.running.stack
     # The outermost walk holds off the cyclic collector: what a walk makes (gradients, the
     # graph it records) stays alive until it ends, so collections during it rescan a growing
     # heap and free nothing (a second-order TRG pass through tied SVDs spent 3/4 of its time
@@ -121,14 +126,6 @@ def run_backward(
     return walk.results
 
 
-class _Walks(threading.local):
-    def __init__(self) -> None:
-        self.stack: list[_Walk] = []  # the walks running in this thread, innermost last
-
-
-_walks = _Walks()
-
-
 def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
           create_graph: bool) -> tuple[dict[Node, list], list[Node]]:
     """The gradient buffers the walk starts from (one list per node, a slot per output),
@@ -147,7 +144,7 @@ def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
 
 class _Walk:
     """One backward pass: which nodes run, where it stops, what it hands back, whether it
-    records itself. ``current_walk()`` is the innermost one running."""
+    records itself. ``downstream.current_walk()`` is the innermost one running."""
 
     # Class-level defaults, the settings of a loss's backward() (to the leaves, recording
     # nothing, freeing as it goes), which run_backward makes without calling __init__.
@@ -176,9 +173,9 @@ class _Walk:
             self.results = [None] * len(inputs)
             self.targets = {node for node, _ in self.captured}
             self.only = _leading_to(self.targets, starts)
+        # the extension point: a node that wants its downstream makes the walk record
         self.records = create_graph or (
-            look_downstream and bool(function.WANTING_DOWNSTREAM)
-            and _reaches_wanting(starts, self.only))
+            look_downstream and downstream.reaches_wanting(starts, self.only))
         self.create_graph = create_graph
         self.to_leaves = inputs is None  # backward() fills .grad; grad() returns instead
         if retain_graph is None:
@@ -316,24 +313,6 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
     return {n for n, yes in leads.items() if yes}
 
 
-def _reaches_wanting(starts: list[Node], run: set[Node] | None) -> bool:
-    """Whether the walk reaches (through the nodes it runs) a node whose ctx set
-    ``wants_downstream`` (an AccumulateGrad has no ctx: the attribute is missing)."""
-    seen = set(starts)
-    stack = list(starts)
-    while stack:
-        node = stack.pop()
-        if run is not None and node not in run:
-            continue
-        if getattr(node, "_wants_downstream", False):
-            return True
-        for edge in node._next_edges:
-            if edge is not None and edge[0] not in seen:
-                seen.add(edge[0])
-                stack.append(edge[0])
-    return False
-
-
 def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     if create_graph:
         return old + g
@@ -390,26 +369,6 @@ def _materialized(node: Node, grads: list) -> list:
         return [function.make_tensor(np.zeros(*meta)) if g is None else g
                 for g, meta in zip(grads, node._out_meta)]
     return grads
-
-
-def recorded_output_grads(grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-    """From inside a backward whose ctx set ``wants_downstream``: the gradients ``grads``
-    its node's outputs received, which the walk recorded as functions of the graph (so
-    they can be differentiated again with respect to the node's outputs)."""
-    if not _walks.stack[-1].records:
-        raise RuntimeError("recorded_output_grads: this walk was told not to record "
-                           "(look_downstream=False)")
-    return list(grads)
-
-
-def current_walk() -> object:
-    """The running walk (an object that identifies it while it runs)."""
-    return _walks.stack[-1]
-
-
-def result_is_differentiated() -> bool:
-    """Whether the running walk's caller asked for create_graph=True."""
-    return _walks.stack[-1].create_graph
 
 
 # References to a gradient (and to its array) that only the walk holds, as counted inside

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import downstream
 from .grad_mode import _state
 from .graph import ONE_OUTPUT, Node, _next_order, edge_of, sink
 from .quiet import enter as _quiet
@@ -61,14 +61,15 @@ class Context(Node):
     @property
     def wants_downstream(self) -> bool:
         """Set True in forward by a node whose backward may call
-        ``engine.recorded_output_grads``; a walk that reaches such a node records itself."""
+        ``recorded_output_grads``; a walk that reaches such a node records itself (see
+        downstream.py)."""
         return self._wants_downstream
 
     @wants_downstream.setter
     def wants_downstream(self, value: bool) -> None:
         self._wants_downstream = bool(value)
         if value:  # rare (an SVD or eigh near a tie): walks look for these only while any lives
-            WANTING_DOWNSTREAM.add(weakref.ref(self, WANTING_DOWNSTREAM.discard))
+            downstream.register(self)
 
     def __init__(self, needs_input_grad: tuple[bool, ...], fn: type) -> None:
         self.needs_input_grad = needs_input_grad
@@ -155,10 +156,7 @@ class Context(Node):
         self._non_diff = tensors
 
 
-# Weak references to the live contexts that set wants_downstream (each drops out as its
-# ctx dies). While there are none, a walk knows without looking that no node it reaches
-# wants it. A set, not a WeakSet: a walk tests it for emptiness, which a WeakSet does in Python.
-WANTING_DOWNSTREAM: set[weakref.ref] = set()
+WANTING_DOWNSTREAM = downstream.WANTING  # the registry's name before downstream.py
 
 
 class _SavedOutput:
