@@ -30,7 +30,7 @@ _ONLY_WALK_REFS = (3, 3) if (sys.implementation.name == "cpython"
 _accumulating = threading.Lock()
 
 
-def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
+def accumulate(leaf: Tensor | None, g: Tensor, create_graph: bool) -> None:
     """Add ``g`` into ``leaf.grad``: in place when that is safe, as torch does."""
     if leaf is None:  # the leaf was freed while its graph lived on: no one can read its grad
         return

@@ -14,6 +14,7 @@ from .graph import Node
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
+    from .function import Function
 
 _FREED = object()  # what a node's saved tensors become once freed
 
@@ -37,6 +38,13 @@ class Context(Node):
     _non_diff: tuple = ()
     _saves_outputs = False  # some of _saved are _SavedOutputs (see _pack_outputs)
     _wants_downstream = False
+    _fn: type[Function]
+
+    if TYPE_CHECKING:
+        # forward may set any attribute on ctx for its backward (as torch's ctx allows):
+        # for a type checker they are there, of any type
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
     @property
     def ctx(self) -> Context:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def register(ctx: Node) -> None:
     WANTING.add(weakref.ref(ctx, WANTING.discard))
 
 
-def reaches_wanting(starts: list[Node], run: set[Node] | None) -> bool:
+def reaches_wanting(starts: Sequence[Node], run: AbstractSet[Node] | None) -> bool:
     """Whether a walk from ``starts`` reaches (through the nodes in ``run``, or any when
     None) a node whose ctx set ``wants_downstream``: then the walk records itself."""
     if not WANTING:

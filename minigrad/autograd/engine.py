@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
@@ -27,10 +28,12 @@ from .context import _FREED
 from .downstream import current_walk, recorded_output_grads, result_is_differentiated
 from .function import is_tensor
 from .grad_mode import _state
-from .graph import AccumulateGrad, Node, edge_of
+from .graph import AccumulateGrad, Node, edge_of, required_edge
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
+    from .context import Context
+    from .graph import WalkNode
 
 __all__ = ["run_backward", "accumulate", "sum_to_shape",
            # the downstream protocol, re-exported where linalg imports it from
@@ -52,13 +55,14 @@ def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     return g
 
 
-def _fit(g: Tensor, shape: tuple, dtype, node: Node) -> Tensor:
+def _fit(g: Tensor, shape: tuple, dtype: np.dtype, node: Node) -> Tensor:
     if g.shape != shape:
         try:
             g = sum_to_shape(g, shape)
+            fits = g.shape == shape
         except Exception:
-            g = None
-        if g is None or g.shape != shape:
+            fits = False
+        if not fits:
             raise RuntimeError(
                 f"{node._name} returned a gradient that cannot be summed to its input's "
                 f"shape {shape}"
@@ -83,9 +87,12 @@ def run_backward(
 
     ``look_downstream=False``: record only as ``create_graph`` says, whatever the nodes
     want (a walk made by a node's backward, which has what it needs; see downstream.py)."""
+    buffers: dict[WalkNode, list[Tensor | None]]
     if len(roots) == 1 and not create_graph:  # a loss's backward(): _seed, inlined
-        node, nr = edge_of(roots[0])[:2]
-        buf = [None] * len(node._out_meta)
+        edge = edge_of(roots[0])
+        assert edge is not None  # a root requires grad (its caller checked)
+        node, nr = edge[:2]
+        buf: list[Tensor | None] = [None] * len(node._out_meta)
         buf[nr] = grad_roots[0]
         buffers, starts = {node: buf}, [node]
     else:
@@ -127,13 +134,13 @@ def run_backward(
 
 
 def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
-          create_graph: bool) -> tuple[dict[Node, list], list[Node]]:
+          create_graph: bool) -> tuple[dict[WalkNode, list[Tensor | None]], list[WalkNode]]:
     """The gradient buffers the walk starts from (one list per node, a slot per output),
     and the roots' nodes, each once."""
-    buffers: dict[Node, list] = {}
-    starts: list[Node] = []
+    buffers: dict[WalkNode, list[Tensor | None]] = {}
+    starts: list[WalkNode] = []
     for t, g in zip(roots, grad_roots):
-        node, nr = edge_of(t)[:2]
+        node, nr = required_edge(t)[:2]
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * len(node._out_meta)
@@ -151,16 +158,16 @@ class _Walk:
     captured: dict[tuple[Node, int], int] = {}  # (node, output_nr) -> result slot; never
     results: list[Tensor | None] = []  # written through: __init__ makes fresh ones
     only: set[Node] | None = None  # the nodes whose backward runs; None: all
-    targets: set[Node] = frozenset()  # the nodes of the inputs, where the walk stops
-    kept: list[Node] = []
+    targets: AbstractSet[Node] = frozenset()  # the nodes of the inputs, where the walk stops
+    kept: list[Context] = []
     records = create_graph = keeps = False
     to_leaves = frees = True
     # What run() reads, in one load: a default walk has no attributes of its own, and each
     # read of a class default takes CPython 3.11's full attribute lookup.
     _settings = (only, records, frees, keeps, create_graph, to_leaves)
 
-    def __init__(self, starts: list[Node], inputs: Sequence | None, retain_graph: bool | None,
-                 create_graph: bool, look_downstream: bool) -> None:
+    def __init__(self, starts: list[WalkNode], inputs: Sequence | None,
+                 retain_graph: bool | None, create_graph: bool, look_downstream: bool) -> None:
         if inputs is not None:
             self.captured = {}
             for i, t in enumerate(inputs):
@@ -169,7 +176,7 @@ class _Walk:
                     continue
                 if not t.requires_grad:
                     raise RuntimeError(f"input {i} of autograd.grad does not require grad")
-                self.captured[edge_of(t)[:2]] = i
+                self.captured[required_edge(t)[:2]] = i
             self.results = [None] * len(inputs)
             self.targets = {node for node, _ in self.captured}
             self.only = _leading_to(self.targets, starts)
@@ -189,7 +196,7 @@ class _Walk:
         self._settings = (self.only, self.records, self.frees, self.keeps, self.create_graph,
                           self.to_leaves)
 
-    def run(self, buffers: dict[Node, list], starts: list[Node]) -> None:
+    def run(self, buffers: dict[WalkNode, list[Tensor | None]], starts: list[WalkNode]) -> None:
         """Newest node first (edges lead only to older nodes): when a node comes off the
         heap, every node that can send it a gradient has run, so its buffer is complete.
         A node that no gradient reached never runs.
@@ -200,7 +207,7 @@ class _Walk:
         costs a chain's backward ~6%."""
         only, records, frees, keeps, create_graph, to_leaves = self._settings
         tensor = function.tensor_class
-        heap: list[tuple[int, Node]] = []  # (node._order, node): orders are unique
+        heap: list[tuple[int, WalkNode]] = []  # (node._order, node): orders are unique
         # While a single node waits (along a chain, the usual case) it waits in lone, not in
         # the heap: it is the newest of one.
         lone = starts[0] if len(starts) == 1 else None
@@ -255,7 +262,7 @@ class _Walk:
                         lone = None
                     heappush(heap, (child._order, child))
 
-    def _arrive(self, node: Node, grads: list) -> bool:
+    def _arrive(self, node: WalkNode, grads: list[Tensor | None]) -> bool:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
         them, retain_grad() keeps them, and autograd.grad takes those of its inputs.
         Whether the node runs: autograd.grad stops at its inputs (after their hooks), and
@@ -277,7 +284,7 @@ def _as_tensor(g: Any) -> Tensor:
     return g if isinstance(g, function.tensor_class) else function.tensor_class(g)
 
 
-def _call_backward(node: Node, grads: list) -> tuple:
+def _call_backward(node: Context, grads: list[Tensor | None]) -> tuple:
     """``node``'s backward on its outputs' gradients, as a tuple of one per input."""
     # A Function's node is its own ctx.
     if len(grads) == 1:
@@ -292,7 +299,7 @@ def _call_backward(node: Node, grads: list) -> tuple:
     return in_grads
 
 
-def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
+def _leading_to(targets: AbstractSet[Node], starts: list[WalkNode]) -> set[Node]:
     """The nodes with a path to one of ``targets``: the only ones autograd.grad must run."""
     leads: dict[Node, bool] = {}
     for s in starts:
@@ -324,9 +331,9 @@ def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     return function.make_tensor(x + y)
 
 
-def _slot(n_out: int, nr: int, g: Tensor) -> list:
+def _slot(n_out: int, nr: int, g: Tensor) -> list[Tensor | None]:
     """A fresh buffer for a node of ``n_out`` outputs, holding ``g`` for output ``nr``."""
-    buf = [None] * n_out
+    buf: list[Tensor | None] = [None] * n_out
     buf[nr] = g
     return buf
 
@@ -362,7 +369,7 @@ def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
     return out
 
 
-def _materialized(node: Node, grads: list) -> list:
+def _materialized(node: Context, grads: list[Tensor | None]) -> list[Tensor | None]:
     """The gradients for a backward of several outputs: zeros for those that got none,
     unless its ctx asked for None (``set_materialize_grads(False)``)."""
     if node.materialize_grads and any(g is None for g in grads):

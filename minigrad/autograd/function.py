@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -67,6 +67,10 @@ class Function:
     # op, so it cannot record): apply then skips switching recording off around it, which
     # costs as much as the rest of a small op's bookkeeping (the switch is thread-local).
     _numpy_forward: bool = False
+    # A class of the setup_context style: the subclass its apply runs, made on first use,
+    # and that subclass's forward signature (None: positional, without defaults).
+    _with_ctx: type[Function]
+    _signature: inspect.Signature | None
 
     @staticmethod
     def forward(ctx: Context, *args: Any) -> Any:
@@ -87,7 +91,8 @@ class Function:
         # The setup_context style gets an apply of its own, so the hot apply below (which
         # calls forward(ctx, ...)) stays as it is for every other Function.
         if cls.setup_context is not Function.setup_context and "apply" not in vars(cls):
-            cls.apply = classmethod(_apply_with_setup_context)
+            with_setup = classmethod(_apply_with_setup_context)
+            cls.apply = with_setup  # type: ignore[method-assign, assignment]  # by design
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
@@ -165,10 +170,11 @@ def _apply_with_setup_context(cls: type[Function], *args: Any, **kwargs: Any) ->
             setup(ctx, inputs, out)
             return out
 
-        runner = type(cls.__name__, (cls,), {"forward": staticmethod(forward),
-                                             "apply": Function.__dict__["apply"],
-                                             "__module__": cls.__module__,
-                                             "__qualname__": cls.__qualname__})
+        runner = cast("type[Function]", type(
+            cls.__name__, (cls,), {"forward": staticmethod(forward),
+                                   "apply": Function.__dict__["apply"],
+                                   "__module__": cls.__module__,
+                                   "__qualname__": cls.__qualname__}))
         # forward's signature, worked out once (inspect.signature costs ~14 us a call)
         runner._signature = (inspect.signature(user_forward)
                              if _has_defaults(user_forward) else None)
@@ -178,7 +184,7 @@ def _apply_with_setup_context(cls: type[Function], *args: Any, **kwargs: Any) ->
         bound = (sig or inspect.signature(cls.forward)).bind(*args, **kwargs)
         bound.apply_defaults()
         args = bound.args
-    return Function.apply.__func__(runner, *args)
+    return Function.__dict__["apply"].__func__(runner, *args)
 
 
 def _has_defaults(fn: Callable) -> bool:

@@ -22,7 +22,7 @@ from . import function, quiet
 from .engine import sum_to_shape
 from .function import Context, _wrap, is_tensor
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
-from .graph import AccumulateGrad, Edge, Node, edge_of
+from .graph import AccumulateGrad, Edge, Node, edge_of, required_edge
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -86,11 +86,11 @@ def backward(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
         retain_graph = create_graph
     grads: dict[Node, list] = {}  # node -> the gradient of each of its outputs, summed
     for t, g in zip(roots, grad_roots):
-        _send(grads, edge_of(t), g)
+        _send(grads, required_edge(t), g)
     token = quiet.enter()
     try:
         with set_grad_enabled(create_graph):
-            for node in _consumers_first([edge_of(t)[0] for t in roots]):
+            for node in _consumers_first([required_edge(t)[0] for t in roots]):
                 out_grads = grads.get(node)
                 if out_grads is None:  # no gradient reached it: it does not run
                     continue
@@ -119,7 +119,7 @@ def backward(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
         quiet.leave(token)
     if inputs is None:
         return None
-    return [grads.get(e[0], [None] * (e[1] + 1))[e[1]] for e in map(edge_of, inputs)]
+    return [grads.get(e[0], [None] * (e[1] + 1))[e[1]] for e in map(required_edge, inputs)]
 
 
 def _send(grads: dict[Node, list], edge: Edge, g: Any) -> None:
