@@ -15,9 +15,7 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 
-def _as_list(x: Tensor | Sequence[Tensor] | None) -> list | None:
-    if x is None:
-        return None
+def _as_list(x: Tensor | Sequence) -> list:
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
@@ -50,10 +48,11 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Sequence | None =
              inputs: Sequence[Tensor] | None = None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves."""
     outs = _as_list(tensors)
-    grads = _root_grads(outs, _as_list(grad_tensors))
+    grads = _root_grads(outs, None if grad_tensors is None else _as_list(grad_tensors))
     if inputs is not None:
         ins = _as_list(inputs)
         res = run_backward(outs, grads, retain_graph, create_graph, inputs=ins)
+        assert res is not None  # given inputs, the walk returns their gradients
         for t, g in zip(ins, res):
             if g is not None:
                 accumulate(t, g, create_graph)
@@ -67,8 +66,9 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     """d(outputs)/d(inputs) contracted with ``grad_outputs``, returned instead of stored."""
     outs = _as_list(outputs)
     ins = _as_list(inputs)
-    grads = _root_grads(outs, _as_list(grad_outputs))
+    grads = _root_grads(outs, None if grad_outputs is None else _as_list(grad_outputs))
     res = run_backward(outs, grads, retain_graph, create_graph, inputs=ins)
+    assert res is not None  # given inputs, the walk returns their gradients
     for i, g in enumerate(res):
         if g is None and not allow_unused:
             raise RuntimeError(

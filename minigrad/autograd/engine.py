@@ -4,32 +4,40 @@ Broadcasting and dtype promotion are undone here and nowhere else: a gradient ar
 an input is summed back to the input's shape and cast to the input's dtype.
 
 With ``inputs`` (autograd.grad) only the nodes on a path to an input run, as in torch; the
-walk stops at the inputs. A node whose ctx sets ``wants_downstream`` (the SVD near a tie)
-may ask, from its backward, for the gradients of its outputs recorded as functions of the
-graph (``recorded_output_grads``), to differentiate them again: a walk that meets such a
-node records itself (as create_graph=True does), frees nothing until it ends, and hands out
-detached results unless create_graph was asked for.
+walk stops at the inputs.
+
+``reference.py`` is the plain definition of this walk. It has one extension point: a walk
+records itself when it reaches a node that asks for its downstream (``downstream.py``,
+used by the SVD's and eigh's tie limits); ``look_downstream=False`` turns that off.
 """
 
 from __future__ import annotations
 
 import gc
-import sys
-import threading
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._broadcast import long_loops
-from . import function, quiet
-from .function import _FREED, is_tensor, make_tensor
+from . import downstream, function, quiet
+from .accumulate import _accumulating, accumulate
+from .context import _FREED
+from .downstream import current_walk, recorded_output_grads, result_is_differentiated
+from .function import is_tensor, make_tensor
 from .grad_mode import _state
-from .graph import AccumulateGrad, Node, edge_of
+from .graph import AccumulateGrad, Node, edge_of, required_edge
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
+    from .context import Context
+    from .graph import WalkNode
+
+__all__ = ["run_backward", "accumulate", "sum_to_shape",
+           # the downstream protocol, re-exported where linalg imports it from
+           "current_walk", "recorded_output_grads", "result_is_differentiated"]
 
 _new = object.__new__
 
@@ -47,13 +55,14 @@ def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     return g
 
 
-def _fit(g: Tensor, shape: tuple, dtype, node: Node) -> Tensor:
+def _fit(g: Tensor, shape: tuple, dtype: np.dtype, node: Node) -> Tensor:
     if g.shape != shape:
         try:
             g = sum_to_shape(g, shape)
+            fits = g.shape == shape
         except Exception:
-            g = None
-        if g is None or g.shape != shape:
+            fits = False
+        if not fits:
             raise RuntimeError(
                 f"{node._name} returned a gradient that cannot be summed to its input's "
                 f"shape {shape}"
@@ -77,21 +86,24 @@ def run_backward(
     ``retain_graph=None`` is torch's default: keep the graph exactly when recording it.
 
     ``look_downstream=False``: record only as ``create_graph`` says, whatever the nodes
-    want (a walk made by a node's backward, which has what it needs)."""
+    want (a walk made by a node's backward, which has what it needs; see downstream.py)."""
+    buffers: dict[WalkNode, list[Tensor | None]]
     if len(roots) == 1 and not create_graph:  # a loss's backward(): _seed, inlined
-        node, nr = edge_of(roots[0])[:2]
-        buf = [None] * len(node._out_meta)
+        edge = edge_of(roots[0])
+        assert edge is not None  # a root requires grad (its caller checked)
+        node, nr = edge[:2]
+        buf: list[Tensor | None] = [None] * len(node._out_meta)
         buf[nr] = grad_roots[0]
         buffers, starts = {node: buf}, [node]
     else:
         buffers, starts = _seed(roots, grad_roots, create_graph)
-    if inputs is None and not (retain_graph or create_graph or function.WANTING_DOWNSTREAM):
+    if inputs is None and not (retain_graph or create_graph or downstream.WANTING):
         walk = _new(_Walk)  # a loss's backward(): the class defaults are its settings
         records = False
     else:
         walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
         records = walk.records
-    running = _walks.stack
+    running = downstream.running.stack
     # The outermost walk holds off the cyclic collector: what a walk makes (gradients, the
     # graph it records) stays alive until it ends, so collections during it rescan a growing
     # heap and free nothing (a second-order TRG pass through tied SVDs spent 3/4 of its time
@@ -121,22 +133,14 @@ def run_backward(
     return walk.results
 
 
-class _Walks(threading.local):
-    def __init__(self) -> None:
-        self.stack: list[_Walk] = []  # the walks running in this thread, innermost last
-
-
-_walks = _Walks()
-
-
 def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
-          create_graph: bool) -> tuple[dict[Node, list], list[Node]]:
+          create_graph: bool) -> tuple[dict[WalkNode, list[Tensor | None]], list[WalkNode]]:
     """The gradient buffers the walk starts from (one list per node, a slot per output),
     and the roots' nodes, each once."""
-    buffers: dict[Node, list] = {}
-    starts: list[Node] = []
+    buffers: dict[WalkNode, list[Tensor | None]] = {}
+    starts: list[WalkNode] = []
     for t, g in zip(roots, grad_roots):
-        node, nr = edge_of(t)[:2]
+        node, nr = required_edge(t)[:2]
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * len(node._out_meta)
@@ -147,23 +151,23 @@ def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
 
 class _Walk:
     """One backward pass: which nodes run, where it stops, what it hands back, whether it
-    records itself. ``current_walk()`` is the innermost one running."""
+    records itself. ``downstream.current_walk()`` is the innermost one running."""
 
     # Class-level defaults, the settings of a loss's backward() (to the leaves, recording
     # nothing, freeing as it goes), which run_backward makes without calling __init__.
     captured: dict[tuple[Node, int], int] = {}  # (node, output_nr) -> result slot; never
     results: list[Tensor | None] = []  # written through: __init__ makes fresh ones
     only: set[Node] | None = None  # the nodes whose backward runs; None: all
-    targets: set[Node] = frozenset()  # the nodes of the inputs, where the walk stops
-    kept: list[Node] = []
+    targets: AbstractSet[Node] = frozenset()  # the nodes of the inputs, where the walk stops
+    kept: list[Context] = []
     records = create_graph = keeps = False
     to_leaves = frees = True
     # What run() reads, in one load: a default walk has no attributes of its own, and each
     # read of a class default takes CPython 3.11's full attribute lookup.
-    _settings = (only, captured, records, frees, keeps, create_graph, to_leaves)
+    _settings = (only, records, frees, keeps, create_graph, to_leaves)
 
-    def __init__(self, starts: list[Node], inputs: Sequence | None, retain_graph: bool | None,
-                 create_graph: bool, look_downstream: bool) -> None:
+    def __init__(self, starts: list[WalkNode], inputs: Sequence | None,
+                 retain_graph: bool | None, create_graph: bool, look_downstream: bool) -> None:
         if inputs is not None:
             self.captured = {}
             for i, t in enumerate(inputs):
@@ -172,13 +176,13 @@ class _Walk:
                     continue
                 if not t.requires_grad:
                     raise RuntimeError(f"input {i} of autograd.grad does not require grad")
-                self.captured[edge_of(t)[:2]] = i
+                self.captured[required_edge(t)[:2]] = i
             self.results = [None] * len(inputs)
             self.targets = {node for node, _ in self.captured}
             self.only = _leading_to(self.targets, starts)
+        # the extension point: a node that wants its downstream makes the walk record
         self.records = create_graph or (
-            look_downstream and bool(function.WANTING_DOWNSTREAM)
-            and _reaches_wanting(starts, self.only))
+            look_downstream and downstream.reaches_wanting(starts, self.only))
         self.create_graph = create_graph
         self.to_leaves = inputs is None  # backward() fills .grad; grad() returns instead
         if retain_graph is None:
@@ -189,38 +193,37 @@ class _Walk:
         self.keeps = not retain_graph and not self.frees
         if self.keeps:
             self.kept = []
-        self._settings = (self.only, self.captured, self.records, self.frees, self.keeps,
-                          self.create_graph, self.to_leaves)
+        self._settings = (self.only, self.records, self.frees, self.keeps, self.create_graph,
+                          self.to_leaves)
 
-    def run(self, buffers: dict[Node, list], starts: list[Node]) -> None:
+    def run(self, buffers: dict[WalkNode, list[Tensor | None]], starts: list[WalkNode]) -> None:
         """Newest node first (edges lead only to older nodes): when a node comes off the
         heap, every node that can send it a gradient has run, so its buffer is complete.
-        A node that no gradient reached never runs."""
-        only, captured, records, frees, keeps, create_graph, to_leaves = self._settings
+        A node that no gradient reached never runs.
+
+        ``reference.backward`` is the plain definition of this loop, and
+        tests/test_reference_engine.py holds the two to the same gradients. It is kept flat
+        on purpose: a helper call per edge (adding into a buffer, scheduling the child)
+        costs a chain's backward ~6%."""
+        only, records, frees, keeps, create_graph, to_leaves = self._settings
         tensor = function.tensor_class
-        heap = []  # (node._order, node): order is unique, so nodes are never compared
-        # While a single node waits (along a chain, the usual case) it waits here, not in
+        heap: list[tuple[int, WalkNode]] = []  # (node._order, node): orders are unique
+        # While a single node waits (along a chain, the usual case) it waits in lone, not in
         # the heap: it is the newest of one.
         lone = starts[0] if len(starts) == 1 else None
         if lone is None:
             for n in starts:
                 heappush(heap, (n._order, n))
-        while True:
+        while lone is not None or heap:
             if lone is not None:
                 node, lone = lone, None
-            elif heap:
-                node = heappop(heap)[1]
             else:
-                break
+                node = heappop(heap)[1]
             grads = buffers.pop(node)
-            if only is not None and node not in only:
-                # An input (the walk stops there; its hooks see its gradient first), or
-                # off every path to one: nothing of it runs.
-                if node in self.targets:
-                    self._arrive(node, grads)
+            # hooks, retain_grad, and autograd.grad's inputs and the nodes off its paths
+            if (only is not None or node._hooks or node._retained) and not self._arrive(
+                    node, grads):
                 continue
-            if node._hooks or node._retained or captured:
-                self._arrive(node, grads)
             if type(node) is AccumulateGrad:
                 if to_leaves and grads[0] is not None:
                     # what the last node run left in these names would look like a holder
@@ -228,60 +231,75 @@ class _Walk:
                     g = arr = in_grads = None
                     accumulate(node._leaf(), grads[0], create_graph)
                 continue
-            # The backward call, inlined (one node's backward per gradient it runs); a
-            # Function's node is its own ctx.
-            if len(grads) == 1:
-                in_grads = node._fn.backward(node, grads[0])
-            else:
-                in_grads = node._fn.backward(node, *_materialized(node, grads))
-            edges = node._next_edges
-            if type(in_grads) is not tuple:
-                in_grads = (in_grads,)
+            in_grads = _call_backward(node, grads)
             if frees:
-                node._saved = _FREED  # node.free(), inlined
+                node._saved = _FREED  # node.free() without the call
             elif keeps:
                 self.kept.append(node)
-            if len(in_grads) != len(edges):  # not zip(strict=True): that takes twice as long
-                raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
-                                   f"expected {len(edges)}")
-            for edge, g in zip(edges, in_grads):
+            for edge, g in zip(node._next_edges, in_grads):
                 if edge is None or g is None:
                     continue
-                # add g into the child's buffer, fitted to the input (inlined)
+                # g into the child's buffer, summed and cast to the input's shape and dtype
                 child, nr, shape, dtype = edge
                 if type(g) is not tensor:
-                    g = g if isinstance(g, tensor) else tensor(g)  # an ndarray or number
+                    g = _as_tensor(g)
                 arr = g._array
                 # dtype identity first: comparing dtypes by value is slow
                 if arr.shape != shape or (arr.dtype is not dtype and arr.dtype != dtype):
                     g = _fit(g, shape, dtype, node)
                 buf = buffers.get(child)
-                if buf is None:
-                    n_out = len(child._out_meta)
-                    buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
-                    if lone is None and not heap:
-                        lone = child
-                    else:
-                        if lone is not None:
-                            heappush(heap, (lone._order, lone))
-                            lone = None
-                        heappush(heap, (child._order, child))
-                else:
+                if buf is not None:  # the child waits already: add g in
                     old = buf[nr]
                     buf[nr] = g if old is None else _add(old, g, records)
+                    continue
+                n_out = len(child._out_meta)
+                buffers[child] = [g] if n_out == 1 else _slot(n_out, nr, g)
+                if lone is None and not heap:
+                    lone = child
+                else:
+                    if lone is not None:
+                        heappush(heap, (lone._order, lone))
+                        lone = None
+                    heappush(heap, (child._order, child))
 
-    def _arrive(self, node: Node, grads: list) -> None:
+    def _arrive(self, node: WalkNode, grads: list[Tensor | None]) -> bool:
         """The gradients of ``node``'s outputs are complete: hooks see (and may replace)
-        them, retain_grad() keeps them, and autograd.grad takes those of its inputs."""
+        them, retain_grad() keeps them, and autograd.grad takes those of its inputs.
+        Whether the node runs: autograd.grad stops at its inputs (after their hooks), and
+        skips the nodes off every path to one."""
+        runs = self.only is None or node in self.only
+        if not runs and node not in self.targets:
+            return False
         if node._hooks or node._retained:
             _run_hooks(node, grads)
         for nr, g in enumerate(grads):
             slot = self.captured.get((node, nr))
             if slot is not None and g is not None:
                 self.results[slot] = g
+        return runs
 
 
-def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
+def _as_tensor(g: Any) -> Tensor:
+    """A gradient a backward returned as a Tensor subclass, an ndarray or a number."""
+    return g if isinstance(g, function.tensor_class) else function.tensor_class(g)
+
+
+def _call_backward(node: Context, grads: list[Tensor | None]) -> tuple:
+    """``node``'s backward on its outputs' gradients, as a tuple of one per input."""
+    # A Function's node is its own ctx.
+    if len(grads) == 1:
+        in_grads = node._fn.backward(node, grads[0])
+    else:
+        in_grads = node._fn.backward(node, *_materialized(node, grads))
+    if type(in_grads) is not tuple:
+        in_grads = (in_grads,)
+    if len(in_grads) != len(node._next_edges):  # not zip(strict=True): twice as slow
+        raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
+                           f"expected {len(node._next_edges)}")
+    return in_grads
+
+
+def _leading_to(targets: AbstractSet[Node], starts: list[WalkNode]) -> set[Node]:
     """The nodes with a path to one of ``targets``: the only ones autograd.grad must run."""
     leads: dict[Node, bool] = {}
     for s in starts:
@@ -302,24 +320,6 @@ def _leading_to(targets: set[Node], starts: list[Node]) -> set[Node]:
     return {n for n, yes in leads.items() if yes}
 
 
-def _reaches_wanting(starts: list[Node], run: set[Node] | None) -> bool:
-    """Whether the walk reaches (through the nodes it runs) a node whose ctx set
-    ``wants_downstream`` (an AccumulateGrad has no ctx: the attribute is missing)."""
-    seen = set(starts)
-    stack = list(starts)
-    while stack:
-        node = stack.pop()
-        if run is not None and node not in run:
-            continue
-        if getattr(node, "_wants_downstream", False):
-            return True
-        for edge in node._next_edges:
-            if edge is not None and edge[0] not in seen:
-                seen.add(edge[0])
-                stack.append(edge[0])
-    return False
-
-
 def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     if create_graph:
         return old + g
@@ -331,9 +331,9 @@ def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     return make_tensor(x + y)
 
 
-def _slot(n_out: int, nr: int, g: Tensor) -> list:
+def _slot(n_out: int, nr: int, g: Tensor) -> list[Tensor | None]:
     """A fresh buffer for a node of ``n_out`` outputs, holding ``g`` for output ``nr``."""
-    buf = [None] * n_out
+    buf: list[Tensor | None] = [None] * n_out
     buf[nr] = g
     return buf
 
@@ -369,70 +369,10 @@ def _hook_result(hook: Any, g: Tensor, out: Any) -> Tensor:
     return out
 
 
-def _materialized(node: Node, grads: list) -> list:
+def _materialized(node: Context, grads: list[Tensor | None]) -> list[Tensor | None]:
     """The gradients for a backward of several outputs: zeros for those that got none,
     unless its ctx asked for None (``set_materialize_grads(False)``)."""
     if node.materialize_grads and any(g is None for g in grads):
         return [make_tensor(np.zeros(*meta)) if g is None else g
                 for g, meta in zip(grads, node._out_meta)]
     return grads
-
-
-def recorded_output_grads(grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-    """From inside a backward whose ctx set ``wants_downstream``: the gradients ``grads``
-    its node's outputs received, which the walk recorded as functions of the graph (so
-    they can be differentiated again with respect to the node's outputs)."""
-    if not _walks.stack[-1].records:
-        raise RuntimeError("recorded_output_grads: this walk was told not to record "
-                           "(look_downstream=False)")
-    return list(grads)
-
-
-def current_walk() -> object:
-    """The running walk (an object that identifies it while it runs)."""
-    return _walks.stack[-1]
-
-
-def result_is_differentiated() -> bool:
-    """Whether the running walk's caller asked for create_graph=True."""
-    return _walks.stack[-1].create_graph
-
-
-# References to a gradient (and to its array) that only the walk holds, as counted inside
-# accumulate: the walk's buffer, accumulate's argument and getrefcount's own (the array: its
-# Tensor, accumulate's name for it and getrefcount's). Trusted on CPython before 3.14 only,
-# whose borrowed stack references getrefcount may not count.
-_ONLY_WALK_REFS = (3, 3) if (sys.implementation.name == "cpython"
-                             and sys.version_info < (3, 14)) else (0, 0)
-
-
-# Backward walks in several threads may add into one leaf's .grad: numpy releases the GIL
-# inside a large in-place add, so two unguarded read-add-write steps lose one of them.
-_accumulating = threading.Lock()
-
-
-def accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
-    """Add ``g`` into ``leaf.grad``: in place when that is safe, as torch does."""
-    if leaf is None:  # the leaf was freed while its graph lived on: no one can read its grad
-        return
-    with _accumulating:
-        old = leaf.grad
-        if old is None:
-            if create_graph and g.requires_grad:  # a graph to keep: the copy is recorded
-                leaf.grad = g.clone()
-                return
-            arr = g._array
-            g_refs, arr_refs = _ONLY_WALK_REFS
-            # A gradient no one else holds, whose memory is its own, becomes .grad as it is
-            # (torch steals it the same way); any other is copied: it may be a read-only
-            # broadcast view, the very tensor another leaf receives, or one a hook kept.
-            if (sys.getrefcount(g) <= g_refs and sys.getrefcount(arr) <= arr_refs
-                    and type(g) is function.tensor_class and arr.base is None
-                    and not g.requires_grad):
-                leaf.grad = g
-            else:
-                leaf.grad = make_tensor(np.array(arr))
-        elif create_graph or old.requires_grad:
-            leaf.grad = old + g  # out of place: old may be part of a graph someone will use
-        else:
-            np.add(old._array, g._array, out=old._array)

@@ -1,4 +1,5 @@
-"""Function, and its ctx: the graph node that ``Function.apply`` records.
+"""Function and its ``apply``, which runs forward and records the call's ctx (context.py)
+as a graph node.
 
 This module is also the seam between autograd and the Tensor class: ``apply`` builds
 Tensors and Tensor's methods call Functions, so one side must learn of the other after
@@ -11,21 +12,21 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from . import downstream
+from .context import Context  # re-exported: its home before context.py
 from .grad_mode import _state
-from .graph import ONE_OUTPUT, Node, _next_order, edge_of, sink
+from .graph import ONE_OUTPUT, _next_order, edge_of, sink
 from .quiet import enter as _quiet
 from .quiet import leave as _loud
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
-_FREED = object()
 _new = object.__new__
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
@@ -33,154 +34,7 @@ _new = object.__new__
 _ndarray = np.ndarray
 
 
-class Context(Node):
-    """What ``forward`` hands to ``backward``: saved tensors and flags, as in torch.
-
-    ``needs_input_grad`` is a tuple with one bool per forward argument: True where that
-    argument is a Tensor that requires grad and apply is recording. ``backward`` may skip
-    (return None for) the gradients marked False. Any other attribute forward sets on ctx
-    (constants, shapes, masks) is there for backward, unchecked.
-
-    When the call records, this ctx is also its graph node, the output's ``grad_fn`` (as in
-    torch): one object per recorded call.
-    """
-
-    # Class-level defaults: most ops set only what they use, keeping op calls cheap.
-    materialize_grads = True
-    _saved: Any = ()
-    _versions: tuple[int, ...] = ()
-    _non_diff: tuple = ()
-    _saves_outputs = False  # some of _saved are _SavedOutputs (see _pack_outputs)
-    _wants_downstream = False
-
-    @property
-    def ctx(self) -> Context:
-        """This object: a node is its own ctx (kept for readers of ``grad_fn.ctx``)."""
-        return self
-
-    @property
-    def wants_downstream(self) -> bool:
-        """Set True in forward by a node whose backward may call
-        ``engine.recorded_output_grads``; a walk that reaches such a node records itself."""
-        return self._wants_downstream
-
-    @wants_downstream.setter
-    def wants_downstream(self, value: bool) -> None:
-        self._wants_downstream = bool(value)
-        if value:  # rare (an SVD or eigh near a tie): walks look for these only while any lives
-            WANTING_DOWNSTREAM.add(weakref.ref(self, WANTING_DOWNSTREAM.discard))
-
-    def __init__(self, needs_input_grad: tuple[bool, ...], fn: type) -> None:
-        self.needs_input_grad = needs_input_grad
-        self._fn = fn
-
-    def set_materialize_grads(self, value: bool) -> None:
-        """Call in forward. With False, a backward of several outputs gets None (instead of
-        zeros of the output's shape) for each output that received no gradient. A backward
-        of one output always gets its gradient: it runs only when one arrived."""
-        self.materialize_grads = value
-
-    def save_for_backward(self, *tensors: Tensor | None) -> None:
-        """Call in forward, at most once (a second call replaces the first), with Tensors or
-        None: forward's inputs, or outputs it returns as Tensors. backward reads them from
-        ``saved_tensors``. Numbers, ndarrays and anything else go on ctx as attributes.
-
-        Each Tensor's version is noted here: if it is changed in place before backward,
-        ``saved_tensors`` raises instead of handing back the new value. A saved output comes
-        back as the recorded output (with its grad_fn), so a backward written with it
-        differentiates again; it is held without a reference cycle."""
-        self._saved = tensors
-        self._saves_outputs = False  # _pack_outputs may say otherwise; read by saved_tensors
-        if len(tensors) == 1:  # the usual cases, without a comprehension (hot path)
-            (t,) = tensors
-            self._versions = (-1 if t is None else t._version_counter[0],)
-        elif len(tensors) == 2:
-            t, u = tensors
-            self._versions = (-1 if t is None else t._version_counter[0],
-                              -1 if u is None else u._version_counter[0])
-        else:
-            self._versions = tuple([-1 if t is None else t._version_counter[0] for t in tensors])
-
-    @property
-    def saved_tensors(self) -> tuple[Tensor, ...]:
-        """The tensors ``save_for_backward`` kept, in its order; read it in backward.
-
-        Raises RuntimeError when the graph was freed (a second backward without
-        ``retain_graph=True``) or when one of them was modified in place since it was
-        saved, naming the tensor, its shape and both versions."""
-        if self._saved is _FREED:
-            raise RuntimeError(
-                f"Trying to backward through the graph a second time ({self._name} has freed "
-                "its saved tensors). Specify retain_graph=True on the first backward() or "
-                "autograd.grad() call if you need to backward through the graph again."
-            )
-        saved = self._saved
-        if self._saves_outputs:
-            saved = tuple([t.unpack(self) if type(t) is _SavedOutput else t for t in saved])
-        for t, v in zip(saved, self._versions):
-            if t is not None and t._version_counter[0] != v:
-                self._raise_modified(saved)
-        return saved
-
-    def _raise_modified(self, saved: tuple) -> None:
-        for i, (t, v) in enumerate(zip(saved, self._versions)):
-            if t is not None and t._version_counter[0] != v:
-                raise RuntimeError(  # torch's words, so code matching them ports
-                    f"one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: saved tensor {i} of {self._name} (shape "
-                    f"{tuple(t.shape)}) is at version {t._version_counter[0]}; expected version "
-                    f"{v} instead. Use an out-of-place operation or .clone() before modifying it."
-                )
-
-    def _pack_outputs(self, raw: tuple, outs: tuple) -> None:
-        """Swap the outputs forward saved (matched by identity) for ``_SavedOutput``s."""
-        returned = {id(r): o for r, o in zip(raw, outs) if o.grad_fn is self}
-        if not returned:
-            return
-        self._saved = tuple([t if returned.get(id(t)) is None else _SavedOutput(returned[id(t)])
-                             for t in self._saved])
-        self._saves_outputs = True
-
-    def free(self) -> None:
-        """Drop the saved tensors. The engine calls it once this ctx's node has run in a
-        backward without ``retain_graph``; ``saved_tensors`` raises from then on."""
-        self._saved = _FREED
-
-    def mark_non_differentiable(self, *tensors: Tensor) -> None:
-        """Call in forward with outputs (the Tensors or ndarrays it returns, matched by
-        identity) that have no gradient, such as indices or masks: they do not require grad.
-        For a Function of one output any mark makes that output non-differentiable (and
-        backward never runs). With several outputs backward still gets a gradient argument
-        for each: zeros (or None, see ``set_materialize_grads``) for the marked ones."""
-        self._non_diff = tensors
-
-
-# Weak references to the live contexts that set wants_downstream (each drops out as its
-# ctx dies). While there are none, a walk knows without looking that no node it reaches
-# wants it. A set, not a WeakSet: a walk tests it for emptiness, which a WeakSet does in Python.
-WANTING_DOWNSTREAM: set[weakref.ref] = set()
-
-
-class _SavedOutput:
-    """An output that forward saved, kept as its array and version counter only.
-
-    Holding the output Tensor itself would close a cycle (output -> node -> output) that only
-    the cyclic gc can free (torch's SavedVariable avoids it the same way). Unpacking rebuilds
-    a Tensor with the same data and version whose grad_fn is the node (the ctx) and whose
-    _output_nr is the output's index, so a backward written with it stays differentiable.
-    """
-
-    __slots__ = ("_array", "version", "output_nr")
-
-    def __init__(self, out: Tensor) -> None:
-        self._array, self.version = out._array, out._version_counter
-        self.output_nr = out._output_nr
-
-    def unpack(self, ctx: Context) -> Tensor:
-        t = make_tensor(self._array)
-        t._version_counter = self.version
-        t.grad_fn, t._output_nr, t.requires_grad = ctx, self.output_nr, True
-        return t
+WANTING_DOWNSTREAM = downstream.WANTING  # the registry's name before downstream.py
 
 
 class Function:
@@ -213,6 +67,10 @@ class Function:
     # op, so it cannot record): apply then skips switching recording off around it, which
     # costs as much as the rest of a small op's bookkeeping (the switch is thread-local).
     _numpy_forward: bool = False
+    # A class of the setup_context style: the subclass its apply runs, made on first use,
+    # and that subclass's forward signature (None: positional, without defaults).
+    _with_ctx: type[Function]
+    _signature: inspect.Signature | None
 
     @staticmethod
     def forward(ctx: Context, *args: Any) -> Any:
@@ -233,77 +91,70 @@ class Function:
         # The setup_context style gets an apply of its own, so the hot apply below (which
         # calls forward(ctx, ...)) stays as it is for every other Function.
         if cls.setup_context is not Function.setup_context and "apply" not in vars(cls):
-            cls.apply = classmethod(_apply_with_setup_context)
+            with_setup = classmethod(_apply_with_setup_context)
+            cls.apply = with_setup  # type: ignore[method-assign, assignment]  # by design
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run ``forward`` on ``args``; when grad mode is on and an input requires grad,
         record a Node so that backward can reach the inputs. Returns forward's output, or
         its tuple of outputs, as Tensors."""
-        # The hot path of every op. No comprehensions here: each builds and calls a function
-        # object (Python < 3.12). needs_input_grad and the edges (None when nothing requires
-        # grad) as _inputs finds them, its two-argument case inlined (binary ops are most).
-        n = len(args)
-        if not _state.enabled:
-            needs, edges = _NO_GRADS[n], None
-        elif n == 2:
-            a, b = args
-            ea = eb = None
-            if isinstance(a, tensor_class) and a.requires_grad:
-                arr = a._array
-                ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
-            if isinstance(b, tensor_class) and b.requires_grad:
-                arr = b._array
-                eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
-            if ea is None and eb is None:
-                needs, edges = _NO_GRADS[2], None
-            else:
-                needs, edges = (ea is not None, eb is not None), (ea, eb)
-        else:
-            needs, edges = _inputs(args)
+        # The hot path of every op. reference.apply is its plain definition, and
+        # tests/test_reference_engine.py holds the two to the same gradients. Each helper
+        # call costs a small op ~5%: the single-output case below is written out.
+        # edges is None when nothing records.
+        needs, edges = _inputs(args) if _state.enabled else (_NO_GRADS[len(args)], None)
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
-        ctx._fn = cls
-        ctx.needs_input_grad = needs
+        ctx._fn, ctx.needs_input_grad = cls, needs
         ctx._non_diff = ()  # on the instance: read below (a class default's read is slow)
         token = _quiet()  # inf and nan silently, as torch (no numpy RuntimeWarning)
         try:
-            if edges is None or cls._numpy_forward:
-                if n == 2:  # a plain call: Python runs it faster than f(*args)
+            if edges is None or cls._numpy_forward:  # nothing in forward can record
+                if len(args) == 2:  # a plain call: Python runs it faster than f(*args)
                     a, b = args
                     raw = cls.forward(ctx, a, b)
                 else:
                     raw = cls.forward(ctx, *args)
             else:
-                _state.enabled = False
-                try:
-                    raw = cls.forward(ctx, *args)
-                finally:
-                    _state.enabled = True
+                raw = _forward_unrecorded(cls, ctx, args)
         except ValueError as e:
-            if "broadcast" not in str(e):
-                raise
-            shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
-            raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
+            if "broadcast" in str(e):  # numpy's words; torch raises a RuntimeError
+                raise _not_broadcastable(cls, args) from e
+            raise
         finally:
             _loud(token)
         kind = type(raw)
-        if kind is _ndarray:  # make_tensor, inlined
+        if kind is tuple:
+            return _outputs(cls, ctx, edges, raw)
+        if kind is _ndarray:  # make_tensor(raw) without the call
             out = _new(tensor_class)
             out._array, out._version_counter = raw, [0]
-        elif kind is tuple:
-            return _outputs(cls, ctx, edges, raw)
         else:
-            out = _wrap(raw) if isinstance(raw, tensor_class) else make_tensor(raw)
+            out = _wrap(raw)
         if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
-            ctx._order = _next_order()  # ctx._record(edges, ONE_OUTPUT), inlined
-            ctx._next_edges = edges
-            ctx._out_meta = ONE_OUTPUT
+            # ctx._record(edges, ONE_OUTPUT) without the call (graph.py keeps the two alike)
+            ctx._order, ctx._next_edges, ctx._out_meta = _next_order(), edges, ONE_OUTPUT
             ctx._hooks = ctx._retained = None
             out.grad_fn = ctx
             out.requires_grad = True
-            if kind is not _ndarray and ctx._saved:  # forward may have saved raw
+            if ctx._saved and kind is not _ndarray:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,))
         return out
+
+
+def _forward_unrecorded(cls: type[Function], ctx: Context, args: tuple) -> Any:
+    """``cls.forward`` with recording off: a forward written with minigrad ops must not
+    record (the node apply records stands for all it does). Called with recording on."""
+    _state.enabled = False
+    try:
+        return cls.forward(ctx, *args)
+    finally:
+        _state.enabled = True
+
+
+def _not_broadcastable(cls: type[Function], args: tuple) -> RuntimeError:
+    shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
+    return RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable")
 
 
 def _apply_with_setup_context(cls: type[Function], *args: Any, **kwargs: Any) -> Any:
@@ -319,10 +170,11 @@ def _apply_with_setup_context(cls: type[Function], *args: Any, **kwargs: Any) ->
             setup(ctx, inputs, out)
             return out
 
-        runner = type(cls.__name__, (cls,), {"forward": staticmethod(forward),
-                                             "apply": Function.__dict__["apply"],
-                                             "__module__": cls.__module__,
-                                             "__qualname__": cls.__qualname__})
+        runner = cast("type[Function]", type(
+            cls.__name__, (cls,), {"forward": staticmethod(forward),
+                                   "apply": Function.__dict__["apply"],
+                                   "__module__": cls.__module__,
+                                   "__qualname__": cls.__qualname__}))
         # forward's signature, worked out once (inspect.signature costs ~14 us a call)
         runner._signature = (inspect.signature(user_forward)
                              if _has_defaults(user_forward) else None)
@@ -332,7 +184,7 @@ def _apply_with_setup_context(cls: type[Function], *args: Any, **kwargs: Any) ->
         bound = (sig or inspect.signature(cls.forward)).bind(*args, **kwargs)
         bound.apply_defaults()
         args = bound.args
-    return Function.apply.__func__(runner, *args)
+    return Function.__dict__["apply"].__func__(runner, *args)
 
 
 def _has_defaults(fn: Callable) -> bool:
@@ -341,35 +193,43 @@ def _has_defaults(fn: Callable) -> bool:
 
 
 def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
-    """needs_input_grad and the edges of a call, in one pass: per argument, whether it is a
-    Tensor that requires grad, and the edge to where its gradient goes (or None). The edges
-    are None as a whole when no argument requires grad: nothing records. The usual one and
-    three arguments have ``edge_of`` inlined; apply does two arguments itself."""
-    tensor = tensor_class
+    """needs_input_grad and the edges of a call: per argument, whether it is a Tensor
+    that requires grad, and the edge to where its gradient goes (or None). The edges are
+    None as a whole when no argument requires grad: nothing records."""
+    # Every op comes here. Two, one and three arguments (binary ops, unary ops, a
+    # reduction's tensor, dims and keepdim) are unrolled, with edge_of written out for a
+    # Tensor argument first: no loop, comprehension or call is paid per argument.
     n = len(args)
-    if n == 1:
-        (a,) = args
-        if not (isinstance(a, tensor) and a.requires_grad):
-            return _NO_GRADS[1], None
-        arr = a._array
-        return (True,), ((a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape,
-                          arr.dtype),)
-    if n == 3:  # a tensor and two options (sum's dims and keepdim), or where's three
-        a, b, c = args
-        ea = None
-        if isinstance(a, tensor) and a.requires_grad:
+    if n == 2:
+        a, b = args
+        ea = eb = None
+        if isinstance(a, tensor_class) and a.requires_grad:
             arr = a._array
             ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
-        eb = edge_of(b) if isinstance(b, tensor) else None
-        ec = edge_of(c) if isinstance(c, tensor) else None
+        if isinstance(b, tensor_class) and b.requires_grad:
+            arr = b._array
+            eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
+        if ea is None and eb is None:
+            return _NO_GRADS[2], None
+        return (ea is not None, eb is not None), (ea, eb)
+    if n == 1 or n == 3:
+        a = args[0]
+        if not (isinstance(a, tensor_class) and a.requires_grad):
+            ea = None
+        else:
+            arr = a._array
+            ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
+        if n == 1:
+            return (_NO_GRADS[1], None) if ea is None else ((True,), (ea,))
+        b, c = args[1], args[2]  # seldom Tensors (where's are)
+        eb = edge_of(b) if isinstance(b, tensor_class) else None
+        ec = edge_of(c) if isinstance(c, tensor_class) else None
         if ea is None and eb is None and ec is None:
             return _NO_GRADS[3], None
         return (ea is not None, eb is not None, ec is not None), (ea, eb, ec)
-    edges = []
-    for a in args:
-        edges.append(edge_of(a) if isinstance(a, tensor) else None)
+    edges = tuple([edge_of(a) if isinstance(a, tensor_class) else None for a in args])
     needs = tuple([e is not None for e in edges])
-    return (needs, tuple(edges)) if True in needs else (needs, None)
+    return (needs, edges) if True in needs else (needs, None)
 
 
 def _outputs(cls: type[Function], ctx: Context, edges: tuple | None, raw: tuple) -> tuple:

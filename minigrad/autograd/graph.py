@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias, final
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
+    from .context import Context
     from .function import Function
 
 
@@ -31,8 +32,8 @@ class Node:
     count a node's incoming edges first.
     """
 
-    # Class-level defaults; _record sets the fields of a recorded call (Function.apply does
-    # it inline for a one-output op: keep the two in step).
+    # Class-level defaults; _record sets the fields of a recorded call (Function.apply
+    # writes them out for a one-output op, where the call would cost ~5%).
     _fn: type[Function] | None = None
     _next_edges: tuple = ()
     _hooks: dict[int, list] | None = None  # output_nr -> hooks on that output's grad
@@ -67,6 +68,7 @@ ONE_OUTPUT = (None,)  # the _out_meta of a node of one output: it never material
 _next_order = itertools.count(0, -1).__next__
 
 
+@final
 class AccumulateGrad(Node):
     """The sink of a leaf that requires grad: the engine adds into ``leaf.grad``.
 
@@ -98,7 +100,21 @@ def edge_of(t: Tensor) -> Edge | None:
     return (t.grad_fn or t._accumulator or sink(t), t._output_nr, arr.shape, arr.dtype)
 
 
+def required_edge(t: Tensor) -> Edge:
+    """``edge_of`` a tensor known to require grad (a root of a walk, or an input of
+    autograd.grad, which the callers checked)."""
+    edge = edge_of(t)
+    assert edge is not None
+    return edge
+
+
 def sink(leaf: Tensor) -> AccumulateGrad:
     """The AccumulateGrad of a leaf that requires grad, made on first use."""
     leaf._accumulator = node = AccumulateGrad(leaf)
     return node
+
+
+if TYPE_CHECKING:
+    # What the walk meets: a recorded call's ctx, or a leaf's sink (the walk tells them
+    # apart by type, hence AccumulateGrad is final).
+    WalkNode: TypeAlias = Context | AccumulateGrad

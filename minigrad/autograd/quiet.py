@@ -20,7 +20,9 @@ enter: Callable[[], Any]
 leave: Callable[[Any], None]
 
 try:
-    from numpy._core._ufunc_config import _extobj_contextvar
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]  # not in stubs
+        _extobj_contextvar,
+    )
     from numpy._core.umath import _make_extobj
 
     enter = partial(_extobj_contextvar.set, _make_extobj(all="ignore"))

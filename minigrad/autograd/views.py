@@ -50,11 +50,13 @@ def view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tenso
         out._base = base if root is None else root
         parent = base._replay
         # Nothing records here (a backward pass, or no_grad), or base itself could not be
-        # redone (made under no_grad): there is no graph to rebase this view onto later.
-        if not _state.enabled or (root is not None and parent is None):
+        # redone (made under no_grad, parent None): no graph to rebase this view onto later.
+        if not _state.enabled:
             return out
         if root is None:
             root, out._replay = base, replay
+        elif parent is None:
+            return out
         else:
             out._replay = lambda r: replay(parent(r))
         if root._views is None:
@@ -105,6 +107,7 @@ def inplace(t: Tensor, compute: Callable[[Tensor], Tensor],
         _record(t, compute)
         return t
     replay = t._replay
+    assert replay is not None  # a view recorded while recording (checked above)
 
     def on_base(b: Tensor) -> Tensor:
         res = compute(replay(b))
@@ -140,7 +143,7 @@ def _record(t: Tensor, compute: Callable[[Tensor], Tensor]) -> None:
 def _rebase_views(root: Tensor) -> None:
     """Redo each live view from ``root``'s new node, as torch does: the write changed the
     views' values, so their gradients must flow through the write too."""
-    for v in list(root._views):
+    for v in list(root._views or ()):
         _move(v, v._replay(root))
 
 
