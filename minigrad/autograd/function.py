@@ -103,7 +103,21 @@ class Function:
         # tests/test_reference_engine.py holds the two to the same gradients. Each helper
         # call costs a small op ~5%: the single-output case below is written out.
         # edges is None when nothing records.
-        needs, edges = _inputs(args) if _state.enabled else (_NO_GRADS[len(args)], None)
+        if not _state.enabled:
+            needs, edges = _NO_GRADS[len(args)], None
+        elif len(args) == 2:  # binary ops are most: _inputs' first case, without the call
+            a, b = args
+            ea = eb = None
+            if isinstance(a, tensor_class) and a.requires_grad:
+                arr = a._array
+                ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
+            if isinstance(b, tensor_class) and b.requires_grad:
+                arr = b._array
+                eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
+            needs, edges = (_NO_GRADS[2], None) if ea is None and eb is None else (
+                (ea is not None, eb is not None), (ea, eb))
+        else:
+            needs, edges = _inputs(args)
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
         ctx._fn, ctx.needs_input_grad = cls, needs
         ctx._non_diff = ()  # on the instance: read below (a class default's read is slow)
@@ -124,11 +138,11 @@ class Function:
         finally:
             _loud(token)
         kind = type(raw)
-        if kind is tuple:
-            return _outputs(cls, ctx, edges, raw)
         if kind is _ndarray:  # make_tensor(raw) without the call
             out = _new(tensor_class)
             out._array, out._version_counter = raw, [0]
+        elif kind is tuple:
+            return _outputs(cls, ctx, edges, raw)
         else:
             out = _wrap(raw)
         if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
