@@ -45,25 +45,29 @@ minutes).
 
 Most poles need no look (``Poles``, ``product_limits``): a pair with one member the loss
 never reads (a slice drops it) takes nu / x off the tie and 0 at it; and where the
-cotangents have the product form of a loss reading the factors through U S V^T or a
-tensor-network bond (J = G S, K = G^T S, gS = diag(G) to rounding), the + pole term is
-J_ij / s_j + J_ji / s_i near a tie and at an uncoupled one.
+cotangents show a loss reading the factors through a bond it may rotate (A = U sqrt(S),
+B = sqrt(S) Vh read apart, as tensor networks do; U S V^T is a special case), i.e.
+s_i Z_ij = s_j Z_ji and 2 s_i gS_i = Z_ii with Z = J + K to rounding, the + pole term is
+(Z_ij / s_j + Z_ji / s_i) / 2 near a tie and at an uncoupled one.
 
 Cost, as a function of the graph. Off every pole: the plain formula, O(k^3) per node.
 Poles decided by the two rules above: O(k^2) more per node, no walk; but a node near a
 pole asks the engine to record the walk (decided in the forward, before the backward knows
 no look will run), which keeps the forward graph until the walk ends and records the
-backward: peak memory about 2.4x the plain walk's (TRG energy, bond 16, 20 steps, T = 1.8:
-559 MB against 238 MB, time 1.04x). Every other pole: one look per node, a Hessian-vector
-product through the recorded graph downstream of it, O(size of that graph) in time and
-memory; a chain of n such nodes costs O(n^2) graph sizes in time (TRG energy at T = 2.5,
-where the norm of each step's tensor breaks the product form: 7x the time, 18x the
-memory). A second pass (second derivatives) through a truncation takes kept near-ties as
-plain quotients and uncoupled kept ties as 0 (``Poles.through_recorded``); its coupled
-ties and the rounding scale of its residual checks (``hessian_scale``) still look, each
-walking the first pass's recorded graph: TRG's specific heat at bond 8 takes 0.15 - 0.42 s
-for 8 - 14 steps ("zero": about 0.2 s), but at bond 16, 20 steps it passes 6 GB, and
-CTMRG's (chi 24, 60 iterations) takes 19-112x the time of "zero". Those are the open cost.
+backward: peak memory up to 2x the plain walk's (TRG energy, bond 16, 20 steps: 682 and
+718 MB against 361 MB at T = 1.8 and 2.5, CPU time 1.5x and 1.3x). Every other pole: one
+look per node, a Hessian-vector product through the recorded graph downstream of it,
+O(size of that graph) in time and memory; a chain of n such nodes costs O(n^2) graph
+sizes in time, never more (a look takes the ties it meets as 0 and holds the limits taken
+before it, so looks never nest). A second pass (second derivatives) through a truncation
+takes every near-pole entry as the plain quotient and uncoupled kept ties as 0
+(``Poles.through_recorded``); its coupled kept ties still look, each walking the recorded
+first pass downstream of it. Those are the open cost: TRG's specific heat at bond 16, 20
+steps takes 2.4x the time and 3.1x the memory of "zero" at T = 2.5 but 28x and 11.5x at
+T = 1.8, where the top pair is tied at every step; CTMRG's (chi 24, 60 iterations) 6.9x
+and 3.2x the time at T = 1.8 and 2.5, under 2.1x the memory. A zero at those ties would
+be wrong in general (tests/linalg/test_svd_ties.py: second order at a kept tie of a
+truncation, 3-30% off).
 """
 
 from __future__ import annotations
