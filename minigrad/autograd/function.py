@@ -74,6 +74,10 @@ class Context(Node):
         self.needs_input_grad = needs_input_grad
         self._fn = fn
 
+    if TYPE_CHECKING:  # the attributes forward sets for backward: any name, unchecked
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
+
     def set_materialize_grads(self, value: bool) -> None:
         """Call in forward. With False, a backward of several outputs gets None (instead of
         zeros of the output's shape) for each output that received no gradient. A backward
@@ -146,7 +150,7 @@ class Context(Node):
         backward without ``retain_graph``; ``saved_tensors`` raises from then on."""
         self._saved = _FREED
 
-    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+    def mark_non_differentiable(self, *tensors: Tensor | np.ndarray) -> None:
         """Call in forward with outputs (the Tensors or ndarrays it returns, matched by
         identity) that have no gradient, such as indices or masks: they do not require grad.
         For a Function of one output any mark makes that output non-differentiable (and

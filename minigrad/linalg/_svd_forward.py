@@ -10,7 +10,7 @@ import sys
 import threading
 from contextlib import contextmanager
 from enum import Enum
-from typing import NamedTuple
+from typing import Literal, NamedTuple, overload
 
 import numpy as np
 
@@ -257,6 +257,22 @@ def _svd_batched_general(a3, full, compute_uv, tol):
     return (u, s, vh), status
 
 
+@overload
+def svd_forward(a: np.ndarray, full_matrices: bool = ..., compute_uv: Literal[True] = ..., *,
+                tol: float | None = ..., max_sweeps: int = ..., _plan: Plan | None = ...,
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+@overload
+def svd_forward(a: np.ndarray, full_matrices: bool, compute_uv: Literal[False], *,
+                tol: float | None = ..., max_sweeps: int = ..., _plan: Plan | None = ...,
+                ) -> tuple[None, np.ndarray, None]: ...
+@overload
+def svd_forward(a: np.ndarray, full_matrices: bool = ..., *, compute_uv: Literal[False],
+                tol: float | None = ..., max_sweeps: int = ..., _plan: Plan | None = ...,
+                ) -> tuple[None, np.ndarray, None]: ...
+@overload
+def svd_forward(a: np.ndarray, full_matrices: bool = ..., compute_uv: bool = ..., *,
+                tol: float | None = ..., max_sweeps: int = ..., _plan: Plan | None = ...,
+                ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]: ...
 def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = True, *,
                 tol: float | None = None, max_sweeps: int = DEFAULT_MAX_SWEEPS,
                 _plan: Plan | None = None,
@@ -282,8 +298,8 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
     a = _as_input(a)
     out_dtype = a.dtype
     work = _WORK_DTYPE[out_dtype]
-    *batch, m, n = a.shape
-    batch = tuple(batch)
+    *lead, m, n = a.shape
+    batch = tuple(lead)
     k = min(m, n)
     full = bool(full_matrices)
     compute_uv = bool(compute_uv)

@@ -15,7 +15,7 @@ _COND2 = float(np.finfo(np.float64).eps) ** -0.75
 _GRADED = 10.0
 
 
-def _gram_start(a: np.ndarray):
+def _gram_start(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(V0, a V0) in a's dtype, V0 the eigenvectors of a^T a (descending), when a (scaled,
     m x n, m >= n) has cond(a)^2 <= _COND2 and is not column-graded; else None.
 

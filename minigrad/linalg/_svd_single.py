@@ -5,6 +5,7 @@ side the sweeps do not produce recovered by BLAS."""
 from __future__ import annotations
 
 import math
+from typing import Literal, cast
 
 import numpy as np
 
@@ -172,11 +173,12 @@ def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int, gram
     if done is not None:
         return done
     perm = np.argsort(-np.einsum("ij,ij->j", a, a), kind="stable")
-    mode = "complete" if (full and compute_uv and m > n) else "reduced"
+    complete = full and compute_uv and m > n
+    mode: Literal["complete", "reduced"] = "complete" if complete else "reduced"
     if compute_uv:
         q, r = np.linalg.qr(a[:, perm], mode=mode)
     else:
-        r = np.linalg.qr(a[:, perm], mode="r")
+        r = cast(np.ndarray, np.linalg.qr(a[:, perm], mode="r"))  # R alone (numpy's stubs)
     r = np.ascontiguousarray(r[:n])
     # Jacobi on the columns of R^T: its left vectors are R's right ones.
     status, s, vrt = _jacobi_left(r.T, n if compute_uv else 0, tol, threads)
