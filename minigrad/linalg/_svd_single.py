@@ -102,13 +102,16 @@ def _sweeps_threaded(X: np.ndarray, nrm: np.ndarray, ref: np.ndarray, tol, threa
     return -1
 
 
-def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int):
+def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int, overwrite: bool = False):
     """s and the left singular vectors of ak (m x n, m >= n, scaled) as the rows of ut
     (nleft = 0, n or m rows: the extra ones complete an orthonormal basis), unsigned,
-    without accumulating V. Returns (status, s, ut)."""
+    without accumulating V. Returns (status, s, ut). overwrite: the sweeps may rotate ak's
+    own memory (they do where its columns are contiguous), not a copy."""
     jac = _kernels()
     m, n = ak.shape
-    X = np.array(ak.T, order="C")  # row j = column j of ak; the sweeps work in place
+    X = ak.T  # row j = column j of ak; the sweeps work in place
+    if not (overwrite and X.flags.c_contiguous):
+        X = np.array(X, order="C")
     if threads > 1 and n >= 4 * threads:
         status = OK if _sweeps_threaded(X, np.empty(n), np.empty(n), tol, threads) >= 0 \
             else NOT_CONVERGED
@@ -123,17 +126,33 @@ def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int):
     jac.left_vectors(X, ut, s, np.empty(n), np.empty(n, np.int64), np.empty(nleft, np.bool_))
     return OK, s, ut
 
-def _svd_lone(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int, gram: bool):
-    """One matrix (scaled, m x n, m >= n) to the kernel, preconditioned (_gram_start)
+
+def _svd_lone(a: np.ndarray, e: int, full: bool, compute_uv: bool, tol, threads: int,
+              gram: bool):
+    """One matrix (2^-e a, m x n, m >= n) to the kernel, preconditioned (_gram_start)
     where that is safe: the left vectors and s of a V0 are a's. The side Jacobi does not
-    produce is recovered with BLAS (_other_side), from a itself."""
+    produce is recovered with BLAS (_other_side), from 2^-e a itself."""
     m, n = a.shape
-    start = _gram_start(a) if gram else None
-    x = a if start is None else start[1]
-    status, s, ut = _jacobi_left(x, (m if full else n) if compute_uv else 0, tol, threads)
+    nleft = (m if full else n) if compute_uv else 0
+    start = _gram_start(a, e) if gram else None
+    ak = None
+    if start is not None:
+        # The sweeps take a V0's columns as rows: a copy, made once V0 is let go.
+        b = start[1]
+        del start
+        rows = np.array(b.T, order="C")
+        del b
+        status, s, ut = _jacobi_left(rows.T, nleft, tol, threads, overwrite=True)
+    else:
+        # Values only: 2^-e a made with its columns contiguous, which the sweeps then take
+        # in place as rows: one copy of a, not two.
+        ak = np.ldexp(a, -e) if compute_uv else np.ldexp(a.T, -e, order="C").T
+        status, s, ut = _jacobi_left(ak, nleft, tol, threads, overwrite=not compute_uv)
     if status != OK or not compute_uv:
         return status, None, s, None
-    return status, ut.T, s, _other_side(a, ut.T, s).T
+    if ak is None:
+        ak = np.ldexp(a, -e)
+    return status, ut.T, s, _other_side(ak, ut.T, s).T
 
 
 def _svd_gram_tall(v0: np.ndarray, b: np.ndarray, compute_uv: bool, tol, threads: int):
@@ -148,7 +167,7 @@ def _svd_gram_tall(v0: np.ndarray, b: np.ndarray, compute_uv: bool, tol, threads
     n = b.shape[1]
     c = b.T @ b
     d = np.sqrt(np.diagonal(c))  # b's column norms
-    c = c / np.outer(d, d)
+    c /= np.outer(d, d)
     if np.abs(c).sum(axis=1).max() > 1.5:  # 1 on the diagonal, <= 1/2 beside it
         return None
     r = np.linalg.cholesky(c).T
@@ -161,17 +180,20 @@ def _svd_gram_tall(v0: np.ndarray, b: np.ndarray, compute_uv: bool, tol, threads
     return status, u, s, (v0 @ _other_side(x, uxt.T, s)).T
 
 
-def _svd_qr(a: np.ndarray, full: bool, compute_uv: bool, tol, threads: int, gram: bool):
-    """SVD of one tall matrix a (scaled, m >= n): from a V0 by Cholesky QR where
+def _svd_qr(a: np.ndarray, e: int, full: bool, compute_uv: bool, tol, threads: int,
+            gram: bool):
+    """SVD of one tall matrix 2^-e a (m >= n): from a V0 by Cholesky QR where
     _gram_start allows (and only k columns of U are wanted), else via A P = Q R (columns
     sorted by norm, a cheap stand-in for QR column pivoting), then Jacobi on the rows of R
     (as dgejsv, which converges in fewer sweeps than Jacobi on A); the left vectors of R
     are recovered afterwards (_other_side)."""
     m, n = a.shape
-    start = _gram_start(a) if gram and not (full and compute_uv) else None
+    start = _gram_start(a, e) if gram and not (full and compute_uv) else None
     done = None if start is None else _svd_gram_tall(*start, compute_uv, tol, threads)
     if done is not None:
         return done
+    del start
+    a = np.ldexp(a, -e)
     perm = np.argsort(-np.einsum("ij,ij->j", a, a), kind="stable")
     complete = full and compute_uv and m > n
     mode: Literal["complete", "reduced"] = "complete" if complete else "reduced"
@@ -208,9 +230,8 @@ def svd_one_matrix(a: np.ndarray, full: bool, compute_uv: bool, tol, qr: bool, t
         _raise_for(NOT_FINITE, (), tol.max_sweeps)
     e = math.frexp(amax)[1] if amax > 0 else 0
     trans = a.shape[0] < a.shape[1]
-    ak = np.ldexp(a.T if trans else a, -e)
     run = _svd_qr if qr else _svd_lone
-    status, u, s, vh = run(ak, full, compute_uv, tol, threads, gram)
+    status, u, s, vh = run(a.T if trans else a, e, full, compute_uv, tol, threads, gram)
     _raise_for(status, (), tol.max_sweeps)
     s = np.ldexp(s, e)
     if compute_uv:
