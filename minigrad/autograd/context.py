@@ -13,6 +13,8 @@ from . import downstream
 from .graph import Node
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..tensor import Tensor
     from .function import Function
 
@@ -140,7 +142,7 @@ class Context(Node):
         backward without ``retain_graph``; ``saved_tensors`` raises from then on."""
         self._saved = _FREED
 
-    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+    def mark_non_differentiable(self, *tensors: Tensor | np.ndarray) -> None:
         """Call in forward with outputs (the Tensors or ndarrays it returns, matched by
         identity) that have no gradient, such as indices or masks: they do not require grad.
         For a Function of one output any mark makes that output non-differentiable (and

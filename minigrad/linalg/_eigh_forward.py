@@ -4,6 +4,7 @@ the numba Jacobi kernels (_eigh_jacobi.py). The Tensor layer (eigh.py) calls eig
 from __future__ import annotations
 
 import math
+from typing import Literal, overload
 
 import numpy as np
 
@@ -37,6 +38,20 @@ def _where(batch: tuple, flat: int) -> str:
     return f" (batch element {tuple(int(i) for i in np.unravel_index(flat, batch))})"
 
 
+@overload
+def eigh_forward(a: np.ndarray, lower: bool = ..., compute_v: Literal[True] = ..., *,
+                 tol: float | None = ..., max_sweeps: int = ...,
+                 ) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def eigh_forward(a: np.ndarray, lower: bool, compute_v: Literal[False], *,
+                 tol: float | None = ..., max_sweeps: int = ...) -> tuple[np.ndarray, None]: ...
+@overload
+def eigh_forward(a: np.ndarray, lower: bool = ..., *, compute_v: Literal[False],
+                 tol: float | None = ..., max_sweeps: int = ...) -> tuple[np.ndarray, None]: ...
+@overload
+def eigh_forward(a: np.ndarray, lower: bool = ..., compute_v: bool = ..., *,
+                 tol: float | None = ..., max_sweeps: int = ...,
+                 ) -> tuple[np.ndarray, np.ndarray | None]: ...
 def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
                  tol: float | None = None, max_sweeps: int = DEFAULT_MAX_SWEEPS,
                  ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -53,8 +68,8 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
     array([1., 3.])
     """
     a = np.asarray(a)
-    *batch, n = a.shape[:-1]
-    batch = tuple(batch)
+    *lead, n = a.shape[:-1]
+    batch = tuple(lead)
     out_dtype = a.dtype
     work = _WORK_DTYPE[out_dtype]
     if max_sweeps < 1:

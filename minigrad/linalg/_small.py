@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -143,7 +144,11 @@ def fits(a: np.ndarray, least: int = 32) -> bool:
     return n in SIZES and a.size >= max(least, 1) * n * n and a.dtype.char in "fd"
 
 
-def batched(fn, a: np.ndarray, *rest: np.ndarray) -> np.ndarray | None:
+# det always answers; inv and solve give None where the closed form is not safe.
+_Out = TypeVar("_Out", np.ndarray, "np.ndarray | None")
+
+
+def batched(fn: Callable[..., _Out], a: np.ndarray, *rest: np.ndarray) -> _Out:
     """fn (det, inv or solve) on a (*, n, n) and the rest (*, n, k), batch dims broadcast:
     reshaped to one batch and back."""
     batch = np.broadcast_shapes(a.shape[:-2], *(r.shape[:-2] for r in rest)) if rest \

@@ -138,9 +138,9 @@ def _expand(A: Tensor) -> Tensor:
     """det by expansion over the rows, keeping one partial sum per set of columns used
     (2^n terms, not n!): the polynomial itself, exact to every order."""
     n = A.shape[-1]
-    partial = {0: None}
+    partial: dict[int, Tensor | None] = {0: None}
     for k in range(n):
-        nxt: dict[int, Tensor] = {}
+        nxt: dict[int, Tensor | None] = {}
         for used, val in partial.items():
             for j in range(n):
                 if used >> j & 1:
@@ -151,7 +151,9 @@ def _expand(A: Tensor) -> Tensor:
                 key = used | 1 << j
                 nxt[key] = term if key not in nxt else nxt[key] + term
         partial = nxt
-    return partial[(1 << n) - 1]
+    whole = partial[(1 << n) - 1]
+    assert whole is not None  # n >= 1: every column used once
+    return whole
 
 
 class _Slogdet(Function):

@@ -132,6 +132,7 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
         # A function of L alone at a tie that weighs it unevenly is a kink: the mean over
         # the tie (``_kinks``). Where U is read too, a zero column of gU may be a product
         # with 0 (U diag(L - l) U^T), not blindness: that case raises below as before.
+        assert gL is not None  # gU is None: gL is given (above)
         noise = _et.C_NOISE_GL * np.sqrt(n) * np.finfo(l.dtype).eps * np.abs(
             gL._array).max(axis=-1)
         gL = _kinks.subgradient(gL, l, tie, noise)
@@ -144,6 +145,7 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
         if gL is not None and exact and not nested():
             _et.check_value_cotangents(tied & gone, l, gL._array)
     if gU is None:
+        assert gL is not None  # one of the two is given (above)
         return (U * gL.unsqueeze(-2)) @ U.mT
     J = U.mT @ gU
     N = J - J.mT

@@ -131,7 +131,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     if n < 0:
         check_matrix(A, "linalg.matrix_power", square=True)
         A, n = inv(A), -n
-    out = None
+    out: Tensor | None = None
     base = A
     while n:
         if n & 1:
@@ -139,6 +139,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         n >>= 1
         if n:
             base = base @ base
+    assert out is not None  # n >= 1 here: its lowest set bit set out
     return out
 
 

@@ -16,7 +16,7 @@ projector Q_2 Q_2^T) have a gradient, and then gQ_2 folds into Q's first n colum
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -57,7 +57,8 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
                            "'reduced' (default), 'r', or 'complete'")
     empty = make_tensor(np.zeros((0,), A.dtype))
     if mode == "r" and not (A.requires_grad and is_grad_enabled()):
-        return QRResult(empty, make_tensor(np.linalg.qr(A._array, mode="r")))
+        r = cast(np.ndarray, np.linalg.qr(A._array, mode="r"))  # R alone (numpy's stubs)
+        return QRResult(empty, make_tensor(r))
     Q, R = _QR.apply(A, mode == "complete")
     return QRResult(empty, R) if mode == "r" else QRResult(Q, R)
 
@@ -112,6 +113,7 @@ def _square_rule(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None) -> 
     QgQ = None if gQ is None else Q.mT @ gQ
     gRR = None if gR is None else gR @ R.mT
     if QgQ is None:
+        assert gRR is not None  # backward runs with a gradient for Q or R
         N = -gRR
     else:
         N = QgQ if gRR is None else QgQ - gRR

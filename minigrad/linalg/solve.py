@@ -7,6 +7,8 @@ the batch element and the pivot, never an inf or NaN result.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import numpy as np
 
 from ..autograd.function import Context, Function, make_tensor
@@ -198,9 +200,9 @@ class _Cholesky(Function):
             info = cholesky_info(a)  # torch refuse it, as a minor that is not positive
             if info.any():
                 _not_positive_definite(a, info)
-        out = make_tensor(out)
-        ctx.save_for_backward(out)
-        return out
+        L = make_tensor(out)
+        ctx.save_for_backward(L)
+        return L
 
     @staticmethod
     def backward(ctx: Context, gL: Tensor) -> tuple:
@@ -212,7 +214,7 @@ class _Cholesky(Function):
         return (Z + Z.mT) * 0.5,
 
 
-def _not_positive_definite(a: np.ndarray, info: np.ndarray) -> None:
+def _not_positive_definite(a: np.ndarray, info: np.ndarray) -> NoReturn:
     """torch's error for the first matrix of a whose factorisation failed (info: potrf's)."""
     bad = np.flatnonzero(info)
     b = int(bad[0]) if bad.size else 0

@@ -82,7 +82,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
             return _pinv_full(Ag, hermitian)
         return _pinv_cut(Ag, cut[idx], hermitian)
 
-    return by_group(flat, full, part).reshape(*batch, n, m)
+    return by_group(flat, np.asarray(full), part).reshape(*batch, n, m)
 
 
 def _empty_pinv(A: Tensor) -> Tensor:
@@ -194,14 +194,14 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
         sv = flat._array
         kinds = np.where(sv[:, 0] == 0, _ZERO, np.where(sv[:, -1] == 0, _SINGULAR, _REGULAR))
 
-        def part(sg: Tensor, kind: int, _idx: np.ndarray) -> Tensor:
+        def ratio(sg: Tensor, kind: int, _idx: np.ndarray) -> Tensor:
             if kind == _SINGULAR and p == -2:
                 return sg[:, -1] * 0.0  # s_min / s_max = 0: smooth in s_min, here 0
             if kind != _REGULAR:
                 return _cond_undefined(sg, kind)
             return sg[:, 0] / sg[:, -1] if p != -2 else sg[:, -1] / sg[:, 0]
 
-        return by_group(flat, kinds, part).reshape(*A.shape[:-2])
+        return by_group(flat, kinds, ratio).reshape(*A.shape[:-2])
     if p not in ("fro", "nuc", 1, -1, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     if A.shape[-1] != A.shape[-2]:

@@ -18,7 +18,7 @@ from minigrad import _aot, _aot_build
 from minigrad import _kernel_registry as registry
 from minigrad._kernel_registry import FAMILIES
 from minigrad.linalg import _svd_forward as F
-from minigrad.linalg import _threads
+from minigrad.linalg import _svd_gram, _threads
 from tests.deploy.test_svd_worker_processes import _lock, _unlock
 
 JACOBI = FAMILIES["jacobi"]
@@ -331,9 +331,9 @@ def test_without_memory_for_the_gram_start_the_plain_sweeps_run(monkeypatch):
     from minigrad.linalg import _memory
 
     a = np.ldexp(np.random.default_rng(1).standard_normal((90, 70)), -3)
-    assert F._gram_start(a) is not None
+    assert _svd_gram._gram_start(a) is not None
     monkeypatch.setattr(_memory, "available", lambda: 3.0 * a.nbytes)
-    assert F._gram_start(a) is None
+    assert _svd_gram._gram_start(a) is None
     s = F.svd_forward(a, compute_uv=False, _plan=F.Plan(F.Path.LONE, 1))[1]
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-12)
 
@@ -342,7 +342,7 @@ def test_the_in_place_eigh_of_the_gram_is_numpys():
     rng = np.random.default_rng(2)
     b = rng.standard_normal((80, 40))
     g = b.T @ b
-    lam, v = F.eigh_gram(g.copy(), in_place=True)
+    lam, v = _svd_gram.eigh_gram(g.copy(), in_place=True)
     want = np.linalg.eigvalsh(g)
     np.testing.assert_allclose(lam, want, rtol=1e-12)
     np.testing.assert_allclose(v.T @ g @ v, np.diag(want), atol=1e-12 * want[-1])

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minigrad.linalg import _svd_forward as fwd
+from minigrad.linalg import _svd_gram, _svd_single
 from minigrad.linalg._svd_forward import Path, Plan
 from minigrad.linalg._svd_forward import svd_forward as _svd_forward
 from minigrad.linalg.errors import LinAlgError
@@ -400,14 +401,13 @@ def test_small_lanes_mixed_batch(shape, full):
 def test_other_side_recovers_an_orthonormal_v_on_both_branches(graded):
     """_other_side takes a first-order Cholesky QR when W = x^T U S^-1 is nearly
     orthonormal, and a Householder QR otherwise; both must give x = U S V^T."""
-    from minigrad.linalg import _svd_forward as F
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((64, 64))
     if graded:
         x = x * np.logspace(0, -12, 64)
     u, s, vh = np.linalg.svd(x)
-    v = F._other_side(x, u, s)
+    v = _svd_single._other_side(x, u, s)
     np.testing.assert_allclose(v.T @ v, np.eye(64), atol=64 * 1e-15)
     np.testing.assert_allclose((u * s) @ v.T, x, atol=64 * 1e-15 * s[0])
 
@@ -562,7 +562,7 @@ def test_gram_start_on_well_conditioned_input(dtype):
     """The start (V0, a V0): V0 orthonormal, and a V0's columns orthogonal to below
     sqrt(eps) in descending norm, those norms being the singular values."""
     a = np.random.default_rng(21).standard_normal((80, 60)).astype(dtype)
-    v0, b = fwd._gram_start(a)
+    v0, b = _svd_gram._gram_start(a)
     e = eps(dtype)
     assert v0.dtype == b.dtype == dtype
     np.testing.assert_allclose(v0.T @ v0, np.eye(60), rtol=0, atol=C * 60 * e)
@@ -584,7 +584,7 @@ def test_gram_start_refuses(kind):
     a = rng.standard_normal((80, 60))
     if kind == "graded":
         a = a * np.logspace(0, -2, 60)
-        assert np.linalg.cond(a) ** 2 < fwd._COND2
+        assert np.linalg.cond(a) ** 2 < _svd_gram._COND2
     elif kind == "ill-conditioned":
         a = with_spectrum(rng, 80, np.logspace(0, -7, 60))
     elif kind == "rank-deficient":
@@ -593,7 +593,7 @@ def test_gram_start_refuses(kind):
         a = np.zeros((80, 60))
     else:
         a[5, 5] = np.nan
-    assert fwd._gram_start(a) is None
+    assert _svd_gram._gram_start(a) is None
 
 
 @pytest.mark.parametrize("plan", [Plan(Path.LONE, 1), Plan(Path.LONE, 2), Plan(Path.QR, 1)],
@@ -606,7 +606,7 @@ def test_float32_starts_from_float64_eigenvectors(plan, m):
     sweeps from A itself lose up to cond * eps32 (36-48 eps32 measured)."""
     rng = np.random.default_rng(m + 1)
     a = with_spectrum(rng, m, np.logspace(0, -3, 24)).astype(np.float32)
-    assert fwd._gram_start(a) is not None
+    assert _svd_gram._gram_start(a) is not None
     ref = mp_singular_values(a)
     s = svd_forward(a, False, _plan=plan)[1]
     assert s.dtype == np.float32
@@ -620,7 +620,7 @@ def test_gram_start_keeps_relative_accuracy(path, m):
     bound, here cond(A D^-1) ~ cond(A))."""
     rng = np.random.default_rng(m)
     a = with_spectrum(rng, m, np.logspace(0, -3, 24))
-    assert fwd._gram_start(a) is not None
+    assert _svd_gram._gram_start(a) is not None
     ref = mp_singular_values(a)
     s = svd_forward(a, False, _plan=path)[1]
     rel = np.max(np.abs(s - ref) / ref)
@@ -653,8 +653,8 @@ def test_tall_gram_path(monkeypatch, shape, full, compute_uv, taken, dtype):
     """Tall (or wide) and well conditioned: Cholesky QR of a V0 instead of Householder QR,
     except when the full U is wanted, whose last m - k columns only Householder gives."""
     calls = []
-    inner = fwd._svd_gram_tall
-    monkeypatch.setattr(fwd, "_svd_gram_tall",
+    inner = _svd_single._svd_gram_tall
+    monkeypatch.setattr(_svd_single, "_svd_gram_tall",
                         lambda *args: calls.append(inner(*args)) or calls[-1])
     a = np.random.default_rng(25).standard_normal(shape).astype(dtype)
     if compute_uv:
@@ -672,8 +672,8 @@ def test_tall_gram_path_refuses_columns_far_from_orthogonal():
     200 x 60 (cosines ~ 0.07 each, summing past 1/2) are refused, and A V0 taken."""
     a = np.random.default_rng(26).standard_normal((200, 60))
     tol = fwd._tolerances(None, fwd.DEFAULT_MAX_SWEEPS, 200, np.float64)
-    assert fwd._svd_gram_tall(np.eye(60), a, True, tol, 1) is None
-    v0, b = fwd._gram_start(a)
-    status, u, s, vh = fwd._svd_gram_tall(v0, b, True, tol, 1)
+    assert _svd_single._svd_gram_tall(np.eye(60), a, True, tol, 1) is None
+    v0, b = _svd_gram._gram_start(a)
+    status, u, s, vh = _svd_single._svd_gram_tall(v0, b, True, tol, 1)
     assert status == fwd.OK
     np.testing.assert_allclose((u * s) @ vh, a, rtol=0, atol=C * 200 * eps(np.float64) * s[0])

@@ -1,0 +1,116 @@
+"""The start of one large matrix's Jacobi sweeps from the eigenvectors of its Gram matrix
+A^T A (the LONE and QR paths of _svd_single.py): two or three sweeps instead of 8-13."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.linalg import _memory
+
+# _gram_start's gates. (a) cond(A)^2 <= _COND2 (in float64, whatever A's dtype): the Gram's
+# smallest eigenvalue, which eigh returns to ~k eps lambda_1, is then right to a few percent,
+# and the sweeps start from cosines ~eps cond^2 <= eps^1/4 (measured on 256 x 256: 3 sweeps
+# up to cond 1e6, against 11-13 from A itself). (b) _GRADED bounds |D v_max| / |D v_min|.
+_COND2 = float(np.finfo(np.float64).eps) ** -0.75
+_GRADED = 10.0
+
+
+def _gram_start(a: np.ndarray, e: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    """(V0, b = 2^-e a V0) in a's dtype, V0 the eigenvectors of the Gram of 2^-e a
+    (descending), when 2^-e a (m x n, m >= n, scaled: see svd_one_matrix) has
+    cond^2 <= _COND2 and is not column-graded; else None.
+
+    One-sided Jacobi needs 8-13 sweeps from A itself, but two or three from a V0, whose
+    columns are orthogonal up to cosines ~eps cond^2 (eigh's error), which each sweep
+    squares. The Gram and its eigh are float64 for every dtype: float32 input then starts
+    as orthogonal as float64's, and its columns are rounded to float32 only once. The
+    price is relative accuracy: forming a V0 moves s_j by up to ~eps s_1 (relative
+    eps cond(A)), where Jacobi on A keeps it to ~eps cond(A D^-1), D = A's column norms,
+    far less on column-graded A. Gate (b): |D v_max| <= _GRADED |D v_min| (v_max, v_min the
+    extreme eigenvectors) gives cond(A D^-1) >= cond(A) / _GRADED (Rayleigh quotients of
+    D^-1 A^T A D^-1 at D v; v_min's is right as gate (a) holds), so the loss is at most a
+    factor _GRADED over Jacobi's own bound. Graded, ill-conditioned, singular or non-finite
+    input keeps the plain sweeps, having paid for the eigh. (b) is conservative: a V0's
+    rounding is componentwise, and on graded input that passes (a) the start measured as
+    accurate as the plain sweeps; it stays for its proof.
+
+    Memory: a is read a block of rows at a time, scaled and widened to float64 there (no
+    scaled or float64 copy of a); the eigh of the n x n Gram takes one more n x n (syevr's
+    eigenvectors; syevd's workspace, two, where that is less than a), and b is a's size.
+    """
+    m, n = a.shape
+    in_place = n * n >= _IN_PLACE
+    lean = 16.0 * n * n > a.nbytes  # syevr; syevd, faster, where its workspace is less than a
+    # n x n doubles: the Gram and the sum's products, then the eigenvectors (syevr) or
+    # syevd's workspace of two (numpy's eigh: three more); b and V0; and BLAS's and LAPACK's
+    # own buffers, which short of address space fail by a segfault, not an error.
+    grams = (2 if lean else 3) if in_place else 5
+    need = 8.0 * n * n * grams + a.nbytes + a.itemsize * n * n
+    if not _memory.fits(need + _SLACK):
+        return None  # the plain sweeps: slower, but within the memory there is
+    neg = _negated_gram(a, e)
+    d = np.sqrt(-np.diagonal(neg))  # before the eigh, which overwrites the Gram
+    lam, v0 = eigh_gram(neg, in_place, lean)
+    del neg
+    lam = -lam  # the Gram's eigenvalues, descending: eigh of -G gives them in this order
+    if not (lam[0] > 0 and lam[-1] * _COND2 >= lam[0]):  # (a); also refuses zero and NaN
+        return None
+    if np.linalg.norm(d * v0[:, 0]) > _GRADED * np.linalg.norm(d * v0[:, -1]):  # (b)
+        return None
+    b = np.empty((m, n), a.dtype)
+    for i in range(0, m, _ROWS):  # in float64 a block of rows at a time, not all of a
+        np.matmul(_block(a, i, i + _ROWS, e), v0, out=b[i:i + _ROWS], casting="same_kind")
+    return v0.astype(a.dtype, copy=False), b
+
+
+_IN_PLACE = 1 << 20  # Grams of at least this many entries: eigh_gram in place
+_SLACK = 1 << 28  # bytes left for BLAS's and LAPACK's own buffers and threads' stacks
+_ROWS = 512
+
+
+def _block(a: np.ndarray, i: int, j: int, e: int) -> np.ndarray:
+    """Rows i to j of 2^-e a in float64 (exact: a power of two)."""
+    blk = a[i:j].astype(np.float64)
+    return np.ldexp(blk, -e, out=blk)
+
+
+def _negated_gram(a: np.ndarray, e: int) -> np.ndarray:
+    """-G, G = (2^-e a)^T (2^-e a) in float64, summed over blocks of rows (no float64 or
+    scaled copy of a): for large n by BLAS's syrk in G's own memory (its lower triangle,
+    the one eigh_gram reads); else by numpy, a product beside G per block."""
+    n = a.shape[1]
+    try:
+        from scipy.linalg.blas import dsyrk
+    except ImportError:
+        dsyrk = None
+    if dsyrk is None or n * n < _IN_PLACE:
+        rows = max(_ROWS, n)  # a block no larger than G: the sum's own pass stays small
+        neg, tmp = np.zeros((n, n)), np.empty((n, n))
+        for i in range(0, a.shape[0], rows):
+            blk = _block(a, i, i + rows, e)
+            neg -= np.matmul(blk.T, blk, out=tmp)
+        return neg
+    neg = np.zeros((n, n), order="F")  # Fortran order: syrk updates it in place
+    for i in range(0, a.shape[0], _ROWS):
+        # neg := neg - blk^T blk, its upper triangle: the lower one of neg.T, returned.
+        neg = dsyrk(-1.0, _block(a, i, i + _ROWS, e), beta=1.0, c=neg, trans=1, lower=0,
+                    overwrite_c=1)
+    return neg.T
+
+
+def eigh_gram(g: np.ndarray, in_place: bool, lean: bool = True
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """np.linalg.eigh(g), reading g's lower triangle; in_place, LAPACK's in g's own memory
+    (through scipy, when it is installed): lean, syevr, with one more n x n for the
+    eigenvectors; else syevd, with a workspace of two (measured 5-30% faster). numpy's eigh
+    (syevd) takes two n x n copies more, the bulk of a large SVD's footprint. Not for small
+    g: importing scipy.linalg costs 0.3 s."""
+    if in_place:
+        try:
+            from scipy.linalg import eigh
+        except ImportError:
+            pass
+        else:  # g.T: the Fortran order LAPACK takes; its upper triangle is g's lower
+            return eigh(g.T, lower=False, overwrite_a=True, check_finite=False,
+                        driver="evr" if lean else "evd")
+    return np.linalg.eigh(g)

@@ -1,0 +1,235 @@
+"""One large matrix (the LONE and QR paths of svd_forward's plan): the Jacobi sweeps on A
+itself, on A V0 (_svd_gram.py) or on the R of a QR, threaded inside the sweeps, with the
+side the sweeps do not produce recovered by BLAS."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, cast
+
+import numpy as np
+
+from minigrad._kernel_registry import kernels
+from minigrad.linalg import _memory, _threads
+from minigrad.linalg._jacobi_contract import NOT_CONVERGED, NOT_FINITE, OK
+from minigrad.linalg._svd_checks import _raise_for
+from minigrad.linalg._svd_gram import _gram_start
+
+
+def _fix_signs(u: np.ndarray, vh: np.ndarray, k: int) -> None:
+    """In place: the first largest-|.| entry of each column of u is positive, row j of vh
+    flips with column j (j < k); complement columns of u and rows of vh flip on their own."""
+    cols = np.argmax(np.abs(u), axis=0)
+    # A multiply by +-1 is exact and streams; boolean-mask indexing copied columns (slower).
+    sign = np.where(u[cols, np.arange(u.shape[1])] < 0, -1.0, 1.0).astype(u.dtype)
+    u *= sign
+    vh[:k] *= sign[:k, None]
+    if vh.shape[0] > k:
+        rest = vh[k:]
+        rows = np.argmax(np.abs(rest), axis=1)
+        rest[rest[np.arange(rest.shape[0]), rows] < 0] *= -1
+
+
+def _other_side(x: np.ndarray, u: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """V of x = U diag(s) V^T, given Jacobi's U and s: V = orth(x^T U diag(1/s)), by QR.
+
+    This is dgejsv's trick: V need not be accumulated during the sweeps (which would
+    double their cost). The error of x^T u_j / s_j grows like eps s_1 / s_j, but mostly
+    along the columns with larger s_i, which a QR taken in descending order projects out;
+    the rest moves x - U S V^T by only O(eps s_1). S itself, with its relative accuracy,
+    comes from the sweeps alone. Columns with s_j <= eps s_1 are noise: they are zeroed
+    and the QR completes them to an orthonormal basis. x must be scaled so that 1 / s_j
+    cannot overflow (the driver scales A by a power of two first).
+
+    Usually W = x^T U diag(1/s) is orthonormal up to a small F = W^T W - I (~eps s_1/s_k);
+    then the QR is done to first order, for a quarter of its cost: W^T W = R^T R gives
+    R = I + C, C = triu(F, 1) + diag(F)/2, so Q = W R^-1 = W (I - C) up to O(k |F|^2),
+    below eps when |F| <= sqrt(eps / k) (Cholesky QR to first order).
+    """
+    k = s.shape[0]
+    eps = np.finfo(s.dtype).eps
+    inv = np.zeros_like(s)
+    keep = s > s[0] * eps
+    inv[keep] = 1.0 / s[keep]
+    w = x.T @ (u[:, :k] * inv)
+    f = w.T @ w
+    diag = np.arange(k)
+    f[diag, diag] -= 1.0
+    if np.abs(f).max() <= np.sqrt(eps / k):
+        c = np.triu(f, 1)
+        c[diag, diag] = 0.5 * f[diag, diag]
+        return w - w @ c
+    # Ill-conditioned (graded) input or zeroed columns: Householder QR.
+    q, r = np.linalg.qr(w)
+    # Householder QR may flip a column; undo it so that x v_j = s_j u_j, not -s_j u_j.
+    q *= np.where(np.diagonal(r) < 0, -1.0, 1.0).astype(q.dtype)
+    return q
+
+
+def _sweeps_threaded(X: np.ndarray, nrm: np.ndarray, ref: np.ndarray, tol, threads: int) -> int:
+    """jac.sweeps (without V) for one large matrix on `threads` threads.
+
+    The rows are cut into 2 * threads blocks; a round-robin tournament over the blocks
+    pairs them disjointly, so each round is `threads` independent block pairs (every row
+    pair of the two blocks, plus the pairs inside each block in the first round). A sweep
+    is 2 * threads - 1 rounds, few enough that the hand-over cost is negligible.
+    """
+    jac = kernels("jacobi")
+    n = X.shape[0]
+    nb = 2 * threads
+    bnd = [i * n // nb for i in range(nb + 1)]
+    ref[:] = 0.0
+    for sweep in range(tol.max_sweeps):
+        # de Rijk's pivoting, once per sweep: rows sorted by norm, descending.
+        jac.renorm_sorted(X, nrm, ref, tol)
+        rotated = 0
+        for rnd in range(nb - 1):
+            # Circle method: block nb - 1 stays put, the others rotate one place per round.
+            pairs = [(nb - 1, rnd)] + [((rnd + i) % (nb - 1), (rnd - i) % (nb - 1))
+                                       for i in range(1, threads)]
+            tasks = [(X, nrm, ref, tol, bnd[i], bnd[i + 1], bnd[j], bnd[j + 1], rnd == 0)
+                     for i, j in pairs]
+            rotated += sum(_threads.run(jac.block_pairs, tasks, threads))
+        if rotated == 0:
+            return sweep + 1
+    return -1
+
+
+def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int, overwrite: bool = False):
+    """s and the left singular vectors of ak (m x n, m >= n, scaled) as the rows of ut
+    (nleft = 0, n or m rows: the extra ones complete an orthonormal basis), unsigned,
+    without accumulating V. Returns (status, s, ut). overwrite: the sweeps may rotate ak's
+    own memory (they do where its columns are contiguous), not a copy."""
+    jac = kernels("jacobi")
+    m, n = ak.shape
+    X = ak.T  # row j = column j of ak; the sweeps work in place
+    if not (overwrite and X.flags.c_contiguous):
+        X = np.array(X, order="C")
+    if threads > 1 and n >= 4 * threads:
+        status = OK if _sweeps_threaded(X, np.empty(n), np.empty(n), tol, threads) >= 0 \
+            else NOT_CONVERGED
+    else:  # the batch kernel on a batch of one (in float64 the very build batches use)
+        st = np.zeros(1, np.int8)  # OK
+        jac.sweeps(X[None], np.empty((1, 0, 0), X.dtype), np.empty(n), np.empty(n), tol, st)
+        status = int(st[0])
+    s = np.empty(n, X.dtype)
+    ut = np.empty((nleft, m), X.dtype)
+    if status != OK:
+        return status, s, ut
+    jac.left_vectors(X, ut, s, np.empty(n), np.empty(n, np.int64), np.empty(nleft, np.bool_))
+    return OK, s, ut
+
+
+def _svd_lone(a: np.ndarray, e: int, full: bool, compute_uv: bool, tol, threads: int,
+              gram: bool):
+    """One matrix (2^-e a, m x n, m >= n) to the kernel, preconditioned (_gram_start)
+    where that is safe: the left vectors and s of a V0 are a's. The side Jacobi does not
+    produce is recovered with BLAS (_other_side), from 2^-e a itself."""
+    m, n = a.shape
+    nleft = (m if full else n) if compute_uv else 0
+    start = _gram_start(a, e) if gram else None
+    ak = None
+    if start is not None:
+        # The sweeps take a V0's columns as rows: a copy, made once V0 is let go.
+        b = start[1]
+        del start
+        rows = np.array(b.T, order="C")
+        del b
+        status, s, ut = _jacobi_left(rows.T, nleft, tol, threads, overwrite=True)
+    else:
+        # Values only: 2^-e a made with its columns contiguous, which the sweeps then take
+        # in place as rows: one copy of a, not two.
+        ak = np.ldexp(a, -e) if compute_uv else np.ldexp(a.T, -e, order="C").T
+        status, s, ut = _jacobi_left(ak, nleft, tol, threads, overwrite=not compute_uv)
+    if status != OK or not compute_uv:
+        return status, None, s, None
+    if ak is None:
+        ak = np.ldexp(a, -e)
+    return status, ut.T, s, _other_side(ak, ut.T, s).T
+
+
+def _svd_gram_tall(v0: np.ndarray, b: np.ndarray, compute_uv: bool, tol, threads: int):
+    """Reduced SVD of one tall a (scaled, m >= n) from b = a V0 (_gram_start), whose
+    columns are nearly orthogonal, or None when they are not orthogonal enough.
+
+    Cholesky QR of b D^-1 (D = its column norms) = Q R: Q is orthogonal to ~eps
+    cond(b D^-1)^2, and Gershgorin's bound on C = D^-1 b^T b D^-1 (rows of off-diagonal
+    |C| summing to <= 1/2) keeps that cond <= sqrt(3). Jacobi then runs on the k x k
+    x = R D = Q^T b, so a = Q x V0^T: U = Q U_x, V = V0 V_x. This is QR without LAPACK's
+    Householder QR, whose reduced Q alone cost as much as numpy's whole SVD of 2000 x 200."""
+    n = b.shape[1]
+    c = b.T @ b
+    d = np.sqrt(np.diagonal(c))  # b's column norms
+    c /= np.outer(d, d)
+    if np.abs(c).sum(axis=1).max() > 1.5:  # 1 on the diagonal, <= 1/2 beside it
+        return None
+    r = np.linalg.cholesky(c).T
+    x = r * d
+    status, s, uxt = _jacobi_left(x, n if compute_uv else 0, tol, threads)
+    if status != OK or not compute_uv:
+        return status, None, s, None
+    # U = Q U_x = b D^-1 R^-1 U_x: one m x k x k product.
+    u = b @ (np.linalg.solve(r, uxt.T) / d[:, None])
+    return status, u, s, (v0 @ _other_side(x, uxt.T, s)).T
+
+
+def _svd_qr(a: np.ndarray, e: int, full: bool, compute_uv: bool, tol, threads: int,
+            gram: bool):
+    """SVD of one tall matrix 2^-e a (m >= n): from a V0 by Cholesky QR where
+    _gram_start allows (and only k columns of U are wanted), else via A P = Q R (columns
+    sorted by norm, a cheap stand-in for QR column pivoting), then Jacobi on the rows of R
+    (as dgejsv, which converges in fewer sweeps than Jacobi on A); the left vectors of R
+    are recovered afterwards (_other_side)."""
+    m, n = a.shape
+    start = _gram_start(a, e) if gram and not (full and compute_uv) else None
+    done = None if start is None else _svd_gram_tall(*start, compute_uv, tol, threads)
+    if done is not None:
+        return done
+    del start
+    a = np.ldexp(a, -e)
+    perm = np.argsort(-np.einsum("ij,ij->j", a, a), kind="stable")
+    complete = full and compute_uv and m > n
+    mode: Literal["complete", "reduced"] = "complete" if complete else "reduced"
+    if compute_uv:
+        q, r = np.linalg.qr(a[:, perm], mode=mode)
+    else:
+        r = cast(np.ndarray, np.linalg.qr(a[:, perm], mode="r"))  # R alone (numpy's stubs)
+    r = np.ascontiguousarray(r[:n])
+    # Jacobi on the columns of R^T: its left vectors are R's right ones.
+    status, s, vrt = _jacobi_left(r.T, n if compute_uv else 0, tol, threads)
+    if status != OK or not compute_uv:
+        return status, None, s, None
+    u = q[:, :n] @ _other_side(r.T, vrt.T, s)
+    if mode == "complete":
+        u = np.concatenate([u, q[:, n:]], axis=1)
+    vh = np.empty_like(vrt)
+    vh[:, perm] = vrt
+    return status, u, s, vh
+
+
+def svd_one_matrix(a: np.ndarray, full: bool, compute_uv: bool, tol, qr: bool, threads: int,
+                   gram: bool):
+    """The LONE (or, qr, the QR) path: A scaled by a power of two (exact; so that neither squares
+    nor 1 / s overflow or underflow), the transpose taken so that rows >= columns."""
+    m, n = a.shape
+    k = min(m, n)
+    # The scaled copy of a and the rows the sweeps rotate, and U and V: refused up front
+    # when they cannot fit, rather than failing deep inside LAPACK or the kernels.
+    vectors = ((m if full else k) * m + (n if full else k) * n) if compute_uv else 0
+    _memory.require(a.itemsize * (2 * m * n + 2 * vectors),
+                    f"the SVD of one {m}x{n} {a.dtype} matrix")
+    amax = float(max(a.max(), -a.min()))  # NaN and Inf too, without a temporary the size of a
+    if not math.isfinite(amax):
+        _raise_for(NOT_FINITE, (), tol.max_sweeps)
+    e = math.frexp(amax)[1] if amax > 0 else 0
+    trans = a.shape[0] < a.shape[1]
+    run = _svd_qr if qr else _svd_lone
+    status, u, s, vh = run(a.T if trans else a, e, full, compute_uv, tol, threads, gram)
+    _raise_for(status, (), tol.max_sweeps)
+    s = np.ldexp(s, e)
+    if compute_uv:
+        if trans:
+            u, vh = vh.T, u.T
+        u, vh = np.ascontiguousarray(u), np.ascontiguousarray(vh)
+        _fix_signs(u, vh, min(a.shape))
+    return u, s, vh
