@@ -24,7 +24,10 @@ demo: $(STAMP)
 	$(PY) -m minigrad.warmup
 	$(PY) examples/demo.py
 
+# CI runs this: the lint first (ruff, and mypy on the typed core), then the suite.
 test: $(STAMP)
+	$(PY) -m ruff check minigrad tests examples benchmarks conftest.py
+	$(PY) -m mypy
 	$(PY) -m minigrad.warmup
 	$(PY) -m pytest
 
@@ -32,7 +35,6 @@ bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: $(STAMP)
-	$(PY) -m pip install -q -e '.[lint]'
 	$(PY) -m ruff check minigrad tests examples benchmarks conftest.py
 	$(PY) -m mypy
 
