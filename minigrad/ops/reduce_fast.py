@@ -48,6 +48,9 @@ def fast_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if x.size < _FAST_FROM or x.dtype.char not in "fd" or not dims:  # the hot path: inlined
         return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
     contiguous = x.flags.c_contiguous
+    if contiguous and len(dims) == x.ndim:  # everything (loss.sum()): no routing to pay for
+        out = _sum_all(x.reshape(-1))
+        return out.reshape((1,) * x.ndim) if keepdim else out
     run = _one_run(x, dims, keepdim) if contiguous else None
     if run is not None:  # the usual case: no planning
         b, r, k, shape = run
@@ -82,6 +85,9 @@ def fast_max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, is_max: bool) 
     """max (or min) over ``dims`` (distinct, non-negative, not empty) of an array, by long
     loops whatever the layout; NaN propagates, as in numpy's reduce."""
     ufunc = _maximum if is_max else _minimum
+    if len(dims) == x.ndim and x.size >= _FAST_FROM and x.flags.c_contiguous:  # everything
+        out = _asarray(ufunc.reduce(x.reshape(-1)))  # one long loop, no routing
+        return out.reshape((1,) * x.ndim) if keepdim else out
     run = _one_run(x, dims, keepdim) if x.size >= _FAST_FROM and x.flags.c_contiguous \
         else None
     if run is None:
@@ -128,6 +134,17 @@ def _groups(shape: tuple[int, ...], reduced: list[bool]) -> tuple[list[int], lis
             sizes.append(n)
             kinds.append(r)
     return sizes, kinds
+
+
+def _sum_all(f: np.ndarray) -> np.ndarray:
+    """The sum of a contiguous 1-D ``f``: one product gives the sums of its blocks, and
+    numpy's pairwise sum adds those (and the remainder): a 0-d array."""
+    q = f.shape[0] // _BLOCK
+    whole = q * _BLOCK
+    total = _add_reduce(f[:whole].reshape(q, _BLOCK) @ _ones(_BLOCK, f.dtype.char))
+    if whole < f.shape[0]:
+        total += _add_reduce(f[whole:])
+    return _asarray(total)
 
 
 def _sum_rows(a: np.ndarray) -> np.ndarray:

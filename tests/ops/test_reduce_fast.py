@@ -160,3 +160,27 @@ def test_amax_finds_its_ties_after_forward_and_refuses_an_inplace_change() -> No
     z.mul_(2.0)  # the ties found in backward would be the new ones: refused, as in torch
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         m.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_sum_of_everything_is_one_product_and_numpys_sum(dtype, monkeypatch) -> None:
+    # a C-contiguous array summed over all its dims skips the routing: its block sums come
+    # from one product, added pairwise with the remainder (blocks of 7: many, and a tail)
+    monkeypatch.setattr(reduce_fast, "_sum_rows", None)
+    monkeypatch.setattr(reduce_fast, "_sum_middle", None)
+    rng = np.random.default_rng(6)
+    for block in (1024, 7):
+        monkeypatch.setattr(reduce_fast, "_BLOCK", block)
+        for shape in ((256, 100, 3), (64, 3, 1000), (5003,)):
+            a = rng.standard_normal(shape).astype(dtype)
+            for keepdim in (False, True):
+                dims = tuple(range(a.ndim))
+                got, ref = fast_sum(a, dims, keepdim), plain_sum(a, dims, keepdim)
+                assert got.shape == ref.shape and got.dtype == ref.dtype
+                tol = 1e-5 if dtype == np.float32 else 1e-12
+                np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(a.size))
+    x = mg.tensor(a.reshape(-1, 1), requires_grad=True)  # and through sum and mean
+    for keepdim in (False, True):
+        x.grad = None
+        x.mean(keepdim=keepdim).backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.full(x.shape, 1 / x.numel()), rtol=1e-6)
