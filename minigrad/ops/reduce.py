@@ -11,7 +11,7 @@ from .._dims import count_over, norm_dims
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
 from .arith import Where
-from .reduce_fast import fast_max, fast_sum
+from .reduce_fast import fast_max, fast_sum, fast_sumsq
 from .shape import Cat
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
@@ -241,7 +241,7 @@ class Norm2(Function):
         x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
         ctx.save_for_backward(a)
         ctx.dims, ctx.kept = dims, _kept(x.shape, dims)
-        return np.asarray(np.sqrt(fast_sum(x * x, dims, keepdim)))
+        return np.asarray(np.sqrt(fast_sumsq(x, dims, keepdim)))
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

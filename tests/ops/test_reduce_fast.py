@@ -1,6 +1,6 @@
-"""The layout-routed sums and maxima (ops/reduce_fast.py) against numpy's plain reduce, the
-ops built on them (sum, mean, var, std, norm, amax) against torch, forward and backward,
-and the float32 accuracy of long sums."""
+"""The layout-routed sums, sums of squares and maxima (ops/reduce_fast.py) against numpy's
+plain reduce, the ops built on them (sum, mean, var, std, norm, amax) against torch,
+forward and backward, and the float32 accuracy of long sums."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.ops import reduce, reduce_fast
-from minigrad.ops.reduce_fast import fast_max, fast_sum, plain_sum
+from minigrad.ops.reduce_fast import fast_max, fast_sum, fast_sumsq, plain_sum
 
 SHAPES = [(256, 100, 3), (64, 3, 1000), (300, 40), (5, 1, 7, 300, 2), (3000, 2), (2, 5000),
           (3, 2100, 2), (5000,)]
@@ -44,6 +44,38 @@ def test_fast_sum_matches_the_plain_sum_on_every_layout_and_dims(shape, block,
                 assert not np.shares_memory(got, v)
                 tol = 1e-5 if v.dtype == np.float32 else 1e-12
                 np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(v.size))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("block", [1024, 7])
+def test_fast_sumsq_matches_the_plain_sum_of_squares_on_every_layout_and_dims(
+        shape, block, monkeypatch) -> None:
+    monkeypatch.setattr(reduce_fast, "_BLOCK", block)  # 7: rows of blocks, and tails
+    monkeypatch.setattr(reduce_fast, "_DOT_FROM", 2)  # short rows take the dots too
+    a = np.random.default_rng(7).standard_normal(shape)
+    for v in _layouts(a):
+        for dims in _all_dims(v.ndim):
+            for keepdim in (False, True):
+                got, ref = fast_sumsq(v, dims, keepdim), plain_sum(v * v, dims, keepdim)
+                assert got.shape == ref.shape and got.dtype == ref.dtype
+                assert not np.shares_memory(got, v)
+                tol = 1e-5 if v.dtype == np.float32 else 1e-12
+                np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(v.size))
+
+
+def test_sums_of_squares_over_long_rows_are_dots(monkeypatch) -> None:
+    # no squared copy: x * x would be one
+    monkeypatch.setattr(reduce_fast, "plain_sumsq", None)
+    rng = np.random.default_rng(8)
+    for dtype in (np.float32, np.float64):
+        a = rng.standard_normal((64, 3, 1000)).astype(dtype)
+        for dims, keepdim in (((2,), False), ((1, 2), True), ((0, 1, 2), False)):
+            tol = 1e-5 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(fast_sumsq(a, dims, keepdim),
+                                       plain_sum(a * a, dims, keepdim), rtol=tol)
+    x = rng.random(10**6, np.float32) + 1  # as accurate as numpy's pairwise sum
+    exact = (x.astype(np.float64) ** 2).sum()
+    assert abs(float(fast_sumsq(x, (0,), False)) - exact) / exact < 1e-6
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -139,6 +171,7 @@ def test_reductions_gradcheck_to_second_order(op, monkeypatch) -> None:
     # small arrays through the fast route, with blocks of 4 so they are split too
     monkeypatch.setattr(reduce_fast, "_FAST_FROM", 1)
     monkeypatch.setattr(reduce_fast, "_BLOCK", 4)
+    monkeypatch.setattr(reduce_fast, "_DOT_FROM", 2)  # the norm's rows of dots too
     rng = np.random.default_rng(5)
     a = mg.tensor(rng.standard_normal((3, 9, 2)), requires_grad=True)
     for dim in (0, 1, 2, (0, 2)):
