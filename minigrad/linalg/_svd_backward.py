@@ -97,15 +97,15 @@ def plan_backward(ctx: Context, s: np.ndarray, policy: TiePolicy, has_inv: bool)
     ctx.no_poles = policy.kind == "exact" and near is not None and not ctx.wants_downstream
 
 
-def _strategy(U: Tensor, S: Tensor, gU: Tensor | None, gVh: Tensor | None,
+def _strategy(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gVh: Tensor | None,
               policy: TiePolicy, no_poles: bool | None, has_inv: bool) -> str:
     """How an SVD backward computes, the one place that chooses (in this order):
 
     - "empty": no singular value (k = 0) or an empty batch: zeros;
     - "values": the loss reads S alone: U diag(gS) Vh, with the minimum-norm subgradient
       at kinks (``_at_kinks``);
-    - "fused": no pole near, square k x k with k <= 8 in a batch of at least 16, and the
-      result will not be differentiated: one numba pass (``svd_vjp_square``);
+    - "fused": no pole near, A square k x k with k <= 8 (U and Vh too) in a batch of at
+      least 16, and the result will not be differentiated: one numba pass (``svd_vjp_square``);
     - "plain": no pole near (the forward's finding ``no_poles``, or this test): the
       formula (``_plain_fast``);
     - "poles": some term is at or near a pole: the tie policy decides there (``_poles``).
@@ -121,8 +121,8 @@ def _strategy(U: Tensor, S: Tensor, gU: Tensor | None, gVh: Tensor | None,
             no_poles or not maybe_poles(s, near, has_inv)):
         return "poles"
     k = S.shape[-1]
-    if (U.shape[-2] == U.shape[-1] == k <= _FUSED_K and s.size >= _FUSED_BATCH * k
-            and not is_grad_enabled()):
+    if (U.shape[-2] == U.shape[-1] == Vh.shape[-1] == k <= _FUSED_K
+            and s.size >= _FUSED_BATCH * k and not is_grad_enabled()):
         return "fused"
     return "plain"
 
@@ -142,7 +142,7 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     tall, wide = m > k and not kept_only, n > k and not kept_only
     has_inv = (tall and gU is not None) or (wide and gVh is not None)  # R or Q below
-    way = _strategy(U, S, gU, gVh, policy, no_poles, has_inv)
+    way = _strategy(U, S, Vh, gU, gVh, policy, no_poles, has_inv)
     if way == "empty":
         return make_tensor(np.zeros(U.shape[:-2] + (m, n), U.dtype))
     Uk = U if U.shape[-1] == k else U[..., :k]

@@ -88,7 +88,6 @@ from ._svd_parts import (
     Terms,
     colmax,
     coupling,
-    near_level,
     quot,
     tie_level,
 )
@@ -227,18 +226,20 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
 
     an identity in a neighbourhood (near a pole: the plain quotient without its
     cancellation; its derivatives are the true term's, so a later pass may differentiate
-    it) and, at a tie, the limit for such a loss. The identities are checked on every pair
-    the loss reads (s_i above the near-pole level) to rounding: pairs apart from each other
-    are what shows the structure, since at a tie the off-diagonal one only says the loss
-    has a gradient. At a tie it is taken only where the pair is uncoupled (J_ij, J_ji,
-    K_ij, K_ji all rounding: the symmetry-protected ties of tensor networks, where it is 0
-    with the right derivatives); a coupled tied pair looks downstream as before, since a
-    loss that also reads U V^T alone (a polar factor, whose limit is 0) can mimic those
-    cotangents at the tie, and so can a matrix function that vanishes at the tied value
-    (log S at s = 1), unless each tied member shows the bond's Z_ii = 2 s_i gS_i != 0.
-    (Such a function summed with a product would mimic them even then: the one case this
-    rule gets wrong, an xfail test.) Returns the mask of the entries it decides and their
-    values, or None where the cotangents are not of that form."""
+    it) and, at a tie, the limit for such a loss. The identities are checked to rounding
+    on every pair the loss reads (s_i above the tie level), each at its own scale: pairs
+    apart from each other are what shows the structure, since at a tie the off-diagonal
+    one only says the loss has a gradient, and the small singular values are checked as
+    well, since a loss may read them apart from the bond. At a tie it is taken only where
+    the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the symmetry-protected
+    ties of tensor networks, where it is 0 with the right derivatives); a coupled tied
+    pair looks downstream as before, since a loss that also reads U V^T alone (a polar
+    factor, whose limit is 0) can mimic those cotangents at the tie, and so can a matrix
+    function that vanishes at the tied value (log S at s = 1), unless each tied member
+    shows the bond's Z_ii = 2 s_i gS_i != 0. (Such a function summed with a product would
+    mimic them even then: the one case this rule gets wrong, an xfail test.) Returns the
+    mask of the entries it decides and their values, or None where the cotangents are not
+    of that form."""
     if num.J is None or num.K is None or not (poles.tie_p.any() or poles.weak_p.any()):
         return None
     got = _bond_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
@@ -253,17 +254,23 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     fails. The mask leaves out coupled tied pairs."""
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
-    shows = reads & (s > near_level(s, eps))  # the identities are tested on these
-    pair = shows[..., :, None] & shows[..., None, :]
+    # The identities are tested on every pair the rule may take, small singular values too:
+    # pairs above the near-pole level do not vouch for the rest (a loss may read the small
+    # triplets apart from the bond, as sum_small sqrt(s_i) u_i v_i^T). Rounding in s_i Z_ij
+    # is s_i times Z's, so each pair is judged at its own scale, max(s_i, s_j).
+    reads = reads & (s > tie_level(s, eps))
+    pair = reads[..., :, None] & reads[..., None, :]
     j, k = J._array, K._array
     s1 = s[..., :1]
     g = np.zeros(s.shape) if gS is None else gS._array
     tol = noise[..., None] * s1 + scale_noise * s1 * np.abs(g).max(axis=-1, keepdims=True)
+    at = np.maximum(s[..., :, None], s[..., None, :]) / np.where(s1 > 0, s1, 1.0)[..., None]
     sz = s[..., :, None] * (j + k)  # [i, j] = s_i Z_ij
-    if (np.where(pair, np.abs(sz - np.swapaxes(sz, -1, -2)), 0.0) > 2 * tol[..., None]).any():
+    if (np.where(pair, np.abs(sz - np.swapaxes(sz, -1, -2)), 0.0)
+            > 2 * tol[..., None] * at).any():
         return None
     diag_z = np.diagonal(j, 0, -2, -1) + np.diagonal(k, 0, -2, -1)
-    if (np.where(shows, np.abs(2 * s * g - diag_z), 0.0) > 2 * tol).any():
+    if (np.where(reads, np.abs(2 * s * g - diag_z), 0.0) > 2 * tol).any():
         return None
     coupled = coupling(j, k)
     # A tied member must witness the bond (Z_ii = 2 s_i gS_i != 0): a matrix function
@@ -273,11 +280,8 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     # Near a tie too: the value equals the quotient's anyway, but a later pass
     # differentiates the formula, right only where the bond's form holds around here,
     # which a witness shows (a zero seed, all cotangents 0, shows nothing).
-    # Established by the pairs that show it, the form is the loss's: it holds for its
-    # small singular values too (near each other, so near a pole, however apart).
-    reads = reads & (s > tie_level(s, eps))
-    take = reads[..., :, None] & reads[..., None, :] & witness[..., :, None] & witness[
-        ..., None, :] & (weak | (tie & (coupled <= noise[..., None, None])))
+    take = pair & witness[..., :, None] & witness[..., None, :] & (
+        weak | (tie & (coupled <= noise[..., None, None])))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
     return take, (Zq + Zq.mT) * 0.5

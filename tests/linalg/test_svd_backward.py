@@ -105,6 +105,26 @@ def test_the_backward_agrees_with_its_plain_formula_at_generic_points(shape, ful
     assert float((want.numpy() * D).sum()) == pytest.approx(fd, rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.parametrize("shape", [(16, 3, 3), (16, 3, 5), (16, 5, 3)])
+@pytest.mark.parametrize("full", [False, True])
+def test_batches_of_small_matrices_agree_with_the_plain_formula(shape, full):
+    """A batch long enough for the one-pass kernel of square matrices: a wide or tall one
+    (U or Vh square, A not) must still get the whole formula, complement terms and shape."""
+    from minigrad.linalg._svd_backward import plain_backward
+
+    A = rand(*shape, seed=9)
+    U, S, Vh = mg.linalg.svd(A, full)
+    rng = np.random.default_rng(10)
+    gU, gS, gVh = (mg.tensor(rng.standard_normal(t.shape)) for t in (U, S, Vh))
+    k = _k(A)
+    gU = gU * mg.tensor((np.arange(U.shape[-1]) < k).astype(float))  # basis-free when full
+    gVh = gVh * mg.tensor((np.arange(Vh.shape[-2]) < k).astype(float))[:, None]
+    (got,) = mg.autograd.grad([U, S, Vh], A, [gU, gS, gVh])
+    with mg.no_grad():
+        want = plain_backward(U.detach(), S.detach(), Vh.detach(), gU, gS, gVh)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def _signs(u, ref):
     """The column signs that align u with ref (an SVD's vectors are defined up to sign)."""
     d = (u * ref.detach()).sum(-2, keepdim=True)

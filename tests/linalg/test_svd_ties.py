@@ -325,6 +325,73 @@ def test_a_bond_read_apart_at_a_coupled_tie_still_looks(monkeypatch):
     assert looks
 
 
+@pytest.mark.parametrize("with_bond", [False, True])
+def test_small_singular_values_read_apart_from_a_bond_are_not_taken_by_the_bond_rule(
+        with_bond):
+    """sum over the two smallest triplets of sqrt(s_i) u_i v_i^T (a smooth function of A:
+    they are apart from the rest and from each other), beside a bond-gauge loss or alone.
+    The two are near each other in absolute terms (below eps^(1/3) s_1), so near a pole, but
+    their cotangents break s_i Z_ij = s_j Z_ji: the bond rule's value there, which the pairs
+    above the near-pole level cannot vouch for, would be 30% off. Central differences."""
+    rng = np.random.default_rng(70)
+    A0 = rotation(71, 4) @ np.diag([3.0, 2.0, 1e-5, 0.5e-5]) @ rotation(72, 4).T
+    C1, C2, C3 = (mg.tensor(rng.standard_normal((4, 4))) for _ in range(3))
+    bond = _bond_loss(C1, C2)
+
+    def loss(a):
+        U, S, Vh = mg.linalg.svd(a)
+        small = (C3 * ((U[:, 2:] * S[2:].sqrt()) @ Vh[2:])).sum()
+        return small + bond(a) if with_bond else small
+
+    A = t64(A0)
+    loss(A).backward()
+    h = 1e-9  # far below the smallest singular value
+    for _ in range(3):
+        D = rng.standard_normal((4, 4))
+        with mg.no_grad():
+            up, down = (loss(t64(A0 + sign * h * D, False)).item() for sign in (1, -1))
+        fd = (up - down) / (2 * h)
+        terms = A.grad.numpy() * D  # rounding in fd is relative to these, not to their sum
+        assert float(terms.sum()) == pytest.approx(fd, rel=1e-5, abs=1e-6 * np.abs(terms).sum())
+
+
+@pytest.mark.xfail(strict=True, reason="open: first-order data cannot show that the bond's "
+                   "form holds around A0; taking the look whenever the result is differentiated "
+                   "fixes this case but TRG's specific heat (bond 16, 20 steps, T = 2.5) then "
+                   "grows past 4 GB")
+def test_second_order_near_a_tie_of_a_bond_beside_a_term_silent_at_first_order():
+    """bond + q^2 with q = <C3, U S^3 Vh> - q(A0) (i.e. <C3, A A^T A>, not of the bond's
+    form) near a tie: at A0 q = 0, so the first-order cotangents are the bond's alone and
+    fit s_i Z_ij = s_j Z_ji, but the Hessian of q^2 is not 0 and moves them off that form.
+    The bond rule's formula agrees with the quotient only on the form, so its derivative
+    is not the quotient's there: a second pass must not differentiate it (22% off).
+    Hessian-vector product against central differences of the gradient."""
+    rng = np.random.default_rng(3)
+    A0 = rotation(11, 4) @ np.diag([3.0, 2.0, 2.0 - 1e-6, 0.7]) @ rotation(12, 4).T
+    C1, C2, C3 = (mg.tensor(rng.standard_normal((4, 4))) for _ in range(3))
+    q0 = float((C3.numpy() * (A0 @ A0.T @ A0)).sum())
+
+    def loss(a):  # one SVD read both ways
+        U, S, Vh = mg.linalg.svd(a)
+        r = S.sqrt()
+        A, B = U * r, r.unsqueeze(-1) * Vh
+        bond = (C1 * (A @ A.mT)).sum() + ((C2 * (B.mT @ B)).sum()) ** 2
+        return bond + ((C3 * ((U * S ** 3) @ Vh)).sum() - q0) ** 2
+
+    def grad_at(x):
+        a = t64(x)
+        loss(a).backward()
+        return a.grad.numpy()
+
+    A = t64(A0)
+    (g,) = mg.autograd.grad(loss(A), A, create_graph=True)
+    D = rng.standard_normal((4, 4))
+    (hvp,) = mg.autograd.grad((g * mg.tensor(D)).sum(), A)
+    h = 1e-5  # the loss is smooth in A whatever the gap
+    fd = (grad_at(A0 + h * D) - grad_at(A0 - h * D)) / (2 * h)
+    np.testing.assert_allclose(hvp.numpy(), fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
+
+
 def test_a_second_pass_takes_near_ties_of_the_dropped_part_as_plain_quotients(monkeypatch):
     """A second derivative through a truncation whose dropped part has a near-tie (as
     CTMRG's): those triplets get cotangents only from the first pass's own quotients, so
