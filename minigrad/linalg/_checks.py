@@ -74,12 +74,13 @@ def half_as_float(fn: F) -> F:
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        for a in args:  # the common case first, at a few hundred ns: no float16 argument
+        # the common case first, at a few hundred ns: no float16 argument (loops, not any()
+        # over a generator, which costs a small call's 0.4 us)
+        for a in (*args, *kwargs.values()) if kwargs else args:
             if isinstance(a, Tensor) and a._array.dtype.char == "e":
                 break
         else:
-            if not kwargs or not any(_is_half(v) for v in kwargs.values()):
-                return fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         values = (*args, *kwargs.values())
         out = fn(*[_up(a) for a in args], **{k: _up(v) for k, v in kwargs.items()})
         wider = any(isinstance(a, Tensor) and a._array.dtype.char in "fdg" for a in values)
