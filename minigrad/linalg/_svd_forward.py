@@ -107,6 +107,7 @@ def _compile_notice(work, key: tuple):
     name = np.dtype(work).name
     if name in _noticed or key in _ran:
         yield
+        _ran.add(key)  # (after a notice of this dtype too: the lone path looks here)
         return
     before = _cache_misses()
     done = threading.Event()

@@ -51,6 +51,10 @@ def test_unrecorded_call_makes_no_node_and_matches_the_recorded_one(op, monkeypa
 @pytest.mark.parametrize("full", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_lone_tiny_svd_is_the_batch_paths(shape, full, dtype, monkeypatch):
+    # A fresh process, where the kernels' compile notice has been printed (once it was, the lone
+    # path was never taken).
+    monkeypatch.setattr(_svd_forward, "_ran", set())
+    monkeypatch.setattr(_svd_forward, "_noticed", {"float32", "float64"})
     a = np.random.default_rng(3).standard_normal(shape).astype(dtype)
     want = _svd_forward.svd_forward(a[None], full)  # the batch path (also loads the kernel)
     vals = _svd_forward.svd_forward(a[None], full, False)
