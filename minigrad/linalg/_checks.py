@@ -9,10 +9,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..autograd.quiet import enter as _quiet
+from ..autograd.quiet import leave as _loud
 from ..tensor import Tensor
 from .errors import LinAlgError
 
 F = TypeVar("F", bound=Callable[..., Any])
+_R = TypeVar("_R")
 
 
 def _dtype_name(dt: np.dtype) -> str:
@@ -36,13 +39,26 @@ def check_float(x: Tensor, fn: str) -> None:
 def check_matrix(A: object, fn: str, arg: str = "A", square: bool = False) -> Tensor:
     """A float Tensor of shape (*, m, n) (m == n when square), else torch's error."""
     A = check_tensor(A, fn, arg)
-    if A.ndim < 2:
+    shape = A._array.shape  # (the array's, not the Tensor's properties: every call pays)
+    if len(shape) < 2:
         raise RuntimeError(f"{fn}: The input tensor {arg} must have at least 2 dimensions.")
-    if square and A.shape[-1] != A.shape[-2]:
+    if square and shape[-1] != shape[-2]:
         raise RuntimeError(f"{fn}: {arg} must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
-    check_float(A, fn)
+                           f"{shape[-2]} by {shape[-1]} matrices")
+    if A._array.dtype.kind != "f":
+        check_float(A, fn)
     return A
+
+
+def unrecorded(fn: Callable[..., _R], *args: Any, **kwargs: Any) -> _R:
+    """fn(*args, **kwargs) with numpy's warnings silenced, as Function.apply runs a forward:
+    the path of a call that records nothing (for one small matrix, a node's fixed cost,
+    plan and tie tests were most of the time)."""
+    token = _quiet()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _loud(token)
 
 
 def batch_prefix(batch: tuple, flat: int) -> str:
@@ -58,12 +74,13 @@ def half_as_float(fn: F) -> F:
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        for a in args:  # the common case first, at a few hundred ns: no float16 argument
+        # the common case first, at a few hundred ns: no float16 argument (loops, not any()
+        # over a generator, which costs a small call's 0.4 us)
+        for a in (*args, *kwargs.values()) if kwargs else args:
             if isinstance(a, Tensor) and a._array.dtype.char == "e":
                 break
         else:
-            if not kwargs or not any(_is_half(v) for v in kwargs.values()):
-                return fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         values = (*args, *kwargs.values())
         out = fn(*[_up(a) for a in args], **{k: _up(v) for k, v in kwargs.items()})
         wider = any(isinstance(a, Tensor) and a._array.dtype.char in "fdg" for a in values)

@@ -88,12 +88,15 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
     # The kernels release the GIL: the SVD's worker threads run batch ranges, never numba's
     # threading layer (whose OpenMP backend kills a forked child that launches a kernel).
     threads = _threads.num_threads() if nb * n ** 3 >= _THREADS_WORK else 1
-    cuts = np.linspace(0, nb, min(nb, threads * _CHUNKS_PER_THREAD) + 1).astype(int) \
-        if threads > 1 else (0, nb)  # one thread: one range (linspace costs a small call)
-    _threads.run(jac.eigh_range, [(a3, int(lo), int(hi), bool(lower), bool(compute_v), tol_,
-                           int(max_sweeps), w, v, status)
-                          for lo, hi in zip(cuts[:-1], cuts[1:])], threads)
-    if status.any():
+    if threads == 1:  # one range, on this thread (no linspace, no hand-out: a small call's)
+        jac.eigh_range(a3, 0, nb, bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v,
+                       status)
+    else:
+        cuts = np.linspace(0, nb, min(nb, threads * _CHUNKS_PER_THREAD) + 1).astype(int)
+        _threads.run(jac.eigh_range, [(a3, int(lo), int(hi), bool(lower), bool(compute_v),
+                                       tol_, int(max_sweeps), w, v, status)
+                                      for lo, hi in zip(cuts[:-1], cuts[1:])], threads)
+    if np.count_nonzero(status):  # (status.any() costs ~1 us on one matrix)
         bad = np.flatnonzero(status)
         where = _where(batch, bad[0])
         if status[bad[0]] == NOT_FINITE:

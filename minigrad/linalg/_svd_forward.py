@@ -79,6 +79,7 @@ def _kernels():
     return kernels("jacobi")
 
 
+_ONE_TINY = Plan(Path.BATCHED, 1)  # plan(1, m, n) of every matrix the lanes take
 _noticed: set = set()  # dtypes whose compile notice has been printed
 _ran: set = set()  # (dtype, path, m, n, full) already run once: their kernels are loaded
 
@@ -106,6 +107,7 @@ def _compile_notice(work, key: tuple):
     name = np.dtype(work).name
     if name in _noticed or key in _ran:
         yield
+        _ran.add(key)  # (after a notice of this dtype too: the lone path looks here)
         return
     before = _cache_misses()
     done = threading.Event()
@@ -150,11 +152,9 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     the general kernel for the rest and for the few matrices lanes hand back (MORE).
     The outputs are float64, except from the 3x3 kernel (a3's dtype)."""
     nbatch, m, n = a3.shape
-    k = min(m, n)
     jac = _kernels()
     trans = m < n
-    lanes = (k <= _LANES_MAX_N and max(m, n) <= _LANES_MAX_M
-             and not (full and compute_uv and m != n))
+    lanes = _lanes(m, n, full, compute_uv)
     lanes3 = lanes and m == n == 3  # the commonest tiny case has a kernel of its own
     if not lanes3:
         # The general kernels compute in float64 for every dtype (float32 storage measured
@@ -164,23 +164,65 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     # A few chunks per thread (a descheduled thread then delays only its chunk), each a
     # whole number of the kernel's lanes.
     step = max(_LANES, -(-nbatch // (4 * threads)) // _LANES * _LANES)
-    chunks = [slice(lo, lo + step) for lo in range(0, nbatch, step)]
+    if nbatch <= step:  # one chunk: the whole arrays, not views (a view's call costs ~1 us)
+        parts = [(a3, u, s, vh, status)]
+    else:
+        parts = [(a3[c], u[c], s[c], vh[c], status[c])
+                 for c in (slice(lo, lo + step) for lo in range(0, nbatch, step))]
     if not lanes:
-        tasks = [(a3[c], trans, full, compute_uv, tol, u[c], s[c], vh[c], status[c])
-                 for c in chunks]
+        tasks = [(x, trans, full, compute_uv, tol, uc, sc, vc, st)
+                 for x, uc, sc, vc, st in parts]
         _threads.run(_general, tasks, threads)
         return (u, s, vh), status
     if lanes3:
-        _threads.run(jac.svd_lanes3, [(a3[c], compute_uv, tol, u[c], s[c], vh[c], status[c])
-                                      for c in chunks], threads)
+        _threads.run(jac.svd_lanes3, [(x, compute_uv, tol, uc, sc, vc, st)
+                                      for x, uc, sc, vc, st in parts], threads)
     else:
-        _threads.run(jac.svd_lanes, [(a3[c], trans, compute_uv, tol, u[c], s[c], vh[c],
-                                      status[c]) for c in chunks], threads)
-    more = np.flatnonzero(status == MORE)
-    if more.size:
-        (u[more], s[more], vh[more]), status[more] = _svd_batched_general(
-            a3[more], full, compute_uv, tol)
+        _threads.run(jac.svd_lanes, [(x, trans, compute_uv, tol, uc, sc, vc, st)
+                                     for x, uc, sc, vc, st in parts], threads)
+    _redo_more(a3, full, compute_uv, tol, u, s, vh, status)
     return (u, s, vh), status
+
+
+def _lanes(m: int, n: int, full: bool, compute_uv: bool) -> bool:
+    """Whether m x n matrices go to the lanes kernels."""
+    return (min(m, n) <= _LANES_MAX_N and max(m, n) <= _LANES_MAX_M
+            and not (full and compute_uv and m != n))
+
+
+def _redo_more(a3, full, compute_uv, tol, u, s, vh, status) -> None:
+    """The matrices the lanes handed back (MORE) again, by the general kernel, in place."""
+    # status is all OK but for a rare matrix: count_nonzero is the cheap look (~0.2 us,
+    # where flatnonzero costs ~1.5 us on one matrix)
+    if np.count_nonzero(status):
+        more = np.flatnonzero(status == MORE)
+        if more.size:
+            (u[more], s[more], vh[more]), status[more] = _svd_batched_general(
+                a3[more], full, compute_uv, tol)
+
+
+def _lone_lanes(a: np.ndarray, full: bool, compute_uv: bool, tol, max_sweeps: int,
+                out_dtype) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+    """One tiny matrix a (m, n) through the lanes kernel as _svd_batched runs it, with the
+    same results, called directly: the batch path's plan, chunks and thread hand-out were
+    half of a lone 3x3's time."""
+    m, n = a.shape
+    lanes3 = m == n == 3
+    a3 = np.ascontiguousarray(a.reshape((1, m, n)),
+                              dtype=_WORK_DTYPE[out_dtype] if lanes3 else np.float64)
+    u, s, vh, status = _outputs(1, m, n, full, compute_uv, a3.dtype)
+    if lanes3:
+        _kernels().svd_lanes3(a3, compute_uv, tol, u, s, vh, status)
+    else:
+        _kernels().svd_lanes(a3, m < n, compute_uv, tol, u, s, vh, status)
+    _redo_more(a3, full, compute_uv, tol, u, s, vh, status)
+    if status[0]:
+        _raise_for(int(status[0]), (), max_sweeps)
+    s = s[0]
+    check_fits(s, out_dtype)
+    if not compute_uv:
+        return None, _cast(s, out_dtype), None
+    return _cast(u[0], out_dtype), _cast(s, out_dtype), _cast(vh[0], out_dtype)
 
 
 def _outputs(nbatch: int, m: int, n: int, full: bool, compute_uv: bool, dtype):
@@ -286,6 +328,9 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
     if k == 0 or 0 in batch:
         return _empty(batch, m, n, full, compute_uv, out_dtype)
 
+    if not batch and _plan is None and (work, _ONE_TINY, m, n, full) in _ran and _lanes(
+            m, n, full, compute_uv):  # one tiny matrix, its kernel loaded: straight to it
+        return _lone_lanes(a, full, compute_uv, tol, max_sweeps, out_dtype)
     a3 = np.ascontiguousarray(a.reshape((-1, m, n)), dtype=work)
     how = _plan or plan(a3.shape[0], m, n)
     kind = (work, how, m, n, full)
@@ -295,8 +340,8 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
         else:
             with _compile_notice(work, kind):
                 (u, s, vh), status = _svd_batched(a3, full, compute_uv, tol, how.threads)
-        bad = np.flatnonzero(status)
-        if bad.size:
+        if np.count_nonzero(status):
+            bad = np.flatnonzero(status)
             index = tuple(int(i) for i in np.unravel_index(bad[0], batch)) if batch else ()
             _raise_for(int(status[bad[0]]), index, max_sweeps)
         if compute_uv:

@@ -29,7 +29,7 @@ from ..tensor import Tensor
 from . import _eigh_ties as _et
 from . import _kinks
 from . import ties as _ties
-from ._checks import check_matrix, half_as_float
+from ._checks import check_matrix, half_as_float, unrecorded
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
 from ._tie_sources import nested, note_chained
 
@@ -66,6 +66,9 @@ def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     A = check_matrix(A, "linalg.eigh", square=True)
     lower = _lower(UPLO)
     policy = _ties.resolve(ties)
+    if not (A.requires_grad and is_grad_enabled()):  # nothing to record: no node, no tie test
+        w, v = unrecorded(eigh_forward, A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
+        return EighResult(make_tensor(w), make_tensor(v))
     return EighResult(*_Eigh.apply(A, lower, tol, max_sweeps, policy))
 
 

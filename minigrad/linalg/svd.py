@@ -12,7 +12,7 @@ from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import ties as _ties
-from ._checks import check_matrix, half_as_float
+from ._checks import check_matrix, half_as_float, unrecorded
 from ._svd_backward import plan_backward, svd_backward
 from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
 from ._svd_trunc import svd_top, top_forward
@@ -56,6 +56,10 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
         if k < min(A.shape[-2:]):
             return SVDResult(*svd_top(A, k, partial(top_forward, k=k, tol=tol,
                                                     max_sweeps=max_sweeps), policy))
+    if not (A.requires_grad and is_grad_enabled()):  # nothing to record: no node, no plan
+        return SVDResult(*map(make_tensor, unrecorded(svd_forward, A._array,
+                                                       bool(full_matrices), True, tol=tol,
+                                                       max_sweeps=max_sweeps)))
     return SVDResult(*_SVD.apply(A, bool(full_matrices), tol, max_sweeps, policy))
 
 
@@ -83,7 +87,7 @@ def svdvals(A: Tensor, *, tol: float | None = None,
     check_matrix(A, "linalg.svdvals")
     if A.requires_grad and is_grad_enabled():
         return svd(A, full_matrices=False, tol=tol, max_sweeps=max_sweeps).S
-    _, s, _ = svd_forward(A._array, False, False, tol=tol, max_sweeps=max_sweeps)
+    _, s, _ = unrecorded(svd_forward, A._array, False, False, tol=tol, max_sweeps=max_sweeps)
     return make_tensor(s)
 
 
