@@ -105,7 +105,7 @@ class Function:
         # edges is None when nothing records.
         if not _state.enabled:
             needs, edges = _NO_GRADS[len(args)], None
-        elif len(args) == 2:  # binary ops are most: _inputs' first case, without the call
+        elif len(args) == 2:  # binary ops are most: written out here, not in _inputs
             a, b = args
             ea = eb = None
             if isinstance(a, tensor_class) and a.requires_grad:
@@ -210,22 +210,11 @@ def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
     """needs_input_grad and the edges of a call: per argument, whether it is a Tensor
     that requires grad, and the edge to where its gradient goes (or None). The edges are
     None as a whole when no argument requires grad: nothing records."""
-    # Every op comes here. Two, one and three arguments (binary ops, unary ops, a
-    # reduction's tensor, dims and keepdim) are unrolled, with edge_of written out for a
-    # Tensor argument first: no loop, comprehension or call is paid per argument.
+    # Every op but a binary one comes here (apply writes the two-argument case out). One
+    # and three arguments (unary ops, a reduction's tensor, dims and keepdim) are unrolled,
+    # with edge_of written out for a Tensor argument first: no loop, comprehension or call
+    # is paid per argument.
     n = len(args)
-    if n == 2:
-        a, b = args
-        ea = eb = None
-        if isinstance(a, tensor_class) and a.requires_grad:
-            arr = a._array
-            ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
-        if isinstance(b, tensor_class) and b.requires_grad:
-            arr = b._array
-            eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
-        if ea is None and eb is None:
-            return _NO_GRADS[2], None
-        return (ea is not None, eb is not None), (ea, eb)
     if n == 1 or n == 3:
         a = args[0]
         if not (isinstance(a, tensor_class) and a.requires_grad):

@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from ..autograd.engine import recorded_output_grads, result_is_differentiated
-from ..autograd.function import Context, make_tensor
+from ..autograd.engine import result_is_differentiated
+from ..autograd.function import make_tensor
 from ..autograd.grad_mode import enable_grad
 from ..functions import where
 from ..tensor import Tensor
@@ -34,18 +34,10 @@ C_NOISE = 64.0  # rounding-level numerators: C_NOISE sqrt(n) eps times their sca
 C_NOISE_GL = 1000.0  # gL_i - gL_j at a tie also carries f''(l) (l_i - l_j): more room
 
 
-class Downstream(_tie_sources.Source):
+class Downstream(_tie_sources.Downstream):
     """The walk's record of the loss downstream of one eigh node: its cotangents (gL, gU) as
-    functions of the outputs (L, U), and Hessian-vector products with them."""
-
-    def __init__(self, ctx: Context, grads: tuple) -> None:
-        self.ctx, self.grads = ctx, grads
-
-    def outputs(self) -> tuple[Tensor, ...]:
-        return self.ctx.saved_tensors
-
-    def recorded(self) -> list:
-        return recorded_output_grads(self.grads)
+    functions of the outputs (L, U), and Hessian-vector products with them (the SVD's
+    record, with eigh's derivatives and curvature scale)."""
 
     def derivatives(self, d: Tensor, levels: int) -> list:
         """[d_t^n gU for n = 1 .. levels] along L + t d (fewer where they vanish)."""

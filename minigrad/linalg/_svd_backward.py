@@ -210,11 +210,12 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     # and what bounds the cost; see the module docstring).
     if earlier is not None and policy.kind == "exact":
         poles.through_recorded(earlier.absent, num, noise)
+    differentiated = result_is_differentiated()
     decided = None
     if policy.kind in ("exact", "local") and not inside_look and earlier is None:
         decided = product_limits(num, S, gS, poles, noise, scale_noise)
         if decided is not None:
-            if result_is_differentiated():
+            if differentiated:
                 decided = _quotient_derivatives(decided, poles.weak_p, num, minus_s)
             poles.decide(decided[0])
     if policy.kind in ("zero", "local") or inside_look or not poles.any():
@@ -224,8 +225,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     else:
         formula = partial(svd_backward, kept_only=True) if kept_only else svd_backward
         P = exact_terms(PolePass(num, poles, S, minus_s, plus_s, gS, gUe, gVe, f,
-                                 scale_noise, eps, down, earlier, formula,
-                                 result_is_differentiated()))
+                                 scale_noise, eps, down, earlier, formula, differentiated))
     if decided is not None:
         assert P.plus is not None  # product_limits decides only where J and K exist
         P = P._replace(plus=P.plus + where(make_tensor(decided[0]), decided[1], 0.0))
