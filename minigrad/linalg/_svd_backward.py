@@ -215,8 +215,6 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     if policy.kind in ("exact", "local") and not inside_look and earlier is None:
         decided = product_limits(num, S, gS, poles, noise, scale_noise)
         if decided is not None:
-            if differentiated:
-                decided = _quotient_derivatives(decided, poles.weak_p, num, minus_s)
             poles.decide(decided[0])
     if policy.kind in ("zero", "local") or inside_look or not poles.any():
         if inside_look and poles.any():
@@ -230,23 +228,6 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
         assert P.plus is not None  # product_limits decides only where J and K exist
         P = P._replace(plus=P.plus + where(make_tensor(decided[0]), decided[1], 0.0))
     return P, remember_dropped(down, poles, policy, grads)
-
-
-def _quotient_derivatives(decided: tuple[np.ndarray, Tensor], weak: np.ndarray,
-                          num: Numerators, minus_s: Tensor) -> tuple[np.ndarray, Tensor]:
-    """The bond rule's values near a tie (not at one) with the plain quotient's
-    derivatives, for a result that will be differentiated. The rule's form is seen in
-    first-order data only: a term silent there (a square that vanishes at this A) can break
-    it around A, where the formula's derivatives are not the term's but the quotient's
-    still are, to its conditioning eps |g| / x^2 (tests/linalg/test_svd_ties.py: a bond
-    beside such a term, 22% off otherwise)."""
-    mask, value = decided
-    near = mask & weak
-    if not near.any() or num.plus is None:
-        return decided
-    at = make_tensor(near)
-    q = num.plus / where(at, minus_s, 1.0)
-    return mask, where(at, q + (value - q).detach(), value)
 
 
 def _at_kinks(s: np.ndarray, gS: Tensor, policy: TiePolicy, eps: float) -> Tensor:

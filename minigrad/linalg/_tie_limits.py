@@ -225,9 +225,11 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
         N+_ij / (s_j - s_i) = (Z_ij / s_j + Z_ji / s_i) / 2,
 
     an identity wherever the form holds (near a pole: the plain quotient without its
-    cancellation; a result differentiated again takes the quotient's derivatives there,
-    since a term silent at first order can break the form around this point) and, at a
-    tie, the limit for such a loss. The identities are checked to rounding
+    cancellation, and a later pass differentiates it: the quotient's own derivatives carry
+    eps |g| / x^2, useless at gaps below ~1e-7 s_1) and, at a tie, the limit for such a
+    loss. First-order data cannot show that the form holds around this point: a term
+    silent at first order (a square vanishing here) can break it, and then the second
+    derivatives near a tie are wrong (a strict xfail test, beside the product rule's). The identities are checked to rounding
     on every pair the loss reads (s_i above the tie level), each at its own scale: pairs
     apart from each other are what shows the structure, since at a tie the off-diagonal
     one only says the loss has a gradient, and the small singular values are checked as
@@ -278,10 +280,9 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     # vanishing at the tied value (log S at s = 1, at an orthogonal A) has J = K = 0 and,
     # with a zero diagonal, gS = 0 there too, and a limit that only a look finds.
     witness = np.abs(diag_z) > 2 * noise[..., None]
-    # Near a tie too: the value is the quotient's without its cancellation. Its derivatives
-    # are right only where the form holds around here, which first-order data cannot show,
-    # so a result differentiated again takes the quotient's (_svd_backward's
-    # _quotient_derivatives); a zero seed (all cotangents 0) shows no form at all.
+    # Near a tie too: the value is the quotient's without its cancellation, and its
+    # derivatives the term's where the form holds around here (see the docstring); a zero
+    # seed (all cotangents 0) shows no form at all.
     take = pair & witness[..., :, None] & witness[..., None, :] & (
         weak | (tie & (coupled <= noise[..., None, None])))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)

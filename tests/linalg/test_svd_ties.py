@@ -355,13 +355,42 @@ def test_small_singular_values_read_apart_from_a_bond_are_not_taken_by_the_bond_
         assert float(terms.sum()) == pytest.approx(fd, rel=1e-5, abs=1e-6 * np.abs(terms).sum())
 
 
+@pytest.mark.parametrize("gap", [1e-9, 1e-12])
+def test_second_order_of_a_bond_at_small_gaps(gap):
+    """A bond read apart, differentiated twice near a tie: the bond rule's formula is the
+    term around here, and so are its derivatives, at any gap (the plain quotient's would
+    carry eps |g| / x^2: off by 400x at 1e-9). Hessian-vector product against central
+    differences of the gradient (the loss is smooth in A whatever the gap)."""
+    rng = np.random.default_rng(3)
+    A0 = rotation(11, 4) @ np.diag([3.0, 2.0, 2.0 - gap, 0.7]) @ rotation(12, 4).T
+    C1, C2 = (mg.tensor(rng.standard_normal((4, 4))) for _ in range(2))
+    loss = _bond_loss(C1, C2)
+
+    def grad_at(x):
+        a = t64(x)
+        loss(a).backward()
+        return a.grad.numpy()
+
+    A = t64(A0)
+    (g,) = mg.autograd.grad(loss(A), A, create_graph=True)
+    D = rng.standard_normal((4, 4))
+    (hvp,) = mg.autograd.grad((g * mg.tensor(D)).sum(), A)
+    h = 1e-5
+    fd = (grad_at(A0 + h * D) - grad_at(A0 - h * D)) / (2 * h)
+    np.testing.assert_allclose(hvp.numpy(), fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
+
+
+@pytest.mark.xfail(strict=True, reason="known limit of the bond rule: first-order data cannot "
+                   "show that the form holds around A0; the plain quotient's derivatives instead "
+                   "(eps |g| / x^2) would fix this gap but break every bond at gaps below ~1e-7 "
+                   "(test_second_order_of_a_bond_at_small_gaps), and a look for every near-tie "
+                   "of a differentiated result took TRG's specific heat past 4 GB")
 def test_second_order_near_a_tie_of_a_bond_beside_a_term_silent_at_first_order():
     """bond + q^2 with q = <C3, U S^3 Vh> - q(A0) (i.e. <C3, A A^T A>, not of the bond's
     form) near a tie: at A0 q = 0, so the first-order cotangents are the bond's alone and
     fit s_i Z_ij = s_j Z_ji, but the Hessian of q^2 is not 0 and moves them off that form.
     The bond rule's formula agrees with the quotient only on the form, so its derivative
-    is not the quotient's there: a second pass takes the quotient's derivatives (it was
-    22% off when it differentiated the formula).
+    is not the quotient's there: 22% off at a gap of 1e-6 (at 1e-9 a false error).
     Hessian-vector product against central differences of the gradient."""
     rng = np.random.default_rng(3)
     A0 = rotation(11, 4) @ np.diag([3.0, 2.0, 2.0 - 1e-6, 0.7]) @ rotation(12, 4).T
