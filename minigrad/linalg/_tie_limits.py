@@ -229,10 +229,10 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
     eps |g| / x^2, useless at gaps below ~1e-7 s_1) and, at a tie, the limit for such a
     loss. First-order data cannot show that the form holds around this point: a term
     silent at first order (a square vanishing here) can break it, and then the second
-    derivatives near a tie are wrong (a strict xfail test, beside the product rule's). The identities are checked to rounding
-    on every pair the loss reads (s_i above the tie level), each at its own scale: pairs
-    apart from each other are what shows the structure, since at a tie the off-diagonal
-    one only says the loss has a gradient, and the small singular values are checked as
+    derivatives near a tie are wrong (a strict xfail test, beside the product rule's).
+    The identities are checked to rounding on every pair the loss reads (s_i above the
+    tie level), each at its own scale: pairs apart from each other are what shows the
+    structure, since at a tie the off-diagonal one only says the loss has a gradient, and the small singular values are checked as
     well, since a loss may read them apart from the bond. At a tie it is taken only where
     the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the symmetry-protected
     ties of tensor networks, where it is 0 with the right derivatives); a coupled tied
