@@ -227,22 +227,22 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
     an identity wherever the form holds (near a pole: the plain quotient without its
     cancellation, and a later pass differentiates it: the quotient's own derivatives carry
     eps |g| / x^2, useless at gaps below ~1e-7 s_1) and, at a tie, the limit for such a
-    loss. First-order data cannot show that the form holds around this point: a term
-    silent at first order (a square vanishing here) can break it, and then the second
-    derivatives near a tie are wrong (a strict xfail test, beside the product rule's).
-    The identities are checked to rounding on every pair the loss reads (s_i above the
-    tie level), each at its own scale: pairs apart from each other are what shows the
-    structure, since at a tie the off-diagonal one only says the loss has a gradient, and the small singular values are checked as
-    well, since a loss may read them apart from the bond. At a tie it is taken only where
-    the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the symmetry-protected
-    ties of tensor networks, where it is 0 with the right derivatives); a coupled tied
-    pair looks downstream as before, since a loss that also reads U V^T alone (a polar
-    factor, whose limit is 0) can mimic those cotangents at the tie, and so can a matrix
-    function that vanishes at the tied value (log S at s = 1), unless each tied member
-    shows the bond's Z_ii = 2 s_i gS_i != 0. (Such a function summed with a product would
-    mimic them even then: the one case this rule gets wrong, an xfail test.) Returns the
-    mask of the entries it decides and their values, or None where the cotangents are not
-    of that form."""
+    loss. First-order data cannot show that the form holds around this point: a term silent
+    at first order (a square vanishing here) can break it, and then the second derivatives
+    near a tie are wrong (a strict xfail test, beside the product rule's). The identities
+    are checked to rounding on every pair the loss reads (s_i above the tie level), each at
+    its own scale: pairs apart from each other are what shows the structure, since at a tie
+    the off-diagonal one only says the loss has a gradient, and the small singular values
+    are checked as well, since a loss may read them apart from the bond. At a tie it is
+    taken only where the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the
+    symmetry-protected ties of tensor networks, where it is 0 with the right derivatives); a
+    coupled tied pair looks downstream as before, since a loss that also reads U V^T alone
+    (a polar factor, whose limit is 0) can mimic those cotangents at the tie, and so can a
+    matrix function that vanishes at the tied value (log S at s = 1), unless each tied
+    member shows the bond's Z_ii = 2 s_i gS_i != 0. (Such a function summed with a product
+    would mimic them even then: the one case this rule gets wrong, an xfail test.) Returns
+    the mask of the entries it decides and their values, or None where the cotangents are
+    not of that form."""
     if num.J is None or num.K is None or not (poles.tie_p.any() or poles.weak_p.any()):
         return None
     got = _bond_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
