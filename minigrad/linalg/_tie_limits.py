@@ -63,7 +63,7 @@ before it, so looks never nest). A second pass (second derivatives) through a tr
 takes every near-pole entry as the plain quotient and uncoupled kept ties as 0
 (``Poles.through_recorded``); its coupled kept ties still look, each walking the recorded
 first pass downstream of it. Those are the open cost: TRG's specific heat at bond 16, 20
-steps takes 2.4x the time and 3.1x the memory of "zero" at T = 2.5 but 28x and 11.5x at
+steps takes 2.5x the time and 3.1x the memory of "zero" at T = 2.5 but 28-36x and 11.5x at
 T = 1.8, where the top pair is tied at every step; CTMRG's (chi 24, 60 iterations) 6.9x
 and 3.2x the time at T = 1.8 and 2.5, under 2.1x the memory. A zero at those ties would
 be wrong in general (tests/linalg/test_svd_ties.py: second order at a kept tie of a
