@@ -163,17 +163,27 @@ def rng_of(generator: Generator | None) -> np.random.Generator:
 
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
          device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Uniform on [0, 1)."""
-    dt = _float_dtype(dtype)
-    return _new(rng_of(generator).random(shape_arg(size)).astype(dt), requires_grad, device)
+    """Uniform on [0, 1) (a complex dtype: its real and imaginary parts each, as torch)."""
+    dt, shape = _float_dtype(dtype), shape_arg(size)
+    rng = rng_of(generator)
+    arr = rng.random(shape) if dt.kind != "c" else rng.random(shape) + 1j * rng.random(shape)
+    return _new(arr.astype(dt), requires_grad, device)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
           device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal."""
-    dt = _float_dtype(dtype)
-    arr = rng_of(generator).standard_normal(shape_arg(size)).astype(dt)
-    return _new(arr, requires_grad, device)
+    """Standard normal; a complex dtype's has E|z|^2 = 1, its parts each variance 1/2
+    (torch's).
+
+    >>> mg.randn(2, dtype=mg.cfloat).dtype
+    dtype('complex64')
+    """
+    dt, shape = _float_dtype(dtype), shape_arg(size)
+    rng = rng_of(generator)
+    arr = rng.standard_normal(shape)
+    if dt.kind == "c":
+        arr = (arr + 1j * rng.standard_normal(shape)) * np.sqrt(0.5)
+    return _new(arr.astype(dt), requires_grad, device)
 
 
 def randint(low: int, high: int | None = None, size: Sequence[int] = (), *,

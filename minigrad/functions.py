@@ -15,6 +15,7 @@ import numpy as np
 from ._dims import wrap_dim
 from ._tensor import ElementwiseMethods, ProductMethods, ReduceMethods, SortMethods
 from ._tensor.arith import tensor_like
+from ._tensor.complex import complex, is_complex, polar, view_as_complex, view_as_real  # noqa: F401  (public: in __all__ below)
 from ._tensor.elementwise import bool_mask
 from .ops import arith, shape
 from .tensor import Tensor
@@ -25,16 +26,16 @@ WHOLE_FAMILIES = (ElementwiseMethods, ReduceMethods, SortMethods, ProductMethods
 # The function forms from the other families (arithmetic, shape, indexing, graph), by name:
 # those families also hold methods torch has no function for (view, expand, scatter_ ...).
 METHOD_FORMS = (
-    "abs", "absolute", "allclose", "argwhere", "bmm", "chunk", "clone", "detach", "diag",
-    "diag_embed", "diagonal", "divide", "dot", "dsplit", "equal", "flatten", "flip", "fliplr",
-    "flipud", "float_power", "floor_divide", "gather", "hsplit", "index_add", "index_copy",
-    "index_fill", "index_select", "isclose", "logical_and", "logical_not", "logical_or",
-    "logical_xor", "masked_select", "mm", "moveaxis", "movedim", "multiply", "narrow", "neg",
-    "negative", "nonzero", "numel", "permute", "positive", "ravel", "remainder",
-    "repeat_interleave", "reshape", "roll", "rot90", "scatter", "scatter_add", "scatter_reduce",
-    "select", "split", "squeeze", "subtract", "swapaxes", "swapdims", "t", "take",
-    "take_along_dim", "tensor_split", "tile", "trace", "transpose", "tril", "triu", "true_divide",
-    "unbind", "unsqueeze", "vsplit",
+    "abs", "absolute", "allclose", "angle", "argwhere", "bmm", "chunk", "clone", "conj",
+    "conj_physical", "detach", "diag", "diag_embed", "diagonal", "divide", "dot", "dsplit", "equal",
+    "flatten", "flip", "fliplr", "flipud", "float_power", "floor_divide", "gather", "hsplit",
+    "index_add", "index_copy", "index_fill", "index_select", "is_conj", "isclose", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "masked_select", "mm", "moveaxis", "movedim",
+    "multiply", "narrow", "neg", "negative", "nonzero", "numel", "permute", "positive", "ravel",
+    "remainder", "repeat_interleave", "reshape", "resolve_conj", "roll", "rot90", "scatter",
+    "scatter_add", "scatter_reduce", "select", "split", "squeeze", "subtract", "swapaxes",
+    "swapdims", "t", "take", "take_along_dim", "tensor_split", "tile", "trace", "transpose", "tril",
+    "triu", "true_divide", "unbind", "unsqueeze", "vsplit",
 )
 _FORMS = [n for family in WHOLE_FAMILIES for n in vars(family) if not n.startswith("_")]
 _FORMS += METHOD_FORMS
@@ -111,6 +112,24 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return input.polygamma(n)
 
 
+def real(input: Tensor) -> Tensor:
+    """The real parts of ``input``, a view (torch.real).
+
+    >>> mg.real(mg.tensor([1 + 2j]))
+    tensor([1.])
+    """
+    return input.real
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary parts of a complex ``input``, a view (torch.imag).
+
+    >>> mg.imag(mg.tensor([1 + 2j]))
+    tensor([2.])
+    """
+    return input.imag
+
+
 def is_tensor(x: Any) -> bool:
     return isinstance(x, Tensor)
 
@@ -123,6 +142,7 @@ def broadcast_to(x: Tensor, shape_: Sequence[int]) -> Tensor:
     return tensor_like(x, x).expand(tuple(shape_))
 
 
-__all__ = sorted({*_FORMS, "add", "broadcast_shapes", "broadcast_to", "cat", "concat",
-                   "concatenate", "div", "is_tensor", "matmul", "mul", "polygamma", "pow",
-                   "stack", "sub", "where"})
+__all__ = sorted({*_FORMS, "add", "broadcast_shapes", "broadcast_to", "cat", "complex", "concat",
+                   "concatenate", "div", "imag", "is_complex", "is_tensor", "matmul", "mul",
+                   "polar", "polygamma", "pow", "real", "stack", "sub", "view_as_complex",
+                   "view_as_real", "where"})

@@ -17,6 +17,7 @@ from . import dtypes
 from ._dims import wrap_dim
 from ._tensor import (
     ArithMethods,
+    ComplexMethods,
     ConvertMethods,
     ElementwiseMethods,
     IndexingMethods,
@@ -43,7 +44,8 @@ _CANONICAL = dtypes.CANONICAL
 
 
 def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
-    """torch.tensor's conversion: Python floats become float32, ints int64; arrays keep dtype."""
+    """torch.tensor's conversion: Python floats become float32, complex numbers complex64,
+    ints int64; arrays keep dtype."""
     if isinstance(data, Tensor):
         arr = data._array
     elif isinstance(data, (np.ndarray, np.generic)):
@@ -52,12 +54,15 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
         arr = np.asarray(data)
         if dtype is None and arr.dtype.kind == "f":
             arr = arr.astype(dtypes.DEFAULT_FLOAT)
+        elif dtype is None and arr.dtype.kind == "c":
+            arr = arr.astype(dtypes.complex_of(dtypes.DEFAULT_FLOAT))
         elif dtype is None and arr.dtype.kind in "iu":
             arr = arr.astype(np.int64)
     if dtype is not None:
         arr = arr.astype(dtypes.to_dtype(dtype), copy=False)
-    if dtypes.category(arr.dtype) > 2:
-        raise TypeError(f"minigrad tensors hold float, integer or bool data, not {arr.dtype}")
+    if dtypes.category(arr.dtype) > 3:
+        raise TypeError(f"minigrad tensors hold float, complex, integer or bool data, not "
+                        f"{arr.dtype}")
     return arr
 
 
@@ -72,7 +77,7 @@ class _HookHandle:
 
 class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, IndexingMethods,
              InplaceMethods, ConvertMethods, LinalgMethods,
-             SortMethods, ProductMethods):
+             SortMethods, ProductMethods, ComplexMethods):
     """An n-dimensional array that can record the operations applied to it.
 
     >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
@@ -173,6 +178,10 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     def is_floating_point(self) -> bool:
         return self._array.dtype.kind == "f"
 
+    def is_complex(self) -> bool:
+        """Whether the dtype is complex64 or complex128."""
+        return self._array.dtype.kind == "c"
+
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -188,7 +197,7 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     def __repr__(self) -> str:
         body = np.array2string(self._array, separator=", ", prefix="tensor(")
         extra = ""
-        if self._array.dtype not in (np.float32, np.int64, np.bool_):
+        if self._array.dtype not in (np.float32, np.int64, np.bool_, np.complex64):
             extra += f", dtype=minigrad.{self._array.dtype}"
         if self.grad_fn is not None:
             extra += f", grad_fn={self.grad_fn!r}"
@@ -220,10 +229,20 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
         return self._array.tolist()
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._real_item("double"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._real_item("int64_t"))
+
+    def _real_item(self, ctype: str) -> Number:
+        """item(), refused for a complex value with an imaginary part (torch's error)."""
+        x = self.item()
+        if isinstance(x, complex):
+            if x.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {ctype} without "
+                                   "overflow")
+            return x.real
+        return x
 
     def __bool__(self) -> bool:
         if self._array.size != 1:
@@ -248,10 +267,10 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf tensors; use .detach() first"
             )
-        if requires_grad and self._array.dtype.kind != "f":
+        if requires_grad and self._array.dtype.kind not in "fc":
             raise RuntimeError(
-                f"only floating point tensors can require gradients, got {self._array.dtype}; "
-                "convert with .float() or .double() first"
+                f"only Tensors of floating point and complex dtype can require gradients, got "
+                f"{self._array.dtype}; convert with .float() or .double() first"
             )
         self.requires_grad = bool(requires_grad)
         return self
@@ -310,7 +329,8 @@ class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, Inde
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Sequence[Tensor] | None = None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (reverse mode)."""
-        if gradient is None and inputs is None and self.requires_grad and self._array.size == 1:
+        if (gradient is None and inputs is None and self.requires_grad
+                and self._array.size == 1 and self._array.dtype.kind == "f"):
             # The common case (a scalar loss), without the general argument handling.
             arr = self._array  # np.ones_like costs 4x as much as this, in a hot path
             one = _new(Tensor)  # make_tensor, inlined

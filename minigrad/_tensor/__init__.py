@@ -6,6 +6,7 @@ imports them before the class exists.
 """
 
 from .arith import ArithMethods
+from .complex import ComplexMethods
 from .convert import ConvertMethods
 from .elementwise import ElementwiseMethods
 from .indexing import IndexingMethods
@@ -16,6 +17,6 @@ from .reduce import ReduceMethods
 from .shape import ShapeMethods
 from .sorting import SortMethods
 
-__all__ = ["ArithMethods", "ConvertMethods", "ElementwiseMethods", "IndexingMethods",
-           "InplaceMethods", "LinalgMethods", "ProductMethods", "ReduceMethods", "ShapeMethods",
-           "SortMethods"]
+__all__ = ["ArithMethods", "ComplexMethods", "ConvertMethods", "ElementwiseMethods",
+           "IndexingMethods", "InplaceMethods", "LinalgMethods", "ProductMethods", "ReduceMethods",
+           "ShapeMethods", "SortMethods"]

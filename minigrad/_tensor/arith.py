@@ -17,7 +17,7 @@ from ..autograd import function
 from ..autograd.function import is_tensor, make_tensor
 from ..dtypes import Number
 from ..ops import arith, matmul, unary
-from ..ops._base import float_operands, operands
+from ..ops._base import float_operands, operands, refuse_complex
 from ._operand import arr
 
 if TYPE_CHECKING:
@@ -116,16 +116,16 @@ class ArithMethods:
         return _constant(np.not_equal, self, o)
 
     def __lt__(self: Tensor, o: Any) -> Tensor:
-        return _constant(np.less, self, o)
+        return _constant(np.less, self, o, "lt_cpu")
 
     def __le__(self: Tensor, o: Any) -> Tensor:
-        return _constant(np.less_equal, self, o)
+        return _constant(np.less_equal, self, o, "le_cpu")
 
     def __gt__(self: Tensor, o: Any) -> Tensor:
-        return _constant(np.greater, self, o)
+        return _constant(np.greater, self, o, "gt_cpu")
 
     def __ge__(self: Tensor, o: Any) -> Tensor:
-        return _constant(np.greater_equal, self, o)
+        return _constant(np.greater_equal, self, o, "ge_cpu")
 
     def __and__(self: Tensor, o: Any) -> Tensor:
         return _constant(np.bitwise_and, self, o)
@@ -249,7 +249,11 @@ def tensor_like(x: Any, ref: Tensor) -> Tensor:
     return make_tensor(arr.astype(ref.dtype) if arr.dtype.kind == "f" else arr)
 
 
-def _constant(fn: Callable, a: Any, b: Any) -> Tensor:
-    """Apply a numpy function that has no gradient (comparisons, floor division)."""
+def _constant(fn: Callable, a: Any, b: Any, ordering: str = "") -> Tensor:
+    """Apply a numpy function that has no gradient (comparisons, floor division). An
+    ordering comparison (torch's kernel name ``ordering``) refuses complex numbers, which
+    numpy orders and torch does not."""
     x, y = operands(a, b)
+    if ordering and x.dtype.kind == "c":
+        raise refuse_complex(ordering, x.dtype)
     return make_tensor(np.asarray(fn(x, y)))

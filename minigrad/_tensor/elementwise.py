@@ -22,6 +22,7 @@ import numpy as np
 from ..autograd.function import is_tensor, make_tensor
 from ..dtypes import Number
 from ..ops import arith, bessel, binary, gamma, unary
+from ..ops import complex as complex_ops
 from ..ops._base import NotDifferentiable
 from ._operand import arr
 
@@ -45,6 +46,9 @@ class ElementwiseMethods:
 
     def sign(self: Tensor) -> Tensor:
         """-1, 0 or 1; piecewise constant, so the gradient is zero (as in torch)."""
+        if self._array.dtype.kind == "c":
+            raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support "
+                                      "complex numbers. Please use torch.sgn instead.")
         if self._array.dtype.kind == "f":
             return unary.Rounding.apply(self, np.sign)
         return make_tensor(np.sign(self._array))
@@ -290,7 +294,9 @@ class ElementwiseMethods:
         return self + value * tensor1 / tensor2
 
     def sgn(self: Tensor) -> Tensor:
-        """sign(x) for real tensors (torch's complex-aware name)."""
+        """sign(x) for real tensors; z / |z| (0 at 0) for complex ones, as torch's."""
+        if self._array.dtype.kind == "c":
+            return complex_ops.sgn(self)
         return self.sign()
 
     def clamp_min(self: Tensor, min: Number | Tensor) -> Tensor:

@@ -25,14 +25,15 @@ def _matrices_only(t: Tensor, attr: str) -> None:
 
 
 class LinalgMethods:
-    """The linalg methods of Tensor (mixed into it by tensor.py). Tensors are real, so the
-    conjugate transposes are the transposes of the last two dims."""
+    """The linalg methods of Tensor (mixed into it by tensor.py). The conjugate transposes
+    of real tensors are views, the transposes; of complex ones, conjugated copies (``conj``
+    copies in minigrad: see _tensor/complex.py)."""
 
     @property
     def mH(self: Tensor) -> Tensor:
         """The conjugate transpose of the last two dims (real data: ``mT``)."""
         _matrices_only(self, "mH")
-        return self.transpose(-2, -1)
+        return self.transpose(-2, -1).conj()
 
     @property
     def H(self: Tensor) -> Tensor:
@@ -40,12 +41,12 @@ class LinalgMethods:
         if self.ndim != 2:
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                                f"{self.ndim}-D tensor.")
-        return self.transpose(0, 1)
+        return self.transpose(0, 1).conj()
 
     def adjoint(self: Tensor) -> Tensor:
         """``mH`` as a method (torch.adjoint)."""
         _matrices_only(self, "adjoint()")
-        return self.transpose(-2, -1)
+        return self.transpose(-2, -1).conj()
 
     def inverse(self: Tensor) -> Tensor:
         """A^-1 (linalg.inv)."""

@@ -69,11 +69,15 @@ class ProductMethods:
         return (a * other).sum(-1)
 
     def vdot(self: Tensor, other: Tensor) -> Tensor:
-        """The dot product of two 1-D tensors (conjugating self, a no-op for reals)."""
+        """The dot product of two 1-D tensors, conjugating self: sum conj(self_i) other_i.
+
+        >>> mg.vdot(mg.tensor([1j]), mg.tensor([1j]))
+        tensor(1.+0.j)
+        """
         if self.ndim != 1 or other.ndim != 1:
             raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D "
                                "tensors")
-        return self.dot(other)
+        return self.conj().dot(other)
 
     def outer(self: Tensor, vec2: Tensor) -> Tensor:
         """The outer product of two vectors: out[i, j] = self[i] * vec2[j].

@@ -70,7 +70,7 @@ class ReduceMethods:
         if numpy:
             dim, keepdim = numpy_kwargs("mean", numpy, dim, keepdim)
         x = self if dtype is None else self.to(dtype)
-        if x._array.dtype.kind != "f":
+        if x._array.dtype.kind not in "fc":
             raise RuntimeError(
                 f"mean(): input dtype must be floating point, got {x.dtype}; "
                 "pass dtype=mg.float32 or call .float() first"
@@ -108,12 +108,16 @@ class ReduceMethods:
 
     @numpy_dims
     def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        if self._array.dtype.kind == "c":
+            raise RuntimeError("argmax(): does not support complex input")
         if dim is None:
             return make_tensor(np.asarray(np.argmax(self._array), dtype=np.int64))
         return self.max(dim, keepdim).indices
 
     @numpy_dims
     def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        if self._array.dtype.kind == "c":
+            raise RuntimeError("argmin(): does not support complex input")
         if dim is None:
             return make_tensor(np.asarray(np.argmin(self._array), dtype=np.int64))
         return self.min(dim, keepdim).indices
@@ -125,10 +129,11 @@ class ReduceMethods:
     @numpy_dims
     def var(self: Tensor, dim: int | Sequence[int] | None = None, correction: int = 1,
             keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
-        """Variance with Bessel's correction by default (``correction=1``), as in torch."""
+        """Variance with Bessel's correction by default (``correction=1``), as in torch; of
+        a complex tensor, the real mean of |x - mean|^2 (torch's)."""
         if unbiased is not None:
             correction = int(unbiased)
-        if self._array.dtype.kind != "f":
+        if self._array.dtype.kind not in "fc":
             raise RuntimeError(f"std and var only support floating point dtypes, got {self.dtype}")
         dims = norm_dims(dim, self.ndim)
         count = count_over(self.shape, dims)
@@ -137,7 +142,11 @@ class ReduceMethods:
                           "less than the reduction factor (input numel divided by output "
                           "numel).", UserWarning, stacklevel=2)
         centred = self - reduce.Mean.apply(self, dims, True)
-        return (centred * centred).sum(dims, keepdim=keepdim) / max(count - correction, 0)
+        if centred._array.dtype.kind == "c":  # |c|^2 as Re^2 + Im^2: smooth where c = 0
+            squares = centred.real.square() + centred.imag.square()
+        else:
+            squares = centred * centred
+        return squares.sum(dims, keepdim=keepdim) / max(count - correction, 0)
 
     @numpy_dims
     def std(self: Tensor, dim: int | Sequence[int] | None = None, correction: int = 1,
@@ -163,6 +172,8 @@ class ReduceMethods:
             dims: Any = tuple(range(x.ndim)) if dim is None else dim
             return minigrad.linalg.matrix_norm(x, p, dims, keepdim)
         p = 2 if p is None else p
+        if x.dtype.kind == "c":  # the norm of the moduli, as torch's
+            return x.abs().norm(p, dim, keepdim)
         if x.dtype.kind != "f" or isinstance(p, bool) or p in (0, 1, math.inf, -math.inf):
             return minigrad.linalg.vector_norm(x, p, dim, keepdim)  # its checks and errors
         dims = norm_dims(dim, x.ndim)

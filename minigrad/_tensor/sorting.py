@@ -19,7 +19,7 @@ import numpy as np
 from .._dims import numpy_dims, wrap_dim
 from ..autograd.function import is_tensor, make_tensor
 from ..ops import arith, binary, shape
-from ..ops._base import NotDifferentiable
+from ..ops._base import NotDifferentiable, refuse_complex
 from ._operand import long_index
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ class ValuesIndices(NamedTuple):
 
 def _argsort(x: np.ndarray, d: int, descending: bool) -> np.ndarray:
     """Stable sort indices along ``d``; nan sorts as the largest value, as in torch."""
+    if x.dtype.kind == "c":  # numpy orders complex numbers; torch refuses
+        raise RuntimeError("Sort does not support complex dtypes on CPU")
     if x.ndim == 0:
         return np.zeros((), np.int64)
     if not descending:
@@ -334,6 +336,8 @@ def _quantile(self: Tensor, q: Any, dim: int | None, keepdim: bool, interpolatio
 def _median(x: Tensor, dim: int | None, keepdim: bool, skip_nan: bool) -> Any:
     """median and nanmedian: the lower middle of each slice's sorted values (nan sorts
     last); median answers nan at a slice's first nan, nanmedian counts the numbers only."""
+    if x._array.dtype.kind == "c":
+        raise refuse_complex("median_cpu", x._array.dtype)
     if dim is None:
         if x.numel() == 0:
             return make_tensor(np.asarray(np.nan, x._array.dtype))

@@ -28,6 +28,9 @@ def _root_grads(outputs: list, grad_outputs: list | None) -> list:
             )
         g = None if grad_outputs is None else grad_outputs[i]
         if g is None:
+            if t._array.dtype.kind == "c":
+                raise RuntimeError("grad can be implicitly created only for real scalar "
+                                   f"outputs but got {t.dtype}")
             if t._array.size != 1:
                 raise RuntimeError(
                     f"grad can be implicitly created only for scalar outputs (output {i} has "

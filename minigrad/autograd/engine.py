@@ -68,6 +68,8 @@ def _fit(g: Tensor, shape: tuple, dtype: np.dtype, node: Node) -> Tensor:
                 f"shape {shape}"
             )
     if g.dtype != dtype:
+        if g._array.dtype.kind == "c" and dtype.kind != "c":
+            g = g.real  # a real input of a complex op: dL/dx is the real part (torch's rule)
         g = g.to(dtype)
     return g
 

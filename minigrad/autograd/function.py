@@ -145,7 +145,7 @@ class Function:
             return _outputs(cls, ctx, edges, raw)
         else:
             out = _wrap(raw)
-        if edges is not None and out._array.dtype.kind == "f" and not ctx._non_diff:
+        if edges is not None and out._array.dtype.kind in "fc" and not ctx._non_diff:
             # ctx._record(edges, ONE_OUTPUT) without the call (graph.py keeps the two alike)
             ctx._order, ctx._next_edges, ctx._out_meta = _next_order(), edges, ONE_OUTPUT
             ctx._hooks = ctx._retained = None
@@ -246,7 +246,7 @@ def _outputs(cls: type[Function], ctx: Context, edges: tuple | None, raw: tuple)
     ctx._record(edges, tuple([(o._array.shape, o._array.dtype) for o in outs]))
     non_diff = [id(t._array if isinstance(t, tensor_class) else t) for t in ctx._non_diff]
     for i, o in enumerate(outs):
-        if o._array.dtype.kind == "f" and id(o._array) not in non_diff:
+        if o._array.dtype.kind in "fc" and id(o._array) not in non_diff:
             o.grad_fn = ctx
             o._output_nr = i
             o.requires_grad = True
@@ -330,7 +330,7 @@ def once_differentiable(backward: Callable) -> Callable:
 
 def _poisoned(g: Any, ctx: Context) -> Any:
     """``g`` as a gradient whose own backward raises (see ``once_differentiable``)."""
-    if not isinstance(g, tensor_class) or g._array.dtype.kind != "f":
+    if not isinstance(g, tensor_class) or g._array.dtype.kind not in "fc":
         return g
     err = Context((), DelayedError)
     err.fn_name = ctx._name

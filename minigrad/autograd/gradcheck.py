@@ -4,6 +4,11 @@ The slow check compares the two Jacobians entry by entry: |a - n| <= atol + rtol
 fast check compares one projection u^T J v per (output, input) pair, u and v random unit
 vectors, with atol scaled by sum(u) sum(v): the bound the entry-wise check gives the
 projection (torch's ``_adjusted_atol``), so both modes accept the same error per entry.
+
+Complex inputs and outputs are checked as torch checks them: as pairs of real numbers. Each
+complex input is perturbed in its real and its imaginary part, and each complex output is
+read as its real and imaginary parts (``_as_real``); under torch's convention the gradient
+of a real loss is dL/dRe z + i dL/dIm z, which is exactly the real pair's gradient.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ def gradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-
     """
     args = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
     diff = [i for i, a in enumerate(args) if function.is_tensor(a) and a.requires_grad]
+    fn, args = _as_real(fn, args, diff)
     for i in diff:
         if args[i].dtype != np.float64:
             warnings.warn(f"gradcheck: input {i} is {args[i].dtype}, not float64; "
@@ -66,8 +72,8 @@ def gradgradcheck(fn: Callable, inputs: Any, grad_outputs: Sequence | None = Non
     diff = [i for i, a in enumerate(args) if function.is_tensor(a) and a.requires_grad]
     if grad_outputs is None:
         rng = np.random.default_rng(seed + 1)
-        grad_outputs = [function.tensor_class(rng.standard_normal(o.shape).astype(o.dtype),
-                                              requires_grad=True) for o in _outputs(fn, args)]
+        grad_outputs = [function.tensor_class(_normal(rng, o.shape, o.dtype), requires_grad=True)
+                        for o in _outputs(fn, args)]
     n = len(args)
 
     def first_order(*all_args: Any) -> tuple:
@@ -125,7 +131,38 @@ def _fast(fn: Callable, args: list, diff: list[int], eps: float, atol: float, rt
 def _outputs(fn: Callable, args: Sequence) -> list:
     out = fn(*args)
     out = out if isinstance(out, (tuple, list)) else (out,)
-    return [o for o in out if function.is_tensor(o) and o._array.dtype.kind == "f"]
+    return [o for o in out if function.is_tensor(o) and o._array.dtype.kind in "fc"]
+
+
+def _normal(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """Standard normal values of ``dtype``; a complex one in both parts."""
+    x = rng.standard_normal(shape)
+    if dtype.kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _as_real(fn: Callable, args: list, diff: list[int]) -> tuple[Callable, list]:
+    """``fn`` and ``args`` as a map between real tensors when complex ones take part: each
+    complex input that requires grad becomes a real one with a last dim of 2 (its real and
+    imaginary parts), each complex output its ``view_as_real``."""
+    cplx = [i for i in diff if args[i]._array.dtype.kind == "c"]
+    if not cplx and not any(o._array.dtype.kind == "c" for o in _outputs(fn, args)):
+        return fn, args
+    from ..functions import view_as_real  # the package, which imports autograd first
+
+    def real_fn(*xs: Any) -> tuple:
+        xs_ = list(xs)
+        for i in cplx:
+            xs_[i] = xs_[i][..., 0] + 1j * xs_[i][..., 1]  # recorded: gradients reach xs
+        return tuple(view_as_real(o) if o._array.dtype.kind == "c" else o
+                     for o in _outputs(fn, xs_))
+
+    real_args = list(args)
+    for i in cplx:
+        parts = np.stack([args[i]._array.real, args[i]._array.imag], -1)
+        real_args[i] = function.tensor_class(parts, requires_grad=True)
+    return real_fn, real_args
 
 
 def _unit(rng: np.random.Generator, shape: tuple) -> np.ndarray:

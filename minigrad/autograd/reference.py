@@ -62,7 +62,7 @@ def apply(cls: type[function.Function], *args: Any) -> Any:
         if single and marked:  # one output: any mark makes it non-differentiable
             marked = [id(outs[0]._array)]
         for nr, o in enumerate(outs):
-            if o._array.dtype.kind == "f" and id(o._array) not in marked:
+            if o._array.dtype.kind in "fc" and id(o._array) not in marked:
                 o.grad_fn, o._output_nr, o.requires_grad = ctx, nr, True
         if ctx._saved:
             ctx._pack_outputs(raws, outs)

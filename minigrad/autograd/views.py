@@ -162,23 +162,48 @@ def _move(t: Tensor, new: Tensor) -> None:
 class WriteView(function.Function):
     """``base`` with ``value`` written over the region its view ``replay(base)`` shows: the
     root's new value after an in-place op on that view (torch's CopySlices). Gradients:
-    the root's, zero on the region; the value's, the view of the root's (``replay(g)``)."""
+    the root's, zero on the region; the value's, the view of the root's (``replay(g)``).
+
+    The region is found by redoing the view on numbers that name the root's elements. A
+    complex root's real and imaginary parts are named apart (2k + i (2k + 1)), so that a
+    view of its parts (``.real``, ``view_as_real``) names the parts it shows; a view that
+    makes complex numbers of a real root (``view_as_complex``) names two elements each."""
 
     @staticmethod
     def forward(ctx: function.Context, base: Tensor, value: Tensor,
                 replay: Callable[[Tensor], Tensor]) -> np.ndarray:
         arr = base._array
-        # The region as flat positions in arr: the view redone on arr's element numbers.
-        pos = replay(make_tensor(np.arange(arr.size).reshape(arr.shape)))._array
-        out = arr.copy()
-        out.reshape(-1)[pos] = value._array
-        region = np.zeros(arr.shape, dtype=bool)
-        region.reshape(-1)[pos] = True
-        ctx.region, ctx.replay = make_tensor(region), replay
-        return out
+        cplx = arr.dtype.kind == "c"
+        if cplx:  # the parts in a flat real copy: part numbers index it
+            flat = np.stack([arr.real, arr.imag], -1).reshape(-1)
+            k = np.arange(0, 2 * arr.size, 2, dtype=np.float64).reshape(arr.shape)
+            names = k + 1j * (k + 1)
+        else:
+            flat = arr.copy().reshape(-1)
+            names = np.arange(arr.size, dtype=np.float64).reshape(arr.shape)
+        pos = replay(make_tensor(names))._array
+        v = value._array
+        region = np.zeros(flat.size, dtype=bool)
+        parts = ((pos.real, np.real(v)), (pos.imag, np.imag(v))) if pos.dtype.kind == "c" \
+            else ((pos, v),)
+        for p, part in parts:
+            at = p.astype(np.intp)
+            flat[at] = part
+            region[at] = True
+        ctx.cplx, ctx.replay = cplx, replay
+        if cplx:
+            ctx.region = make_tensor(region[0::2].reshape(arr.shape)), make_tensor(
+                region[1::2].reshape(arr.shape))
+            return flat.view(arr.dtype).reshape(arr.shape)
+        ctx.region = make_tensor(region.reshape(arr.shape))
+        return flat.reshape(arr.shape)
 
     @staticmethod
     def backward(ctx: function.Context, g: Tensor) -> tuple:
+        if ctx.cplx:  # each part kept where it was not written
+            re, im = ctx.region
+            kept = g.real.masked_fill(re, 0) + g.imag.masked_fill(im, 0) * 1j
+            return kept, ctx.replay(g), None
         return g.masked_fill(ctx.region, 0), ctx.replay(g), None
 
 

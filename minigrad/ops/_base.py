@@ -8,6 +8,12 @@ A new elementwise op is a ``_Unary`` row: its numpy function and its derivative 
         grad = staticmethod(lambda a, g: g * a.exp())   # written with minigrad ops
 
 (numpy's floating-point warnings are silenced for every forward by Function.apply.)
+
+A row that torch also computes on complex tensors names its complex forward,
+``complex_fn = fn`` for most; its derivative rule then serves complex inputs too, given
+conj(z) for z: these functions have real Taylor coefficients, so f'(conj z) = conj f'(z),
+the slope torch's convention sends the gradient back through (g conj(f'(z))). A rule that
+does not continue to complex numbers (tanh's, by |a|) gives ``complex_grad`` beside it.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ def elementwise(a: Any, b: Any) -> tuple[Any, Any]:
 def float_operands(a: Any, b: Any) -> tuple[Any, Any]:
     """Like ``elementwise``, but integer results become the default float (true division)."""
     x, y = elementwise(a, b)
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f" and x.dtype.kind != "c":
         x, y = x.astype(np.float32), y.astype(np.float32)
     return x, y
 
@@ -82,13 +88,15 @@ def saved_operands(ctx: Context) -> tuple[Any, Any]:
 
 def as_float(x: np.ndarray) -> np.ndarray:
     """Integer and bool data as the default float, as torch's elementwise functions take it."""
-    return x if x.dtype.kind == "f" else x.astype(np.float32)
+    return x if x.dtype.kind in "fc" else x.astype(np.float32)
 
 
 class _Unary(Function):
     """f(a) elementwise, with a saved for backward; backward is ``grad(a, g)`` = g f'(a)."""
 
     _numpy_forward = True  # fn takes and returns ndarrays
+    complex_fn: Callable[[np.ndarray], np.ndarray] | None = None  # None: torch refuses
+    complex_grad: Callable[[Any, Any], Any] | None = None  # None: ``grad`` continues
 
     @staticmethod
     def fn(x: np.ndarray) -> np.ndarray:
@@ -101,13 +109,53 @@ class _Unary(Function):
     @classmethod
     def forward(cls, ctx: Context, a: Any) -> np.ndarray:
         ctx.save_for_backward(a)
-        x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
+        x = a._array
+        if x.dtype.kind != "f":
+            if x.dtype.kind == "c":
+                if cls.complex_fn is None:
+                    raise refuse_complex(cls.__name__.lower(), x.dtype)
+                return cls.complex_fn(x)
+            x = x.astype(np.float32)
         return cls.fn(x)
 
     @classmethod
     def backward(cls, ctx: Context, g: Any) -> Any:
         (a,) = ctx.saved_tensors
+        if a._array.dtype.kind == "c":
+            return (cls.complex_grad or cls.grad)(Conj.apply(a), g)
         return cls.grad(a, g)
+
+
+_TORCH_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def refuse_complex(name: str, dt: np.dtype) -> NotImplementedError:
+    """torch's error for an op it has no complex kernel for (NotImplementedError, a
+    RuntimeError)."""
+    return NotImplementedError(f'"{name}" not implemented for \'{_TORCH_NAMES[dt.name]}\'')
+
+
+def conj(x: Any) -> Any:
+    """The conjugate of a Tensor (a recorded op when complex) or of a number (None: None)."""
+    if x is None:
+        return None
+    if not isinstance(x, function.tensor_class):
+        return np.conjugate(x) if isinstance(x, np.ndarray) else x.conjugate()
+    return Conj.apply(x) if x._array.dtype.kind == "c" else x
+
+
+class Conj(Function):
+    """conj(z) = x - iy; its gradient is conj(g) (conj is its own adjoint)."""
+
+    _numpy_forward = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> np.ndarray:
+        return np.conjugate(a._array)
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        return conj(g)
 
 
 class NotDifferentiable(Function):

@@ -2,6 +2,8 @@
 
 Operands may be Tensors or Python numbers on either side; dtypes follow torch's promotion.
 Backwards return full-shape gradients; the engine sums them back over broadcast dims.
+On complex operands * / ** are holomorphic: their rules take the operands' conjugates
+(g conj(f'), torch's convention; see ops/complex.py), and ordering ops refuse, as torch's.
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ import numpy as np
 
 from ..autograd.function import Context, Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
-from ._base import elementwise, float_operands, operands, save_operands, saved_operands
+from ._base import (
+    conj,
+    elementwise,
+    float_operands,
+    operands,
+    refuse_complex,
+    save_operands,
+    saved_operands,
+)
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
@@ -71,6 +81,8 @@ class Mul(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         a, b = saved_operands(ctx)
         na, nb = ctx.needs_input_grad
+        if g._array.dtype.kind == "c":
+            a, b = conj(a), conj(b)
         return (_times(g, b) if na else None), (_times(g, a) if nb else None)
 
 
@@ -96,6 +108,8 @@ class Div(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         a, b = saved_operands(ctx)
         na, nb = ctx.needs_input_grad
+        if g._array.dtype.kind == "c":
+            a, b = conj(a), conj(b)
         return (g / b if na else None), (-g * a / (b * b) if nb else None)
 
 
@@ -136,6 +150,8 @@ class Pow(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         a, b = saved_operands(ctx)
         na, nb = ctx.needs_input_grad
+        if g._array.dtype.kind == "c":
+            a, b = conj(a), conj(b)
         if type(b) is int or type(b) is float:
             # torch's rule for a number exponent: g (b a**(b-1)), zeros for b = 0; the
             # a ** (b - 1) takes the fast route of forward when b - 1 has one.
@@ -155,7 +171,7 @@ class Pow(Function):
             base = np.asarray(_arr(a))
             # torch's rule: d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0.
             zero = (base == 0) & (np.asarray(_arr(b)) >= 0)
-            log_a = a.log() if is_tensor(a) else float(np.log(a))
+            log_a = a.log() if is_tensor(a) else np.log(a).item()
             gb = g * (a ** b) * log_a
             if np.any(zero):
                 gb = Where.apply(make_tensor(~zero), gb, 0)
@@ -174,6 +190,8 @@ class Remainder(Function):
         nb = ctx.needs_input_grad[1]
         save_operands(ctx, a, b, nb, nb)
         x, y = operands(a, b)
+        if x.dtype.kind == "c":
+            raise refuse_complex("remainder_cpu", x.dtype)
         if x.dtype.kind in "iu" and np.any(y == 0):
             raise RuntimeError("ZeroDivisionError")  # torch's error for integers
         return cls.fn(x, y)  # x % 0 is nan, as in torch
@@ -195,6 +213,8 @@ class FloorDivide(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
+        if x.dtype.kind == "c":
+            raise refuse_complex("div_floor_cpu", x.dtype)
         return np.floor_divide(x, y)
 
     @staticmethod
@@ -210,6 +230,8 @@ class _Extremum(Function):
     @classmethod
     def forward(cls, ctx: Context, a: Any, b: Any) -> np.ndarray:
         x, y = operands(a, b)
+        if x.dtype.kind == "c":
+            raise RuntimeError(f"{cls.__name__.lower()} not implemented for complex tensors.")
         w = cls.wins(x, y) + 0.5 * (x == y)
         ctx.w = make_tensor(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
         return cls.pick(x, y)
@@ -275,6 +297,8 @@ class Clamp(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, lo: Any, hi: Any) -> np.ndarray:
         x = a._array
+        if x.dtype.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         lo_, hi_ = _arr(lo), _arr(hi)
         out = x
         keep = np.ones(x.shape, dtype=bool)

@@ -13,7 +13,7 @@ from ._base import operands
 
 
 class MatMul(Function):
-    """a @ b for a (*, m, k) and b (*, k, n); d/da = g b^T, d/db = a^T g."""
+    """a @ b for a (*, m, k) and b (*, k, n); d/da = g b^H, d/db = a^H g (b^T, a^T: real)."""
 
     _numpy_forward = True  # np.matmul or the tiny-matrix kernel: nothing to record
 
@@ -34,6 +34,8 @@ class MatMul(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         a, b = ctx.saved_tensors
         na, nb = ctx.needs_input_grad
+        if g._array.dtype.kind == "c":  # g B^H and A^H g (a real side's: their real parts)
+            return (g @ b.mH if na else None), (a.mH @ g if nb else None)
         return (g @ b.mT if na else None), (a.mT @ g if nb else None)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from .._dims import count_over, norm_dims
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
+from ._base import conj, refuse_complex
 from .arith import Where
 from .reduce_fast import fast_max, fast_sum, fast_sumsq
 from .shape import Cat
@@ -34,7 +35,7 @@ class Sum(Function):
         ctx.shape, ctx.dims = x.shape, dims
         if x.dtype.kind == "f":
             return fast_sum(x, dims, keepdim)
-        return x.sum(axis=dims, keepdims=keepdim, dtype=np.int64)
+        return x.sum(axis=dims, keepdims=keepdim, dtype=None if x.dtype.kind == "c" else np.int64)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -50,10 +51,12 @@ class Mean(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
-        x = a._array  # a float: the caller refuses the others, as torch does
+        x = a._array  # a float or complex: the caller refuses the others, as torch does
         ctx.shape, ctx.dims = x.shape, dims
         ctx.count = count = count_over(x.shape, dims)
-        out = fast_sum(x, dims, keepdim)  # a new array: divided in place
+        # a new array: divided in place
+        out = (fast_sum(x, dims, keepdim) if x.dtype.kind == "f"
+               else np.asarray(x.sum(axis=dims, keepdims=keepdim)))
         # 0 / 0 is nan for an empty slice, as torch (apply keeps numpy quiet about it)
         return np.divide(out, count, out=out, casting="unsafe")
 
@@ -140,6 +143,8 @@ class Amax(Function):
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool,
                 is_max: bool) -> np.ndarray:
         x = a._array
+        if x.dtype.kind == "c":
+            raise refuse_complex("max_values_cpu" if is_max else "min_values_cpu", x.dtype)
         if x.size == 0 and any(x.shape[d] == 0 for d in dims):  # an empty batch is fine
             raise RuntimeError("max()/min() of an empty tensor has no identity; it is undefined")
         out = fast_max(x, dims, True, is_max)
@@ -163,6 +168,8 @@ class ArgReduce(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int, keepdim: bool, is_max: bool) -> tuple:
         x = a._array
+        if x.dtype.kind == "c":
+            raise RuntimeError(f"{'max' if is_max else 'min'}(): does not support complex input")
         d = dim  # already wrapped by the caller
         ctx.onehot = None
         if x.ndim == 0:  # the one element is the max: the gradient passes straight through
@@ -199,6 +206,7 @@ class Prod(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         (a,) = ctx.saved_tensors
         g = g.reshape(ctx.kept)
+        a = conj(a)  # holomorphic: g conj(d prod / da), as torch's (a real a is itself)
         if np.all(a._array != 0):
             return g * Prod.apply(a, _single(ctx.dims), True) / a, None, None
         # With zeros, P / a is 0/0: take the product of the others directly, built from

@@ -10,6 +10,7 @@ ops/arith.py (arithmetic) and ops/binary.py (atan2, hypot, logaddexp, fmod)."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from .._kernel_registry import kernels
 from ..autograd.function import Context, Function, make_tensor, once_differentiable
 from ._base import _Unary
 from .arith import Where
+from .complex import Real, sgn
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -38,25 +40,35 @@ class Neg(Function):
 
 
 class Abs(Function):
-    """|a|; the gradient is sign(a), so 0 at a == 0 (torch's choice)."""
+    """|a|; the gradient is sign(a), so 0 at a == 0 (torch's choice). A complex a gives a
+    real |a| and the gradient g sgn(a) = g a / |a|, with sgn recorded (it varies)."""
 
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        ctx.sign = make_tensor(np.sign(a._array))
+        if a._array.dtype.kind == "c":
+            ctx.sign = None
+            ctx.save_for_backward(a)
+        else:
+            ctx.sign = make_tensor(np.sign(a._array))
         return np.abs(a._array)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> Any:
+        if ctx.sign is None:
+            (a,) = ctx.saved_tensors
+            return g * sgn(a)
         return g * ctx.sign
 
 
 class Exp(_Unary):
     fn = np.exp
+    complex_fn = np.exp
     grad = staticmethod(lambda a, g: g * a.exp())
 
 
 class Log(_Unary):
     fn = np.log
+    complex_fn = np.log
     grad = staticmethod(lambda a, g: g / a)
 
 
@@ -64,6 +76,7 @@ class Log1p(_Unary):
     """log(1 + a), exact for tiny a where log(a + 1) rounds 1 + a first."""
 
     fn = np.log1p
+    complex_fn = np.log1p
     grad = staticmethod(lambda a, g: g / (1 + a))
 
 
@@ -71,27 +84,32 @@ class Expm1(_Unary):
     """exp(a) - 1, exact for tiny a where exp(a) - 1 cancels."""
 
     fn = np.expm1
+    complex_fn = np.expm1
     grad = staticmethod(lambda a, g: g * a.exp())
 
 
 class Sqrt(_Unary):
     fn = np.sqrt
+    complex_fn = np.sqrt
     grad = staticmethod(lambda a, g: g / (2 * a.sqrt()))
 
 
 class Sin(_Unary):
     fn = np.sin
+    complex_fn = np.sin
     grad = staticmethod(lambda a, g: g * a.cos())
 
 
 class Cos(_Unary):
     fn = np.cos
+    complex_fn = np.cos
     grad = staticmethod(lambda a, g: -g * a.sin())
 
 
 class Tanh(_Unary):
-    fn = np.tanh
+    fn = complex_fn = np.tanh
     grad = staticmethod(lambda a, g: g * Sech2.apply(a))
+    complex_grad = staticmethod(lambda a, g: g * (1 - a.tanh().square()))
 
 
 def _sech2(x: np.ndarray) -> np.ndarray:
@@ -116,6 +134,8 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 class Sigmoid(_Unary):
     fn = staticmethod(_sigmoid)
     grad = staticmethod(lambda a, g: g * SigmoidGrad.apply(a))
+    complex_fn = staticmethod(lambda x: 1 / (1 + np.exp(-x)))
+    complex_grad = staticmethod(lambda a, g: g * a.sigmoid() * (1 - a.sigmoid()))
 
 
 def _sigmoid_grad(x: np.ndarray) -> np.ndarray:
@@ -155,61 +175,73 @@ def _erfcx_slope(x: np.ndarray) -> np.ndarray:
 
 class Tan(_Unary):
     fn = np.tan
+    complex_fn = np.tan
     grad = staticmethod(lambda a, g: g / (a.cos() * a.cos()))
 
 
 class Sinh(_Unary):
     fn = np.sinh
+    complex_fn = np.sinh
     grad = staticmethod(lambda a, g: g * a.cosh())
 
 
 class Cosh(_Unary):
     fn = np.cosh
+    complex_fn = np.cosh
     grad = staticmethod(lambda a, g: g * a.sinh())
 
 
 class Asin(_Unary):
     fn = np.arcsin
+    complex_fn = np.arcsin
     grad = staticmethod(lambda a, g: g / (1 - a * a).sqrt())
 
 
 class Acos(_Unary):
     fn = np.arccos
+    complex_fn = np.arccos
     grad = staticmethod(lambda a, g: -g / (1 - a * a).sqrt())
 
 
 class Atan(_Unary):
     fn = np.arctan
+    complex_fn = np.arctan
     grad = staticmethod(lambda a, g: g / (1 + a * a))
 
 
 class Asinh(_Unary):
     fn = np.arcsinh
+    complex_fn = np.arcsinh
     grad = staticmethod(lambda a, g: g / (a * a + 1).sqrt())
 
 
 class Acosh(_Unary):
     fn = np.arccosh
+    complex_fn = np.arccosh
     grad = staticmethod(lambda a, g: g / ((a - 1).sqrt() * (a + 1).sqrt()))
 
 
 class Atanh(_Unary):
     fn = np.arctanh
+    complex_fn = np.arctanh
     grad = staticmethod(lambda a, g: g / (1 - a * a))
 
 
 class Log2(_Unary):
     fn = np.log2
+    complex_fn = np.log2
     grad = staticmethod(lambda a, g: g / (a * _LN2))
 
 
 class Log10(_Unary):
     fn = np.log10
+    complex_fn = np.log10
     grad = staticmethod(lambda a, g: g / (a * _LN10))
 
 
 class Exp2(_Unary):
     fn = np.exp2
+    complex_fn = np.exp2
     grad = staticmethod(lambda a, g: g * Exp2.apply(a) * _LN2)
 
 
@@ -313,6 +345,8 @@ class Relu(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
         x = a._array
+        if x.dtype.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         ctx.mask = make_tensor(x > 0) if ctx.needs_input_grad[0] else None
         return np.maximum(x, x.dtype.type(0))  # a zero of x's dtype: numpy's fast loop
 
@@ -328,7 +362,12 @@ class Rounding(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         x = a._array
-        return np.asarray(fn(x)) if x.dtype.kind == "f" else x.copy()
+        if x.dtype.kind == "f":
+            return np.asarray(fn(x))
+        if x.dtype.kind == "c":
+            raise NotImplementedError(f"{getattr(fn, '__name__', 'rounding')} is not "
+                                      "supported for complex inputs")
+        return x.copy()
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -336,14 +375,26 @@ class Rounding(Function):
 
 
 class Cast(Function):
+    """a in another dtype. Complex to real keeps the real part and warns, as torch; the
+    gradient goes back cast to the source dtype (its real part for a real source)."""
+
     @staticmethod
     def forward(ctx: Context, a: Any, dtype: np.dtype) -> np.ndarray:
         ctx.src = a._array.dtype
-        return a._array.astype(dtype)
+        x = a._array
+        if x.dtype.kind == "c" and dtype.kind != "c":
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          UserWarning, stacklevel=5)
+            x = x.real
+        return x.astype(dtype)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        return (g.to(ctx.src) if ctx.src.kind == "f" else None), None
+        if ctx.src.kind not in "fc":
+            return None, None
+        if g._array.dtype.kind == "c" and ctx.src.kind == "f":
+            g = Real.apply(g)
+        return g.to(ctx.src), None
 
 
 class Clone(Function):

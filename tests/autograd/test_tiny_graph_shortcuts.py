@@ -225,6 +225,7 @@ def _all_functions(cls=Function):
 def _numpy_forward_args(cls):
     from minigrad.nn.functional import _conv
     from minigrad.ops import _base, arith, matmul, reduce
+    from minigrad.ops import complex as complex_ops
 
     x = f64(np.array([[0.5, 0.25], [0.75, 0.125]]))
     if issubclass(cls, _base._Unary):
@@ -239,6 +240,13 @@ def _numpy_forward_args(cls):
         return (x,)
     if cls is reduce.SumBackward:
         return (f64(np.array([1.0, 2.0])), (2, 2), (0,))
+    z = mg.tensor(np.array([[0.5 + 1j, 0.25], [0.75j, 0.125]]), requires_grad=True)
+    if cls in (complex_ops.Conj, complex_ops.Real, complex_ops.Imag, complex_ops.ViewAsReal):
+        return (z,)
+    if cls is complex_ops.Complex:
+        return (x, x)
+    if cls is complex_ops.ViewAsComplex:
+        return (f64(np.ones((2, 2))),)
     if cls is _conv._Unfold:  # windows of 2 over a length 3 padded by one on the left
         return (f64(np.ones((1, 1, 3))), (2,), (1,), (1,), ((1, 0),), 0.0)
     if cls is _conv._Fold:  # and back

@@ -53,7 +53,16 @@ def _kinds() -> dict[str, np.ndarray]:
         "wl": r.standard_normal((2, 4)), "bl": r.standard_normal(2), "one": np.array([0.25]),
         "lower": np.tril(b) + 3 * np.eye(3), "logp": np.log(r.dirichlet(np.ones(4), 3)),
         "gt1": r.uniform(1.2, 3.0, (3, 4)),
+        # complex128 (issue 27): their own generator, so the real kinds stay as they were
+        **_complex_kinds(np.random.default_rng(27)),
     }
+
+
+def _complex_kinds(r: np.random.Generator) -> dict[str, np.ndarray]:
+    def z(*shape: int) -> np.ndarray:
+        return r.standard_normal(shape) + 1j * r.standard_normal(shape)
+    return {"z": z(3, 4), "z2": z(3, 4), "zv": z(4), "zv2": z(4), "zw": z(4, 5),
+            "zb": z(2, 3, 4), "zpair": r.standard_normal((3, 4, 2))}
 
 
 KINDS = _kinds()
@@ -71,7 +80,7 @@ class In:
             t = mg.tensor(a)
         else:
             t = torch.tensor(a)
-        if self.grad and a.dtype.kind == "f":
+        if self.grad and a.dtype.kind in "fc":
             t.requires_grad_()
         return t
 
@@ -118,7 +127,8 @@ def _same(ours: Any, theirs: Any, values: bool, where: str = "") -> None:
         assert ours.shape == tuple(theirs.shape), f"{where}: shape"
         assert _dtype_name(ours.dtype) == _dtype_name(theirs.dtype), f"{where}: dtype"
         if values:
-            np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(),
+            np.testing.assert_allclose(ours.detach().numpy(),
+                                       theirs.detach().resolve_conj().numpy(),
                                        rtol=RTOL, atol=ATOL, err_msg=where)
     elif isinstance(theirs, (tuple, list, torch.Size)):
         assert isinstance(ours, (tuple, list)), f"{where}: got {type(ours).__name__}"
@@ -138,9 +148,11 @@ def _same(ours: Any, theirs: Any, values: bool, where: str = "") -> None:
 
 
 def _float_outputs(out: Any) -> list:
-    """The float64 tensors of a result, in order (each gets its own weight in the loss)."""
+    """The float64 and complex128 tensors of a result, in order (each gets its own weight in
+    the loss)."""
     if isinstance(out, (torch.Tensor, mg.Tensor)):
-        return [out] if out.dtype in (torch.float64, np.float64) else []
+        return [out] if out.dtype in (torch.float64, np.float64, torch.complex128,
+                                      np.complex128) else []
     if isinstance(out, (tuple, list)):
         return [t for o in out for t in _float_outputs(o)]
     return []
@@ -153,12 +165,16 @@ def _grads(out: Any, made: list, lib: Any) -> list:
     loss = None
     for o in _float_outputs(out):
         w = rng.standard_normal(tuple(o.shape))
+        if o.is_complex():  # a real loss: Re <w, o> with a complex w
+            w = w + 1j * rng.standard_normal(tuple(o.shape))
         if o.requires_grad:
             term = (o * (mg.tensor(w) if lib is mg else torch.tensor(w))).sum()
+            term = term.real if o.is_complex() else term
             loss = term if loss is None else loss + term
     if loss is not None:
         loss.backward()
-    return [None if t.grad is None else t.grad.detach().numpy() for t in made if t.requires_grad]
+    return [None if t.grad is None else t.grad.detach().resolve_conj().numpy() for t in made
+            if t.requires_grad]
 
 
 def _run(call: Callable[[Any, tuple, dict], Any], case: C, where: str) -> None:
@@ -185,7 +201,7 @@ def _run(call: Callable[[Any, tuple, dict], Any], case: C, where: str) -> None:
 
 
 # ---- the tables ----------------------------------------------------------------------------
-X, Y, P, U, V = In("x"), In("y"), In("p"), In("u"), In("v")
+X, Y, P, U, V, Z = In("x"), In("y"), In("p"), In("u"), In("v"), In("z")
 M, S, B3 = In("m"), In("s"), In("b3")
 XN, YN, MN = In("x", False), In("y", False), In("m", False)  # for in-place methods
 
@@ -298,8 +314,15 @@ CASES |= {
                     C((B3,), {"M": In("r1")}, post=_lowrank_parts)],
     "pca_lowrank": [C((In("tall"),), {}, post=_lowrank_parts),
                     C((In("b34"),), {"center": False}, post=_lowrank_parts)],
-    "mH": [prop("mH", In("b34"))], "mT": [prop("mT", In("b34"))], "H": [prop("H", X)],
-    "T": [prop("T", X)], "adjoint": [c(In("b34"))],
+    "mH": [prop("mH", In("b34")), prop("mH", In("zb"))], "mT": [prop("mT", In("b34"))],
+    "H": [prop("H", X), prop("H", Z)], "T": [prop("T", X)],
+    "adjoint": [c(In("b34")), c(In("zb"))],
+    # complex numbers (issue 27)
+    "real": [func(Z), func(X), prop("real", Z)], "imag": [func(Z), prop("imag", Z)],
+    "conj": [c(Z), c(X)], "conj_physical": [c(Z)],
+    "resolve_conj": [c(Z)], "is_conj": [c(Z)], "angle": [c(Z), c(X)], "is_complex": [c(Z), c(X)],
+    "complex": [func(X, Y)], "polar": [func(P, X)], "view_as_real": [func(Z)],
+    "view_as_complex": [func(In("zpair"))], "vdot": [c(In("zv"), In("zv2"))],
     # creation (random ones: shape and dtype)
     "tensor": [func([[1.0, 2.0]]), func([1, 2]), func([True]), func(1.5, dtype="dtype:float64")],
     "as_tensor": [func([1.0, 2.0]), func([1, 2], dtype="dtype:float64")],
@@ -431,7 +454,7 @@ NOT_COVERED: dict[str, dict[str, str]] = {
         "is_grad_enabled": "grad mode state: tests/autograd/test_semantics.py",
         **{d: "a dtype: test_dtype_names_are_torchs below" for d in (
             "float16", "float32", "float64", "int32", "int64", "bool", "half", "double",
-            "long", "float")},
+            "long", "float", "complex64", "complex128", "cfloat", "cdouble")},
     },
     "linalg": {"LinAlgError": "an exception class (raised in tests/linalg/test_svd_api.py)"},
     "functional": {},
@@ -512,7 +535,7 @@ def test_every_public_name_has_a_row() -> None:
 
 def test_dtype_names_are_torchs() -> None:
     for name in ("float16", "float32", "float64", "int32", "int64", "bool", "half", "double",
-                 "long", "float"):
+                 "long", "float", "complex64", "complex128", "cfloat", "cdouble"):
         assert _dtype_name(getattr(mg, name)) == _dtype_name(getattr(torch, name)), name
 
 
