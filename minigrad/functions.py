@@ -26,7 +26,7 @@ WHOLE_FAMILIES = (ElementwiseMethods, ReduceMethods, SortMethods, ProductMethods
 # The function forms from the other families (arithmetic, shape, indexing, graph), by name:
 # those families also hold methods torch has no function for (view, expand, scatter_ ...).
 METHOD_FORMS = (
-    "abs", "absolute", "allclose", "angle", "argwhere", "bmm", "chunk", "clone", "conj",
+    "abs", "absolute", "adjoint", "allclose", "angle", "argwhere", "bmm", "chunk", "clone", "conj",
     "conj_physical", "detach", "diag", "diag_embed", "diagonal", "divide", "dot", "dsplit", "equal",
     "flatten", "flip", "fliplr", "flipud", "float_power", "floor_divide", "gather", "hsplit",
     "index_add", "index_copy", "index_fill", "index_select", "is_conj", "isclose", "logical_and",

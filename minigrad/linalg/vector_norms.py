@@ -30,6 +30,8 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     if isinstance(ord, (str, bool)) or not isinstance(ord, (int, float, np.number)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
                         f"{type(ord).__name__}")
+    if x._array.dtype.kind == "c" and dtype is None:  # the norm of the moduli, real
+        return vector_norm(x.abs(), ord, dim, keepdim)
     check_float(x, "linalg.vector_norm")
     if dtype is not None:
         dt = to_dtype(dtype)
