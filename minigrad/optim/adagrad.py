@@ -8,7 +8,7 @@ import numpy as np
 
 from ..autograd.function import make_tensor
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_differentiable, check_non_negative
+from .optimizer import Optimizer, check_differentiable, check_non_negative, pairs
 
 
 class Adagrad(Optimizer):
@@ -42,7 +42,8 @@ class Adagrad(Optimizer):
     @staticmethod
     def _init_state(p: Tensor, group: dict, state: dict) -> None:
         state["step"] = 0
-        state["sum"] = make_tensor(np.full_like(p._array, group["initial_accumulator_value"]))
+        arr = pairs(p._array) if p._array.dtype.kind == "c" else p._array  # as step() sees p
+        state["sum"] = make_tensor(np.full_like(arr, group["initial_accumulator_value"]))
 
     def _update(self, g: np.ndarray, p: Tensor, group: dict, state: dict) -> np.ndarray:
         if not state:  # a parameter added later by add_param_group

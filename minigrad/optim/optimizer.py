@@ -174,6 +174,11 @@ class Optimizer:
                     g = -p.grad._array if group["maximize"] else p.grad._array
                     if coupled:
                         g = g + wd * p._array  # L2, after the sign flip, as torch does
+                    if p._array.dtype.kind == "c":  # as torch: a complex p steps as pairs
+                        real_p = make_tensor(pairs(p._array))
+                        step = self._update(pairs(g), real_p, group, self.state[p])
+                        p.sub_(make_tensor(step.view(p._array.dtype)[..., 0]))
+                        continue
                     p.sub_(make_tensor(self._update(g, p, group, self.state[p])))
         return loss
 
@@ -231,6 +236,11 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params"]
         return "\n".join(lines + [")"])
+
+
+def pairs(a: np.ndarray) -> np.ndarray:
+    """A complex array's memory as (real, imaginary) pairs in a last dim of 2 (a view)."""
+    return a[..., None].view(a.real.dtype)
 
 
 def start_state(state: dict, p: Tensor, *buffers: str) -> None:
