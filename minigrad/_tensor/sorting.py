@@ -115,6 +115,8 @@ class SortMethods:
     @numpy_dims
     def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         """The k-th smallest entry (k counts from 1) along ``dim`` and its index."""
+        if self._array.dtype.kind == "c":
+            raise refuse_complex("kthvalue_cpu", self._array.dtype)
         d = wrap_dim(dim, self.ndim)
         n = self.shape[d] if self.ndim else 1
         if not 1 <= k <= n:
@@ -175,7 +177,7 @@ class SortMethods:
         minigrad ops rather than the division by the input)."""
         x = self if dtype is None else self.to(dtype)
         d = wrap_dim(dim, x.ndim)
-        if not x.is_floating_point():
+        if not x.is_floating_point() and not x.is_complex():
             return make_tensor(np.cumprod(x._array.reshape(x.shape or (1,)), axis=d,
                                                    dtype=np.int64).reshape(x.shape))
         return _scan(x, d, lambda a, b: a * b)
@@ -259,6 +261,9 @@ class SortMethods:
 
 
 def _running(x: Tensor, dim: int, pick: np.ufunc) -> ValuesIndices:
+    if x._array.dtype.kind == "c":
+        raise refuse_complex("cummax_cpu" if pick is np.maximum else "cummin_cpu",
+                             x._array.dtype)
     d = wrap_dim(dim, x.ndim)
     a = x._array
     if a.ndim == 0:

@@ -161,6 +161,7 @@ REFUSED = {
     "relu": lambda z: z.relu(), "maximum": lambda z: z.maximum(z),
     "floor": lambda z: z.floor(), "remainder": lambda z: z % 2,
     "floor_divide": lambda z: z // 2, "erf": lambda z: z.erf(), "sign": lambda z: z.sign(),
+    "cummax": lambda z: z.cummax(0), "kthvalue": lambda z: z.kthvalue(1),
 }
 
 
