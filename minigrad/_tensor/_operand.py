@@ -15,6 +15,14 @@ def arr(x: Any) -> Any:
     return x._array if is_tensor(x) else np.asarray(x)
 
 
+def fill_value(x: Any, dtype: np.dtype) -> Any:
+    """A value to write into a tensor of ``dtype``; a complex number into a real tensor is
+    torch's error (numpy would drop its imaginary part, or raise a TypeError)."""
+    if isinstance(x, (complex, np.complexfloating)) and dtype.kind != "c":
+        raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+    return x
+
+
 def int_array(x: Any, fn: str) -> np.ndarray:
     """An integer operand's values, or torch's error naming ``fn`` for any other dtype."""
     a = np.asarray(x._array if is_tensor(x) else x)

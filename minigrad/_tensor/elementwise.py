@@ -24,7 +24,7 @@ from ..dtypes import Number
 from ..ops import arith, bessel, binary, gamma, unary
 from ..ops import complex as complex_ops
 from ..ops._base import NotDifferentiable
-from ._operand import arr
+from ._operand import arr, fill_value
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -131,7 +131,7 @@ class ElementwiseMethods:
         return arith.Where.apply(bool_mask(condition), self, other)
 
     def masked_fill(self: Tensor, mask: Any, value: Number | Tensor) -> Tensor:
-        return arith.Where.apply(bool_mask(mask), value, self)
+        return arith.Where.apply(bool_mask(mask), fill_value(value, self._array.dtype), self)
 
     def lerp(self: Tensor, end: Any, weight: Any) -> Tensor:
         return self + weight * (end - self)

@@ -21,7 +21,7 @@ from ..autograd import function, views
 from ..autograd.function import is_tensor, make_tensor
 from ..dtypes import Number
 from ..ops import arith, scatter_reduce, shape
-from ._operand import int_array, long_index
+from ._operand import fill_value, int_array, long_index
 from .elementwise import bool_mask
 
 if TYPE_CHECKING:
@@ -34,7 +34,8 @@ class IndexingMethods:
     def __setitem__(self: Tensor, index: Any, value: Any) -> None:
         idx = shape.normalize_index(index)
         if not is_tensor(value):
-            value = function.tensor_class(np.asarray(value, dtype=self._array.dtype))
+            value = function.tensor_class(np.asarray(fill_value(value, self._array.dtype),
+                                                     dtype=self._array.dtype))
         views.inplace(self, lambda s: shape.SetItem.apply(s, value.to(self.dtype), idx), (value,))
 
     def __getitem__(self: Tensor, index: Any) -> Tensor:

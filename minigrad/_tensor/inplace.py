@@ -15,6 +15,7 @@ from ..autograd import function, views
 from ..autograd.function import is_tensor
 from ..dtypes import Number
 from ..ops import shape
+from ._operand import fill_value
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -77,6 +78,7 @@ class InplaceMethods:
             lambda s: shape.CopyInto.apply(s, src_t.to(self.dtype)), (src_t,))
 
     def fill_(self: Tensor, value: Number) -> Tensor:
+        value = fill_value(value, self._array.dtype)
         return views.inplace(self, lambda s: shape.CopyInto.apply(s, value))
 
     def zero_(self: Tensor) -> Tensor:

@@ -165,6 +165,21 @@ REFUSED = {
 }
 
 
+def test_a_complex_number_does_not_fit_a_real_tensor() -> None:
+    torch = pytest.importorskip("torch")
+    writes = [lambda x: x.__setitem__(0, 1j), lambda x: x.fill_(1j),
+              lambda x: x.masked_fill(x == 0, 1j)]
+    for write in writes:
+        with pytest.raises(RuntimeError, match="cannot be converted") as theirs:
+            write(torch.zeros(3))
+        with pytest.raises(type(theirs.value), match="cannot be converted"):
+            write(mg.zeros(3))
+    z = mg.zeros(2, dtype=mg.cfloat)
+    z[0] = 1 + 2j
+    z.masked_fill_(z == 0, 3j)
+    assert z.tolist() == [1 + 2j, 3j]
+
+
 @pytest.mark.parametrize("name", REFUSED)
 def test_torchs_refusals_on_complex(name: str) -> None:
     """Where torch has no complex version, a RuntimeError (NotImplementedError is one, as
