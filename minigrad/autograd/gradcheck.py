@@ -143,19 +143,19 @@ def _normal(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.ndarr
 
 
 def _as_real(fn: Callable, args: list, diff: list[int]) -> tuple[Callable, list]:
-    """``fn`` and ``args`` as a map between real tensors when complex ones take part: each
-    complex input that requires grad becomes a real one with a last dim of 2 (its real and
-    imaginary parts), each complex output its ``view_as_real``."""
+    """``fn`` and ``args`` as a map between real tensors: each complex input that requires
+    grad becomes a real one with a last dim of 2 (its real and imaginary parts), each
+    complex output its ``view_as_real`` (real ones pass as they are, and fn runs no more
+    often than it would)."""
     cplx = [i for i in diff if args[i]._array.dtype.kind == "c"]
-    if not cplx and not any(o._array.dtype.kind == "c" for o in _outputs(fn, args)):
-        return fn, args
-    from ..functions import view_as_real  # the package, which imports autograd first
 
     def real_fn(*xs: Any) -> tuple:
+        from ..ops.complex import ViewAsReal  # ops import autograd: loaded by now
+
         xs_ = list(xs)
         for i in cplx:
             xs_[i] = xs_[i][..., 0] + 1j * xs_[i][..., 1]  # recorded: gradients reach xs
-        return tuple(view_as_real(o) if o._array.dtype.kind == "c" else o
+        return tuple(ViewAsReal.apply(o) if o._array.dtype.kind == "c" else o
                      for o in _outputs(fn, xs_))
 
     real_args = list(args)

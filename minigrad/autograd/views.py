@@ -184,8 +184,10 @@ class WriteView(function.Function):
         pos = replay(make_tensor(names))._array
         v = value._array
         region = np.zeros(flat.size, dtype=bool)
-        parts = ((pos.real, np.real(v)), (pos.imag, np.imag(v))) if pos.dtype.kind == "c" \
-            else ((pos, v),)
+        if pos.dtype.kind == "c":  # a complex view: each value's two parts, each its place
+            parts = [(pos.real, np.real(v)), (pos.imag, np.imag(v))]
+        else:
+            parts = [(pos, v)]
         for p, part in parts:
             at = p.astype(np.intp)
             flat[at] = part

@@ -21,6 +21,7 @@ from .arith import Where
 __all__ = ["Angle", "Complex", "Conj", "Imag", "Real", "ViewAsComplex", "ViewAsReal", "conj",
            "refuse_complex", "sgn"]
 
+
 class Real(Function):
     """Re z as numpy's view of the real parts; the gradient g goes back as g + 0i (the
     engine casts the real g to the input's complex dtype). ``Imag`` is its twin."""
