@@ -1,13 +1,18 @@
-"""What the method families share: an operand's values as numpy sees them, and an index
-operand checked to be integer."""
+"""What the method families share: an operand's values as numpy sees them, an index
+operand checked to be integer, and the refusal of complex tensors where torch refuses."""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from ..autograd.function import is_tensor
+from ..ops._base import refuse_complex
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def arr(x: Any) -> Any:
@@ -21,6 +26,17 @@ def fill_value(x: Any, dtype: np.dtype) -> Any:
     if isinstance(x, (complex, np.complexfloating)) and dtype.kind != "c":
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
     return x
+
+
+def real_only(method: F) -> F:
+    """A method torch has no complex version of: on a complex tensor, torch's error (numpy
+    would answer, by its lexicographic order or by dropping imaginary parts)."""
+    @functools.wraps(method)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._array.dtype.kind == "c":
+            raise refuse_complex(method.__name__, self._array.dtype)
+        return method(self, *args, **kwargs)
+    return cast(F, checked)
 
 
 def int_array(x: Any, fn: str) -> np.ndarray:

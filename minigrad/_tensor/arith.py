@@ -218,9 +218,12 @@ class ArithMethods:
         return self.abs()
 
     def float_power(self: Tensor, exponent: Any) -> Tensor:
-        """self ** exponent in float64, whatever the operands' dtypes (torch's rule)."""
-        e = exponent.double() if is_tensor(exponent) else float(exponent)
-        return self.double() ** e
+        """self ** exponent in float64 (complex128 when either is complex), whatever the
+        operands' dtypes (torch's rule)."""
+        cplx = self.is_complex() or np.iscomplexobj(arr(exponent))
+        wide = np.dtype(np.complex128 if cplx else np.float64)
+        e = exponent.to(wide) if is_tensor(exponent) else (complex if cplx else float)(exponent)
+        return self.to(wide) ** e
 
     def logical_and(self: Tensor, other: Any) -> Tensor:
         return make_tensor(np.logical_and(self._array, arr(other)))

@@ -24,7 +24,7 @@ from ..dtypes import Number
 from ..ops import arith, bessel, binary, gamma, unary
 from ..ops import complex as complex_ops
 from ..ops._base import NotDifferentiable
-from ._operand import arr, fill_value
+from ._operand import arr, fill_value, real_only
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -226,12 +226,15 @@ class ElementwiseMethods:
         """x - trunc(x), with the sign of x; the gradient is 1."""
         return self - self.trunc()
 
+    @real_only
     def deg2rad(self: Tensor) -> Tensor:
         return self * (math.pi / 180)
 
+    @real_only
     def rad2deg(self: Tensor) -> Tensor:
         return self * (180 / math.pi)
 
+    @real_only
     def xlogy(self: Tensor, other: Any) -> Tensor:
         """x log(y), 0 where x == 0 unless y is nan (even at y = 0 or inf).
 
@@ -248,6 +251,7 @@ class ElementwiseMethods:
                                         if self.is_floating_point() else np.float32))
         return self * other.log()
 
+    @real_only
     def logit(self: Tensor, eps: float | None = None) -> Tensor:
         """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given."""
         p = self if eps is None else self.clamp(eps, 1 - eps)
@@ -265,6 +269,7 @@ class ElementwiseMethods:
         filled = make_tensor(np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf))
         return arith.Where.apply(make_tensor(np.isfinite(x)), self, filled)
 
+    @real_only
     def heaviside(self: Tensor, values: Tensor) -> Tensor:
         """0 where x < 0, 1 where x > 0, ``values`` where x == 0 (no derivative, as in torch)."""
         if not is_tensor(values):
@@ -275,10 +280,12 @@ class ElementwiseMethods:
                                "dtypes")
         return NotDifferentiable.apply("heaviside", _heaviside, self, values)
 
+    @real_only
     def signbit(self: Tensor) -> Tensor:
         """True where the sign bit is set (also for -0.0 and -nan)."""
         return make_tensor(np.signbit(self._array))
 
+    @real_only
     def copysign(self: Tensor, other: Any) -> Tensor:
         """|self| with the sign of ``other`` (the sign bit, so -0.0 counts as negative)."""
         dt = self._array.dtype if self.is_floating_point() else np.float32
@@ -305,11 +312,13 @@ class ElementwiseMethods:
     def clamp_max(self: Tensor, max: Number | Tensor) -> Tensor:
         return self.clamp(None, max)
 
+    @real_only
     def fmax(self: Tensor, other: Any) -> Tensor:
         """Elementwise max ignoring nan (nan only where both are); the gradient goes to the
         side taken, ``self`` at ties, as in torch."""
         return _pick(self, other, np.greater_equal)
 
+    @real_only
     def fmin(self: Tensor, other: Any) -> Tensor:
         return _pick(self, other, np.less_equal)
 
@@ -317,14 +326,16 @@ class ElementwiseMethods:
         """log2(2^self + 2^other), without overflow."""
         return binary.LogAddExp.apply(self * _LN2, other * _LN2) / _LN2
 
+    @real_only
     def isposinf(self: Tensor) -> Tensor:
         return make_tensor(np.isposinf(self._array))
 
+    @real_only
     def isneginf(self: Tensor) -> Tensor:
         return make_tensor(np.isneginf(self._array))
 
     def isreal(self: Tensor) -> Tensor:
-        return make_tensor(np.ones(self.shape, bool))
+        return make_tensor(np.isreal(self._array))
 
     def lgamma(self: Tensor) -> Tensor:
         """log|Gamma(x)|; inf at 0 and the negative integers, its poles.
@@ -361,6 +372,7 @@ class ElementwiseMethods:
         """
         return bessel.BesselI.apply(self, 0, False)
 
+    @real_only
     def mvlgamma(self: Tensor, p: int) -> Tensor:
         """The multivariate log-gamma of dimension p: sum_i lgamma(x - i/2) + p(p-1)/4 log pi.
 

@@ -11,6 +11,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 from ..dtypes import Number
+from ..ops import complex as complex_ops
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -121,7 +122,7 @@ class ProductMethods:
             raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got "
                                f"an input with {self.ndim} dimensions")
         x = self.reshape(1, -1) if self.ndim < 2 else self
-        if not x.is_floating_point():
+        if not x.is_floating_point() and not x.is_complex():
             x = x.float()
         n = x.shape[1]
         w = None
@@ -152,13 +153,17 @@ class ProductMethods:
                           "less than the number of observations.", UserWarning, stacklevel=2)
             fact = fact * 0 if hasattr(fact, "shape") else 0
         xm = x - avg
-        c = (xm if w is None else xm * w).matmul(xm.mT) / fact
+        c = (xm if w is None else xm * w).matmul(xm.mH) / fact  # mH: complex rows too
         return c.reshape(()) if self.ndim < 2 else c
 
     def corrcoef(self: Tensor) -> Tensor:
-        """Pearson correlation coefficients of the rows, clipped to [-1, 1] as in torch."""
+        """Pearson correlation coefficients of the rows, clipped to [-1, 1] as in torch (a
+        complex one's real and imaginary parts each)."""
         c = self.cov()
         if c.ndim == 0:
             return c / c
-        s = c.diagonal().sqrt()
-        return (c / s.unsqueeze(1) / s.unsqueeze(0)).clamp(-1, 1)
+        s = c.diagonal().real.sqrt()
+        r = c / s.unsqueeze(1) / s.unsqueeze(0)
+        if r.is_complex():
+            return complex_ops.Complex.apply(r.real.clamp(-1, 1), r.imag.clamp(-1, 1))
+        return r.clamp(-1, 1)

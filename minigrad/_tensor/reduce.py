@@ -22,6 +22,7 @@ import minigrad
 from .._dims import count_over, norm_dims, numpy_dims, numpy_kwargs, wrap_dim
 from ..autograd.function import is_tensor, make_tensor
 from ..ops import arith, reduce
+from ._operand import real_only
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -207,6 +208,7 @@ class ReduceMethods:
         return reduce.Softmax.apply(self, norm_dims(dim, self.ndim), None)
 
     @numpy_dims
+    @real_only
     def log_softmax(self: Tensor, dim: int) -> Tensor:
         """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max)))."""
         dims = norm_dims(dim, self.ndim)
@@ -256,8 +258,10 @@ class ReduceMethods:
 
 def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     """max(x) over ``dims`` (kept), as a constant: a shift softmax and logsumexp are exact
-    under, so it needs no gradient; infinite maxima become 0 to avoid inf - inf."""
-    m = np.max(x._array, axis=dims, keepdims=True) if x._array.size else np.zeros(())
+    under, so it needs no gradient; infinite maxima become 0 to avoid inf - inf. Of a
+    complex x, the max of the real parts (what exp's size depends on)."""
+    a = x._array.real
+    m = np.max(a, axis=dims, keepdims=True) if a.size else np.zeros(())
     return make_tensor(np.where(np.isfinite(m), m, 0).astype(x._array.dtype))
 
 

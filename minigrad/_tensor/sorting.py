@@ -20,7 +20,7 @@ from .._dims import numpy_dims, wrap_dim
 from ..autograd.function import is_tensor, make_tensor
 from ..ops import arith, binary, shape
 from ..ops._base import NotDifferentiable, refuse_complex
-from ._operand import long_index
+from ._operand import long_index, real_only
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -146,6 +146,7 @@ class SortMethods:
         return _median(self, dim, keepdim, skip_nan=True)
 
     @numpy_dims
+    @real_only
     def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         """The most frequent value along ``dim`` (the smallest of equally frequent ones) and
         the index of its last occurrence, as torch."""
@@ -183,6 +184,7 @@ class SortMethods:
         return _scan(x, d, lambda a, b: a * b)
 
     @numpy_dims
+    @real_only
     def logcumsumexp(self: Tensor, dim: int) -> Tensor:
         """log(cumsum(exp(x))) along ``dim``, without overflow (a scan of logaddexp)."""
         x = self if self.is_floating_point() else self.float()
@@ -208,6 +210,7 @@ class SortMethods:
             x = hi != lo if x.dtype == np.bool_ else hi - lo
         return x
 
+    @real_only
     def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,
                return_counts: bool = False, dim: int | None = None) -> Any:
         """The distinct values (slices along ``dim`` when given), sorted, with the inverse

@@ -86,9 +86,12 @@ def saved_operands(ctx: Context) -> tuple[Any, Any]:
     return (ca if sa is None else sa), (cb if sb is None else sb)
 
 
-def as_float(x: np.ndarray) -> np.ndarray:
-    """Integer and bool data as the default float, as torch's elementwise functions take it."""
-    return x if x.dtype.kind in "fc" else x.astype(np.float32)
+def as_float(x: np.ndarray, name: str) -> np.ndarray:
+    """Integer and bool data as the default float, as torch's elementwise functions take it;
+    complex data refused, as torch refuses ``name`` on it."""
+    if x.dtype.kind == "c":
+        raise refuse_complex(name, x.dtype)
+    return x if x.dtype.kind == "f" else x.astype(np.float32)
 
 
 class _Unary(Function):

@@ -29,7 +29,7 @@ class BesselI(Function):
     def forward(ctx: Context, a: Any, n: int, scaled: bool) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.n, ctx.scaled = n, scaled
-        return _bessel_i(n, as_float(a._array), scaled)
+        return _bessel_i(n, as_float(a._array, "bessel_i"), scaled)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

@@ -10,8 +10,15 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Context, Function, make_tensor
-from ._base import float_operands, save_operands, saved_operands
+from ._base import float_operands, refuse_complex, save_operands, saved_operands
 from .arith import Remainder, Where
+
+
+def _real(xy: tuple, name: str) -> tuple:
+    """The operands of a function torch has no complex version of (``name``), checked."""
+    if xy[0].dtype.kind == "c":
+        raise refuse_complex(name, xy[0].dtype)
+    return xy
 
 
 def _safe(mask: Any, x: Any) -> Any:
@@ -26,7 +33,7 @@ class _Binary(Function):
     @classmethod
     def forward(cls, ctx: Context, a: Any, b: Any) -> np.ndarray:
         save_operands(ctx, a, b, True, True)
-        return cls.fn(*float_operands(a, b))
+        return cls.fn(*_real(float_operands(a, b), cls.__name__.lower()))
 
 
 class Atan2(_Binary):
@@ -66,7 +73,7 @@ class LogAddExp(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         save_operands(ctx, a, b, True, True)
-        x, y = float_operands(a, b)
+        x, y = _real(float_operands(a, b), "logaddexp")
         ctx.tie = make_tensor(np.broadcast_to(x == y, np.broadcast_shapes(np.shape(x),
                                                                       np.shape(y))))
         return np.logaddexp(x, y)  # nan in, nan out

@@ -27,7 +27,7 @@ class Polygamma(Function):
     def forward(ctx: Context, a: Any, n: int) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.n = n
-        return _polygamma(n, as_float(a._array))
+        return _polygamma(n, as_float(a._array, "polygamma"))
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

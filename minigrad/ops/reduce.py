@@ -10,7 +10,7 @@ import numpy as np
 from .._dims import count_over, norm_dims
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
-from ._base import conj, refuse_complex
+from ._base import as_float, conj, refuse_complex
 from .arith import Where
 from .reduce_fast import fast_max, fast_sum, fast_sumsq
 from .shape import Cat
@@ -121,7 +121,7 @@ class Softmax(Function):
     def forward(ctx: Context, x: Any, dims: tuple[int, ...], probs: Any) -> Any:
         ctx.dims = dims
         if probs is None:
-            a = x._array if x._array.dtype.kind == "f" else x._array.astype(np.float32)
+            a = x._array if x._array.dtype.kind == "f" else as_float(x._array, "softmax")
             probs = np.exp(shifted(a, dims))
             probs /= probs.sum(axis=dims, keepdims=True)
         out = make_tensor(probs)

@@ -372,6 +372,11 @@ OPS = [
     Op("roll", lambda m, a: a.roll(1, 1), None, (A,), complex=True),
     Op("diff", lambda m, a: a.diff(dim=1), None, (A,), complex=True),
     Op("cat_real", lambda m, a: m.cat([a, a.real * 2], 0), None, (A,), complex=True),
+    Op("logsumexp_complex", lambda m, a: a.logsumexp(1), None, (A,), complex=True),
+    Op("float_power_complex", lambda m, a: m.float_power(a, 2.5), None, (A,), positive,
+       complex=True),
+    Op("cov", lambda m, a: a.cov(), None, (A,), complex=True),
+    Op("corrcoef", lambda m, a: a.corrcoef(), None, (A,), complex=True),
     Op("scatter_add", lambda m, a: m.zeros(3, 4, dtype=a.dtype).scatter_add(
         1, m.tensor([[3, 3], [0, 1], [2, 2]]), a[:, :2]), None, (A,), complex=True),
 ]

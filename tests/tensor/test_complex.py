@@ -131,6 +131,7 @@ def test_conj_angle_abs_sgn_item_and_printing() -> None:
     np.testing.assert_allclose(z.angle().numpy(), [np.arctan2(4, 3), np.pi, 0])
     np.testing.assert_allclose(z.sgn().numpy(), [0.6 + 0.8j, -1, 0], rtol=1e-15)
     assert mg.tensor([-2.0, 3.0]).angle().tolist() == pytest.approx([np.pi, 0])
+    assert mg.tensor([1 + 0j, 1j]).isreal().tolist() == [True, False]
     assert mg.tensor(1 + 2j).item() == 1 + 2j and isinstance(mg.tensor(1j).item(), complex)
     assert mg.tensor([1 + 1j]).tolist() == [1 + 1j]
     assert repr(mg.tensor([1 + 2j, 3 - 1j])) == "tensor([1.+2.j, 3.-1.j])"
@@ -162,6 +163,13 @@ REFUSED = {
     "floor": lambda z: z.floor(), "remainder": lambda z: z % 2,
     "floor_divide": lambda z: z // 2, "erf": lambda z: z.erf(), "sign": lambda z: z.sign(),
     "cummax": lambda z: z.cummax(0), "kthvalue": lambda z: z.kthvalue(1),
+    "softmax": lambda z: z.softmax(0), "log_softmax": lambda z: z.log_softmax(0),
+    "fmax": lambda z: z.fmax(z), "copysign": lambda z: z.copysign(z),
+    "heaviside": lambda z: z.heaviside(z), "logit": lambda z: z.logit(),
+    "xlogy": lambda z: z.xlogy(z), "signbit": lambda z: z.signbit(),
+    "isposinf": lambda z: z.isposinf(), "deg2rad": lambda z: z.deg2rad(),
+    "digamma": lambda z: z.digamma(), "i0": lambda z: z.i0(), "atan2": lambda z: z.atan2(z),
+    "hypot": lambda z: z.hypot(z), "mode": lambda z: z.mode(), "unique": lambda z: z.unique(),
 }
 
 
