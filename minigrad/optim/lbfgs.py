@@ -12,7 +12,7 @@ from ..autograd.function import make_tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 from ._line_search import strong_wolfe
-from .optimizer import Optimizer
+from .optimizer import Optimizer, pairs
 
 
 class LBFGS(Optimizer):
@@ -56,17 +56,19 @@ class LBFGS(Optimizer):
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
-    # ---- the parameters as one flat vector -------------------------------------------------
+    # ---- the parameters as one flat real vector (complex ones as real pairs, as torch) ------
     def _flat_grad(self) -> np.ndarray:
-        return np.concatenate([np.zeros(p._array.size, p._array.dtype) if p.grad is None
-                               else p.grad._array.reshape(-1) for p in self._params])
+        return np.concatenate([np.zeros(_flat(p._array).size, p._array.real.dtype)
+                               if p.grad is None else _flat(p.grad._array)
+                               for p in self._params])
 
     def _add(self, t: float, d: np.ndarray) -> None:
         """p <- p + t d, d split over the parameters."""
         offset = 0
         for p in self._params:
-            n = p._array.size
-            p.add_(make_tensor((t * d[offset:offset + n]).reshape(p.shape).astype(p.dtype)))
+            n = _flat(p._array).size
+            step = (t * d[offset:offset + n]).astype(p._array.real.dtype)
+            p.add_(make_tensor(step.view(p.dtype).reshape(p.shape)))
             offset += n
 
     def _values(self) -> list[np.ndarray]:
@@ -169,6 +171,11 @@ class LBFGS(Optimizer):
     def _closure(self, closure: Callable[[], Any] | None) -> Any:
         with enable_grad():
             return closure()
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    """``a`` as a flat real vector: a complex one's real and imaginary parts in turn."""
+    return (pairs(a) if a.dtype.kind == "c" else a).reshape(-1)
 
 
 def _two_loop(q: np.ndarray, dirs: list, stps: list, ro: list, H_diag: float) -> np.ndarray:
