@@ -41,24 +41,26 @@ def test_complex_parameters_step_as_torchs(name: str) -> None:
     np.testing.assert_allclose(_steps(mg, name, p0, target), theirs, rtol=1e-10, atol=1e-12)
 
 
+def _lbfgs(lib, p0: np.ndarray, target: np.ndarray, line_search: str | None) -> np.ndarray:
+    p = lib.tensor(p0, requires_grad=True)
+    opt = lib.optim.LBFGS([p], lr=0.5, max_iter=5, line_search_fn=line_search)
+
+    def closure() -> object:
+        opt.zero_grad()
+        loss = ((p - lib.tensor(target)).abs() ** 4).sum() + (p * p).real.sum()
+        loss.backward()
+        return loss
+
+    for _ in range(2):
+        opt.step(closure)
+    return p.detach().numpy()
+
+
 @pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
 def test_lbfgs_on_complex_parameters_as_torchs(line_search: str | None) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(1)
     p0 = rng.standard_normal(4) + 1j * rng.standard_normal(4)
     target = rng.standard_normal(4) + 1j * rng.standard_normal(4)
-    results = []
-    for lib in (mg, torch):
-        p = lib.tensor(p0, requires_grad=True)
-        opt = lib.optim.LBFGS([p], lr=0.5, max_iter=5, line_search_fn=line_search)
-
-        def closure() -> object:
-            opt.zero_grad()
-            loss = ((p - lib.tensor(target)).abs() ** 4).sum() + (p * p).real.sum()
-            loss.backward()
-            return loss
-
-        for _ in range(2):
-            opt.step(closure)
-        results.append(p.detach().numpy())
-    np.testing.assert_allclose(results[0], results[1], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(_lbfgs(mg, p0, target, line_search),
+                               _lbfgs(torch, p0, target, line_search), rtol=1e-9, atol=1e-12)
