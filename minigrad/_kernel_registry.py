@@ -144,8 +144,10 @@ def _eighs() -> list:
 
 
 def _small() -> list:
-    """The small-batch matmul and the fused SVD backward, once per dtype."""
+    """The small-batch matmul, the fused SVD backward and the closed forms of det, inv and
+    solve (each size), once per dtype."""
     import minigrad as mg
+    from minigrad.linalg import _small
     from minigrad.linalg._svd_backward import svd_vjp_square
     from minigrad.linalg._svd_forward import svd_forward
 
@@ -155,6 +157,9 @@ def _small() -> list:
         u, s, vh = svd_forward(a, True)
         assert u is not None and vh is not None  # compute_uv
         out += [((mg.tensor(a) @ mg.tensor(a)).numpy(),), (svd_vjp_square(u, s, vh, a, None, a),)]
+        for n in _small.SIZES:
+            b = rng.standard_normal((4, n, n)).astype(dtype)
+            out += [(_small.det(b), _small.inv(b), _small.solve(b, b), _small.cofactor(b))]
     return out
 
 
@@ -189,9 +194,12 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            ("svd_lanes3", "svd_lanes", "sweeps", "finish", "complete", "left_vectors",
             "renorm_sorted", "block_pairs"),
            tuple(_svd(*kind, dtype) for dtype in DTYPES for kind in _SVD_KINDS)),
-    Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel"),
-           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp") for d in DTYPES),
-           (("batched small matmul and SVD backward", _small),), checked=False),
+    Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel",
+                     "minigrad.linalg._small_kernels"),
+           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp", "closed")
+                 for d in DTYPES),
+           (("batched small matmul, SVD backward, det, inv and solve", _small),),
+           checked=False),
     Family("eigh", ("minigrad.linalg._eigh_jacobi",), ("eigh_range",), (("eigh", _eighs),)),
     # The special functions' entry points are Python wrappers (they flatten to float64
     # vectors) around their kernels: numba's cache only.
