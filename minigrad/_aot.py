@@ -43,12 +43,12 @@ def _kinds(args: tuple) -> tuple:
     arguments): arrays by dtype (byte order included), ndim, layout (C before F, as numba),
     aligned and writeable; scalars and tuples by their Python type. Anything else numba
     could take (numpy scalars, unaligned arrays) is simply not found: the JIT takes it."""
-    return tuple([(x.dtype, x.ndim, _layout_bits(x.flags.num)) if type(x) is np.ndarray
+    return tuple([(x.dtype, x.ndim, layout_bits(x.flags.num)) if type(x) is np.ndarray
                   else (type(x), *map(type, x)) if isinstance(x, tuple) else type(x)
                   for x in args])
 
 
-def _layout_bits(num: int) -> int:
+def layout_bits(num: int) -> int:
     num &= _C | _F | _ALIGNED | _WRITEABLE
     return num & ~_F if num & _C else num
 
@@ -238,6 +238,11 @@ class Kernels:
     def names(self) -> set:
         """The kernels the module holds."""
         return set(self._table)
+
+    def compiled_for(self, name: str, args: tuple) -> Callable | None:
+        """The module's kernel `name` built for exactly these arguments' types, or None."""
+        by_kind = self._table.get(name)
+        return None if by_kind is None else by_kind.get(_kinds(args))
 
 
 def load(stem: str, sources: Sequence[str], fallback: Callable[[], object],

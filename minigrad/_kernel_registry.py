@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +108,39 @@ def kernels(name: str) -> Any:
                 chosen = _chosen[name] = (compiled(name) if _aot.enabled() else None) \
                     or jit(name)
     return chosen
+
+
+_exact: dict[tuple, tuple[Any, Callable]] = {}  # (family, entry, key) -> (chosen, function)
+
+
+def exact(name: str, entry: str, key: Hashable, args: tuple) -> Callable:
+    """Family `name`'s entry point `entry` compiled for exactly the types of `args` (the
+    compiled module's function, else numba's compiled overload's own entry point), called
+    with no per-call look at the arguments' types: that look costs 1-3 us on a kernel of
+    seven arguments, most of a lone 3x3's call. For callers that pass the same types on
+    every call made with the same `key` (which must say every type that can vary: dtypes,
+    layout flags); found once per key, and again when kernels(name) changes."""
+    chosen = kernels(name)
+    found = _exact.get((name, entry, key))
+    if found is not None and found[0] is chosen:
+        return found[1]
+    if isinstance(chosen, _aot.Kernels):
+        f = chosen.compiled_for(entry, args)
+        if f is not None:
+            _exact[(name, entry, key)] = (chosen, f)
+            return f
+    dispatcher = getattr(jit(name), entry)
+    compiled = dispatcher.overloads.get(tuple(dispatcher.typeof_pyval(a) for a in args))
+    if compiled is None:  # not compiled (or loaded) yet: numba's dispatch, this time
+        return dispatcher
+    _exact[(name, entry, key)] = (chosen, compiled.entry_point)
+    return compiled.entry_point
+
+
+def layout(x: np.ndarray) -> int:
+    """x's layout flags as kernel types tell them apart (C / F, aligned, writeable): with
+    its dtype, what an `exact` key says of an input array."""
+    return _aot.layout_bits(x.flags.num)
 
 
 def use(name: str, chosen: Any) -> None:
