@@ -29,12 +29,12 @@ def default_tol(rows: int, work) -> float:
 def _tolerances(tol, max_sweeps, rows: int, work):
     """The kernels' Tol from the user's tol and max_sweeps, both validated."""
     if tol is None and type(max_sweeps) is int and max_sweeps == DEFAULT_MAX_SWEEPS:  # usual
-        return _default_tolerances(rows, np.dtype(work))
+        return _default_tolerances(rows, work)  # (a dtype or its type: both hash)
     return _checked_tolerances(tol, max_sweeps, rows, work)
 
 
 @functools.lru_cache(maxsize=256)
-def _default_tolerances(rows: int, work: np.dtype):
+def _default_tolerances(rows: int, work: np.dtype | type):
     return _checked_tolerances(None, DEFAULT_MAX_SWEEPS, rows, work)
 
 

@@ -219,9 +219,10 @@ def _lone_lanes(a: np.ndarray, full: bool, compute_uv: bool, tol, max_sweeps: in
     else:
         args = (a3, m < n, compute_uv, tol, u, s, vh, status)
         exact("jacobi", "svd_lanes", key, args)(*args)
-    _redo_more(a3, full, compute_uv, tol, u, s, vh, status)
-    if status[0]:
-        _raise_for(int(status[0]), (), max_sweeps)
+    if status[0]:  # (one int8: read directly, not through _redo_more's count)
+        _redo_more(a3, full, compute_uv, tol, u, s, vh, status)
+        if status[0]:
+            _raise_for(int(status[0]), (), max_sweeps)
     s = s[0]
     check_fits(s, out_dtype)
     if not compute_uv:
