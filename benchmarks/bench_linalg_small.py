@@ -95,6 +95,8 @@ def singles(repeats: int) -> None:
     for shape in ((3, 3), (60, 40)):
         a = rng.standard_normal(shape)
         rows = _single_rows(a, a.T @ a, rng.standard_normal(shape[0]))
+        for steps in rows.values():  # a first pass, not measured: a process's first few
+            interleaved(dict(enumerate(steps)), 1, 5_000)  # thousand calls run slower
         for op, (np_f, mg_f, t_f) in rows.items():
             res, spread = interleaved({"numpy": np_f, "minigrad": mg_f, "torch": t_f}, repeats,
                                       5_000)

@@ -43,12 +43,12 @@ def _kinds(args: tuple) -> tuple:
     arguments): arrays by dtype (byte order included), ndim, layout (C before F, as numba),
     aligned and writeable; scalars and tuples by their Python type. Anything else numba
     could take (numpy scalars, unaligned arrays) is simply not found: the JIT takes it."""
-    return tuple([(x.dtype, x.ndim, layout_bits(x.flags.num)) if type(x) is np.ndarray
+    return tuple([(x.dtype, x.ndim, _layout_bits(x.flags.num)) if type(x) is np.ndarray
                   else (type(x), *map(type, x)) if isinstance(x, tuple) else type(x)
                   for x in args])
 
 
-def layout_bits(num: int) -> int:
+def _layout_bits(num: int) -> int:
     num &= _C | _F | _ALIGNED | _WRITEABLE
     return num & ~_F if num & _C else num
 

@@ -119,7 +119,8 @@ def exact(name: str, entry: str, key: Hashable, args: tuple) -> Callable:
     with no per-call look at the arguments' types: that look costs 1-3 us on a kernel of
     seven arguments, most of a lone 3x3's call. For callers that pass the same types on
     every call made with the same `key` (which must say every type that can vary: dtypes,
-    layout flags); found once per key, and again when kernels(name) changes."""
+    layout flags, e.g. an input's dtype and its flags.num, a superset of the layout bits
+    numba types it by); found once per key, and again when kernels(name) changes."""
     chosen = kernels(name)
     found = _exact.get((name, entry, key))
     if found is not None and found[0] is chosen:
@@ -135,12 +136,6 @@ def exact(name: str, entry: str, key: Hashable, args: tuple) -> Callable:
         return dispatcher
     _exact[(name, entry, key)] = (chosen, compiled.entry_point)
     return compiled.entry_point
-
-
-def layout(x: np.ndarray) -> int:
-    """x's layout flags as kernel types tell them apart (C / F, aligned, writeable): with
-    its dtype, what an `exact` key says of an input array."""
-    return _aot.layout_bits(x.flags.num)
 
 
 def use(name: str, chosen: Any) -> None:
