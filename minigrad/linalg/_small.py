@@ -160,10 +160,10 @@ def _cofactors(cols: Tensor, n: int) -> Tensor:
 
 
 def fits(a: np.ndarray) -> bool:
-    """Whether a (*, n, n) is for these closed forms: n in SIZES, float32 or float64, and
-    not empty."""
+    """Whether a (*, n, n) is for these closed forms: n in SIZES, float32 or float64 in the
+    machine's byte order (the kernel reads its memory as that), and not empty."""
     n = a.shape[-1]
-    return n in SIZES and a.size > 0 and a.dtype.char in "fd"
+    return n in SIZES and a.size > 0 and a.dtype.char in "fd" and a.dtype.isnative
 
 
 # det always answers; inv and solve give None where LAPACK raises.

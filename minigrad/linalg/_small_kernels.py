@@ -23,11 +23,12 @@ DET, INV, SOLVE, COFACTOR = 0, 1, 2, 3  # what the kernel writes (its `mode`)
 
 # The expansion's terms are as large as prod_i |row_i|, so its rounding error is about
 # eps / h of det A, h = |det A| / prod_i |row_i| (Hadamard's ratio, 1 for orthogonal rows).
-# LAPACK's pivoted LU is accurate to about eps kappa (kappa = |A|_F |A^-1|_F): the closed
-# form is kept where 1 / h <= kappa (so within LAPACK's bound; then the inverse's and the
-# solve's errors are too, as |A^-1 e_j| |row_j| >= 1), and 1 / h <= _CAP, so that det A
-# itself, which that test divides out, is right to ~1e-8 in any case.
-_CAP2 = 1e16  # _CAP squared
+# LAPACK's pivoted LU is accurate to about eps kappa (kappa = |A|_F |A^-1|_F, and
+# |A^-1|_F = |C|_F / |det A|): the closed form is kept where 1 / h <= kappa, so within
+# LAPACK's bound (then the inverse's and the solve's errors are too, as
+# |A^-1 e_j| |row_j| >= 1), and where 1 / h <= 1e8, so that det A itself, which the first
+# test divides out, is right to ~1e-8 in any case (both tests squared: no root, no divide).
+_CAP2 = 1e16  # 1e8 squared
 # Row norms outside this range may have over- or underflowed in the test: LAPACK's.
 _TINY, _HUGE = 1e-280, 1e280
 

@@ -220,3 +220,14 @@ def test_values_and_gradients_match_torch() -> None:
                                        atol=1e-12)
             np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-11)
 
+
+
+def test_byte_swapped_input_is_read_as_its_values() -> None:
+    rng = np.random.default_rng(60)
+    a = _conditioned(rng, (5,), 3, 10.0)
+    b = rng.standard_normal((5, 3, 1))
+    swapped = a.astype(a.dtype.newbyteorder())
+    for fn, args in (("det", (a,)), ("inv", (a,)), ("solve", (a, b))):
+        want = getattr(mg.linalg, fn)(*map(mg.tensor, args)).numpy()
+        got = getattr(mg.linalg, fn)(mg.tensor(swapped), *map(mg.tensor, args[1:])).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
