@@ -5,6 +5,9 @@ Times are this thread's CPU time (time.thread_time): a descheduled process is no
 for the wait. Import this before numpy or torch: the BLAS pools are sized at their import
 (threadpoolctl, where installed, limits them afterwards too). A BLAS pool of two threads on
 this shared machine made the caller spin for a descheduled helper: 100x slower matmuls.
+BENCH_THREADS=default in the environment leaves every library its default thread count
+(the rows a user gets without setting any); times are then wall-clock (time.perf_counter),
+which counts the helper threads' work, and the machine's load with it.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+ONE_THREAD = os.environ.get("BENCH_THREADS", "1") != "default"
+ENVIRON = dict(os.environ)  # as given (a child process for another setting starts from it)
+if ONE_THREAD:
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 import minigrad as mg  # noqa: E402
@@ -25,24 +31,27 @@ import minigrad as mg  # noqa: E402
 try:  # numpy imported already (by the caller) has sized its pool: limit it now as well
     from threadpoolctl import threadpool_limits
 except ImportError:
-    pass
-else:
-    threadpool_limits(1)
+    threadpool_limits = None
 
 try:
     import torch
 except ImportError:
     torch = None
-else:
-    torch.set_num_threads(1)
-mg.set_num_threads(1)
+
+if ONE_THREAD:
+    if threadpool_limits is not None:
+        threadpool_limits(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+    mg.set_num_threads(1)
 
 
 def per_call_us(step: Callable[[], object], n: int) -> float:
-    t0 = time.thread_time()
+    clock = time.thread_time if ONE_THREAD else time.perf_counter
+    t0 = clock()
     for _ in range(n):
         step()
-    return (time.thread_time() - t0) / n * 1e6
+    return (clock() - t0) / n * 1e6
 
 
 def interleaved(steps: dict[str, Callable[[], object]], repeats: int,

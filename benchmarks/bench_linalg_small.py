@@ -1,38 +1,42 @@
 """Small matrices, minigrad against torch (and numpy) in one run, one thread each.
 
-    python benchmarks/bench_linalg_small.py [--quick]
+    python benchmarks/bench_linalg_small.py [--quick] [--part batched single]
+        [--batch 256 4096 100000] [--threads 1 default]
 
-(1) det, inv, solve of 256 2x2 / 3x3 / 4x4 matrices, and det forward + backward: target
-    (issue 29) minigrad <= torch. (2) One 3x3 (and one 60x40) matrix per call: svd,
-    svdvals, eigh, det, inv, solve; target minigrad <= 1.5x numpy. Medians of interleaved
-    repeats (benchmarks/_interleave.py); spread is the largest max/min of a row's repeats.
+(1) det, slogdet, inv, solve of batches of 2x2 / 3x3 / 4x4 matrices, forward and forward +
+    backward (of the sum of the outputs), float32 and float64: target (issue 29) minigrad
+    <= torch. (2) One 3x3 (and one 60x40) matrix per call: svd, svdvals, eigh, det, inv,
+    solve; target minigrad <= 1.5x numpy. Medians of interleaved repeats
+    (benchmarks/_interleave.py); spread is the largest max/min of a row's repeats. Each
+    --threads setting runs in its own process: "default" leaves every library its own
+    thread count and times wall-clock.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 
 # isort: off
-from _interleave import interleaved, mg, torch  # first: BLAS threads are set at numpy's import
-import numpy as np
+from _interleave import ENVIRON, ONE_THREAD, interleaved, mg, torch  # first: BLAS threads
+import numpy as np  # are set at numpy's import
 # isort: on
 
+OPS = ("det", "slogdet", "inv", "solve")
 
-def _det_grad(lib, x):
+
+def _batch_step(lib, op: str, a: np.ndarray, b: np.ndarray, grad: bool):
+    x, y = lib.tensor(a, requires_grad=grad), lib.tensor(b)
+    f = {"det": lambda: lib.linalg.det(x), "slogdet": lambda: lib.linalg.slogdet(x)[1],
+         "inv": lambda: lib.linalg.inv(x), "solve": lambda: lib.linalg.solve(x, y)}[op]
+    if not grad:
+        return f
+
     def step():
         x.grad = None
-        lib.linalg.det(x).sum().backward()
+        f().sum().backward()
     return step
-
-
-def _batch_step(lib, op: str, a: np.ndarray, b: np.ndarray):
-    x, y = lib.tensor(a), lib.tensor(b)
-    if op == "solve":
-        return lambda: lib.linalg.solve(x, y)
-    if op == "det+grad":
-        return _det_grad(lib, lib.tensor(a, requires_grad=True))
-    f = getattr(lib.linalg, op)
-    return lambda: f(x)
 
 
 def _single_rows(a: np.ndarray, sym: np.ndarray, rhs: np.ndarray) -> dict:
@@ -60,20 +64,28 @@ def _single_rows(a: np.ndarray, sym: np.ndarray, rhs: np.ndarray) -> dict:
     return rows
 
 
-def batches(repeats: int) -> None:
-    print("(1) 256 matrices per call: us; ratio = minigrad / torch (target <= 1)")
-    print(f"{'op':<10}{'n':>3}{'dtype':>9}{'mg':>8}{'torch':>8}{'ratio':>7}{'spread':>8}")
+def batches(repeats: int, sizes: list[int]) -> None:
+    threads = "one thread" if ONE_THREAD else \
+        f"default threads (torch {torch.get_num_threads()}, minigrad {mg.get_num_threads()})"
+    print(f"(1) batches, {threads}: us per call; ratio = minigrad / torch (target <= 1)")
+    print(f"{'op':<14}{'n':>2}{'batch':>7}{'dtype':>8}{'mg':>10}{'torch':>10}{'ratio':>7}"
+          f"{'spread':>7}")
     rng = np.random.default_rng(0)
     for n in (2, 3, 4):
-        for dtype in ("float32", "float64"):
-            a = rng.standard_normal((256, n, n)).astype(dtype)
-            b = rng.standard_normal((256, n, 1)).astype(dtype)
-            for op in ("det", "inv", "solve", "det+grad"):
-                steps = {lib.__name__: _batch_step(lib, op, a, b) for lib in (mg, torch)}
-                res, spread = interleaved(steps, repeats, 10_000)
-                ratio = res["minigrad"] / res["torch"]
-                print(f"{op:<10}{n:>3}{dtype:>9}{res['minigrad']:>8.1f}{res['torch']:>8.1f}"
-                      f"{ratio:>7.2f}{spread:>8.2f}{'  MISS' if ratio > 1 else ''}", flush=True)
+        for size in sizes:
+            for dtype in ("float32", "float64"):
+                a = rng.standard_normal((size, n, n)).astype(dtype)
+                b = rng.standard_normal((size, n, 1)).astype(dtype)
+                for op in OPS:
+                    for grad in (False, True):
+                        steps = {lib.__name__: _batch_step(lib, op, a, b, grad)
+                                 for lib in (mg, torch)}
+                        res, spread = interleaved(steps, repeats, 10_000)
+                        ratio = res["minigrad"] / res["torch"]
+                        name = op + ("+backward" if grad else "")
+                        print(f"{name:<14}{n:>2}{size:>7}{dtype:>8}{res['minigrad']:>10.1f}"
+                              f"{res['torch']:>10.1f}{ratio:>7.2f}{spread:>7.2f}"
+                              f"{'  MISS' if ratio > 1 else ''}", flush=True)
 
 
 def singles(repeats: int) -> None:
@@ -83,6 +95,8 @@ def singles(repeats: int) -> None:
     for shape in ((3, 3), (60, 40)):
         a = rng.standard_normal(shape)
         rows = _single_rows(a, a.T @ a, rng.standard_normal(shape[0]))
+        for steps in rows.values():  # a first pass, not measured: a process's first few
+            interleaved(dict(enumerate(steps)), 1, 5_000)  # thousand calls run slower
         for op, (np_f, mg_f, t_f) in rows.items():
             res, spread = interleaved({"numpy": np_f, "minigrad": mg_f, "torch": t_f}, repeats,
                                       5_000)
@@ -95,12 +109,27 @@ def singles(repeats: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
+    ap.add_argument("--part", nargs="+", choices=("batched", "single"),
+                    default=["batched", "single"])
+    ap.add_argument("--batch", nargs="+", type=int, default=[256, 4096, 100_000])
+    ap.add_argument("--threads", nargs="+", choices=("1", "default"), default=["1"])
     args = ap.parse_args()
     if torch is None:
         raise SystemExit("torch is not installed: no ratio to report")
+    if args.threads != ["1" if ONE_THREAD else "default"]:  # each setting in its process
+        argv, skip = [], False
+        for a in sys.argv[1:]:  # all but --threads and its values
+            skip = a == "--threads" or (skip and not a.startswith("--"))
+            argv += [] if skip else [a]
+        for t in args.threads:
+            subprocess.run([sys.executable, __file__, *argv, "--threads", t], check=True,
+                           env={**ENVIRON, "BENCH_THREADS": t})
+        return
     repeats = 3 if args.quick else 7
-    batches(repeats)
-    singles(repeats)
+    if "batched" in args.part:
+        batches(repeats, args.batch)
+    if "single" in args.part:
+        singles(repeats)
 
 
 if __name__ == "__main__":

@@ -239,6 +239,11 @@ class Kernels:
         """The kernels the module holds."""
         return set(self._table)
 
+    def compiled_for(self, name: str, args: tuple) -> Callable | None:
+        """The module's kernel `name` built for exactly these arguments' types, or None."""
+        by_kind = self._table.get(name)
+        return None if by_kind is None else by_kind.get(_kinds(args))
+
 
 def load(stem: str, sources: Sequence[str], fallback: Callable[[], object],
          where: str | None = None, checked: bool = True) -> Kernels | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,6 +110,34 @@ def kernels(name: str) -> Any:
     return chosen
 
 
+_exact: dict[tuple, tuple[Any, Callable]] = {}  # (family, entry, key) -> (chosen, function)
+
+
+def exact(name: str, entry: str, key: Hashable, args: tuple) -> Callable:
+    """Family `name`'s entry point `entry` compiled for exactly the types of `args` (the
+    compiled module's function, else numba's compiled overload's own entry point), called
+    with no per-call look at the arguments' types: that look costs 1-3 us on a kernel of
+    seven arguments, most of a lone 3x3's call. For callers that pass the same types on
+    every call made with the same `key` (which must say every type that can vary: dtypes,
+    layout flags, e.g. an input's dtype and its flags.num, a superset of the layout bits
+    numba types it by); found once per key, and again when kernels(name) changes."""
+    chosen = kernels(name)
+    found = _exact.get((name, entry, key))
+    if found is not None and found[0] is chosen:
+        return found[1]
+    if isinstance(chosen, _aot.Kernels):
+        f = chosen.compiled_for(entry, args)
+        if f is not None:
+            _exact[(name, entry, key)] = (chosen, f)
+            return f
+    dispatcher = getattr(jit(name), entry)
+    compiled = dispatcher.overloads.get(tuple(dispatcher.typeof_pyval(a) for a in args))
+    if compiled is None:  # not compiled (or loaded) yet: numba's dispatch, this time
+        return dispatcher
+    _exact[(name, entry, key)] = (chosen, compiled.entry_point)
+    return compiled.entry_point
+
+
 def use(name: str, chosen: Any) -> None:
     """Make `chosen` family `name`'s entry points from now on (None: chosen anew on next
     use). The warm-up and tests pick."""
@@ -144,8 +172,10 @@ def _eighs() -> list:
 
 
 def _small() -> list:
-    """The small-batch matmul and the fused SVD backward, once per dtype."""
+    """The small-batch matmul, the fused SVD backward and the closed forms of det, inv and
+    solve (each size), once per dtype."""
     import minigrad as mg
+    from minigrad.linalg import _small
     from minigrad.linalg._svd_backward import svd_vjp_square
     from minigrad.linalg._svd_forward import svd_forward
 
@@ -155,6 +185,9 @@ def _small() -> list:
         u, s, vh = svd_forward(a, True)
         assert u is not None and vh is not None  # compute_uv
         out += [((mg.tensor(a) @ mg.tensor(a)).numpy(),), (svd_vjp_square(u, s, vh, a, None, a),)]
+        for n in _small.SIZES:
+            b = rng.standard_normal((4, n, n)).astype(dtype)
+            out += [(_small.det(b), _small.inv(b), _small.solve(b, b), _small.cofactor(b))]
     return out
 
 
@@ -189,9 +222,12 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            ("svd_lanes3", "svd_lanes", "sweeps", "finish", "complete", "left_vectors",
             "renorm_sorted", "block_pairs"),
            tuple(_svd(*kind, dtype) for dtype in DTYPES for kind in _SVD_KINDS)),
-    Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel"),
-           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp") for d in DTYPES),
-           (("batched small matmul and SVD backward", _small),), checked=False),
+    Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel",
+                     "minigrad.linalg._small_kernels"),
+           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp", "closed")
+                 for d in DTYPES),
+           (("batched small matmul, SVD backward, det, inv and solve", _small),),
+           checked=False),
     Family("eigh", ("minigrad.linalg._eigh_jacobi",), ("eigh_range",), (("eigh", _eighs),)),
     # The special functions' entry points are Python wrappers (they flatten to float64
     # vectors) around their kernels: numba's cache only.

@@ -8,7 +8,7 @@ from typing import Literal, overload
 
 import numpy as np
 
-from minigrad._kernel_registry import kernels
+from minigrad._kernel_registry import exact, kernels
 
 from . import _threads
 from ._jacobi_contract import NOT_FINITE
@@ -88,9 +88,11 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
     # The kernels release the GIL: the SVD's worker threads run batch ranges, never numba's
     # threading layer (whose OpenMP backend kills a forked child that launches a kernel).
     threads = _threads.num_threads() if nb * n ** 3 >= _THREADS_WORK else 1
-    if threads == 1:  # one range, on this thread (no linspace, no hand-out: a small call's)
-        jac.eigh_range(a3, 0, nb, bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v,
-                       status)
+    if threads == 1:  # one range, on this thread (no linspace, no hand-out, and no look at
+        # the argument types, the same on every call with a3's flags (a3 is float64): a
+        # small call's)
+        args = (a3, 0, nb, bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v, status)
+        exact("eigh", "eigh_range", a3.flags.num, args)(*args)
     else:
         cuts = np.linspace(0, nb, min(nb, threads * _CHUNKS_PER_THREAD) + 1).astype(int)
         _threads.run(jac.eigh_range, [(a3, int(lo), int(hi), bool(lower), bool(compute_v),

@@ -13,7 +13,7 @@ from typing import Literal, NamedTuple, overload
 
 import numpy as np
 
-from minigrad._kernel_registry import jit_if_loaded, kernels
+from minigrad._kernel_registry import exact, jit_if_loaded, kernels
 from minigrad.linalg import _threads
 from minigrad.linalg._jacobi_contract import (
     _LANES,
@@ -211,13 +211,18 @@ def _lone_lanes(a: np.ndarray, full: bool, compute_uv: bool, tol, max_sweeps: in
     a3 = np.ascontiguousarray(a.reshape((1, m, n)),
                               dtype=_WORK_DTYPE[out_dtype] if lanes3 else np.float64)
     u, s, vh, status = _outputs(1, m, n, full, compute_uv, a3.dtype)
+    # the same argument types on every call of a key: straight to the compiled kernel
+    key = (a3.dtype, a3.flags.num)
     if lanes3:
-        _kernels().svd_lanes3(a3, compute_uv, tol, u, s, vh, status)
+        args: tuple = (a3, compute_uv, tol, u, s, vh, status)
+        exact("jacobi", "svd_lanes3", key, args)(*args)
     else:
-        _kernels().svd_lanes(a3, m < n, compute_uv, tol, u, s, vh, status)
-    _redo_more(a3, full, compute_uv, tol, u, s, vh, status)
-    if status[0]:
-        _raise_for(int(status[0]), (), max_sweeps)
+        args = (a3, m < n, compute_uv, tol, u, s, vh, status)
+        exact("jacobi", "svd_lanes", key, args)(*args)
+    if status[0]:  # (one int8: read directly, not through _redo_more's count)
+        _redo_more(a3, full, compute_uv, tol, u, s, vh, status)
+        if status[0]:
+            _raise_for(int(status[0]), (), max_sweeps)
     s = s[0]
     check_fits(s, out_dtype)
     if not compute_uv:

@@ -82,7 +82,9 @@ def det(A: Tensor) -> Tensor:
     check_matrix(A, "linalg.det", square=True)
     recorded = A.requires_grad and is_grad_enabled()
     # 2x2 to 4x4: closed forms, whose gradient is exact anywhere (and so needs no test)
-    if _small.fits(A._array, 1 if recorded else 32):
+    if _small.fits(A._array):
+        if not recorded:
+            return make_tensor(_small.batched(_small.det, A._array))
         return _SmallDet.apply(A)
     if not recorded:
         return make_tensor(np.asarray(_lapack_det(A._array)))
@@ -179,7 +181,9 @@ class _Slogdet(Function):
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> tuple:
-        sign, logabs = np.linalg.slogdet(A._array)
+        a = A._array
+        sign, logabs = _small.batched(_small.slogdet, a) if _small.fits(a) \
+            else np.linalg.slogdet(a)
         sign, logabs = np.asarray(sign), np.asarray(logabs)
         ctx.save_for_backward(A)
         ctx.singular = np.isneginf(logabs)

@@ -65,11 +65,12 @@ def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     """
     A = check_matrix(A, "linalg.eigh", square=True)
     lower = _lower(UPLO)
-    policy = _ties.resolve(ties)
+    policy = None if ties is None else _ties.resolve(ties)  # (the one in force: below)
     if not (A.requires_grad and is_grad_enabled()):  # nothing to record: no node, no tie test
         w, v = unrecorded(eigh_forward, A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
         return EighResult(make_tensor(w), make_tensor(v))
-    return EighResult(*_Eigh.apply(A, lower, tol, max_sweeps, policy))
+    return EighResult(*_Eigh.apply(A, lower, tol, max_sweeps,
+                                   _ties.resolve(None) if policy is None else policy))
 
 
 @half_as_float

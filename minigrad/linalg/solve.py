@@ -1,5 +1,7 @@
 """inv, solve, solve_triangular and cholesky (torch.linalg names): LAPACK through numpy
-forward, backwards written with these same functions, so that every order works.
+forward (inv and solve of 2x2 to 4x4: closed forms, linalg/_small.py, LAPACK where those
+may lose accuracy), backwards written with these same functions, so that every order
+works.
 
 Singular (or, for cholesky, non-positive-definite) input raises torch's LinAlgError naming
 the batch element and the pivot, never an inf or NaN result.

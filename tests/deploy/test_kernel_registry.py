@@ -70,3 +70,27 @@ def test_every_entry_point_is_reachable_and_warmed():
                 assert kernel.signatures, (name, entry)
     with pytest.raises(AttributeError):
         registry.jit("small").no_such_kernel  # noqa: B018
+
+
+def test_exact_takes_the_compiled_modules_function_for_those_types(monkeypatch):
+    """kernel_registry.exact: a compiled module's function for exactly the arguments'
+    types when the module has one, else numba's compiled overload; looked up once per key,
+    and anew when the family's choice changes."""
+    import numpy as np
+
+    from minigrad import _aot
+
+    monkeypatch.setattr(registry, "_exact", {})
+    args = (np.zeros((1, 3, 3)), 0)
+
+    def built(*a):
+        pass
+
+    module = _aot.Kernels({"k": {_aot._kinds(args): built}}, lambda: None)
+    monkeypatch.setitem(registry._chosen, "jacobi", module)
+    assert registry.exact("jacobi", "k", "key", args) is built
+    module._table.clear()  # found once per key: not looked up again
+    assert registry.exact("jacobi", "k", "key", args) is built
+    other = _aot.Kernels({"k": {_aot._kinds(args): print}}, lambda: None)
+    monkeypatch.setitem(registry._chosen, "jacobi", other)
+    assert registry.exact("jacobi", "k", "key", args) is print

@@ -108,7 +108,8 @@ def test_lone_tiny_errors_are_the_batch_paths():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_one_matrix_det_is_numpys(dtype):
-    a = np.random.default_rng(4).standard_normal((4, 4)).astype(dtype)
+    # (5x5: 2x2 to 4x4 take the closed forms, tests/linalg/test_small_closed_forms.py)
+    a = np.random.default_rng(4).standard_normal((5, 5)).astype(dtype)
     d = L.det(mg.tensor(a))
     assert d.shape == () and d.dtype == dtype
     np.testing.assert_array_equal(d.numpy(), np.linalg.det(a))
@@ -136,3 +137,37 @@ def test_one_matrix_gradients(fn):
     A = mg.tensor(np.array([[2.0, 0.3, -0.5], [0.1, 1.0, 0.4], [0.7, -0.2, 3.0]]),
                   requires_grad=True)
     assert gradcheck(fn, [A])
+
+
+class _Spy:
+    """A family's entry points, each look-up counted (the per-call type look is there)."""
+
+    def __init__(self, inner):
+        self.inner, self.looked = inner, []
+
+    def __getattr__(self, name):
+        self.looked.append(name)
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("op", ["svd", "svdvals", "eigh"])
+def test_lone_tiny_calls_go_straight_to_the_compiled_kernel(op, monkeypatch):
+    """After the first call, a lone 3x3 calls its kernel's compiled function for those
+    argument types directly (kernel_registry.exact): no look-up through the family, no look
+    at the types; a new choice of kernels for the family is followed."""
+    from minigrad import _kernel_registry as registry
+
+    family = "eigh" if op == "eigh" else "jacobi"
+    a = np.random.default_rng(7).standard_normal((3, 3))
+    run = {"svd": lambda x: L.svd(x, full_matrices=False), "svdvals": L.svdvals,
+           "eigh": lambda x: L.eigh(x @ x.mT)}[op]
+    want = run(mg.tensor(a))
+    spy = _Spy(registry.kernels(family))
+    monkeypatch.setitem(registry._chosen, family, spy)
+    for _ in range(3):
+        got = run(mg.tensor(a))
+    for g, w in zip(*(x if isinstance(x, tuple) else (x,) for x in (got, want))):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    assert spy.looked == []
+    entry = next(f for (n, _, _), (_, f) in registry._exact.items() if n == family)
+    assert not hasattr(entry, "overloads")  # numba's compiled function, not its dispatcher
