@@ -137,6 +137,23 @@ class Context(Node):
                              for t in self._saved])
         self._saves_outputs = True
 
+    def input_like(self, i: int, values: np.ndarray) -> Tensor:
+        """A tensor of ``values`` whose gradient goes where this call sends input i's: the
+        input rebuilt from what the backward has (an SVD's from its factors) instead of kept
+        alive from the forward. Its values are the caller's to vouch for."""
+        from .function import make_tensor  # function imports this module
+
+        t = make_tensor(values)
+        edge = self._next_edges[i] if i < len(self._next_edges) else None
+        if edge is not None:
+            node = edge[0]
+            t.requires_grad = True
+            if node._fn is None:  # a leaf's sink: the tensor stands in for the leaf
+                t._accumulator = node
+            else:
+                t.grad_fn, t._output_nr = node, edge[1]
+        return t
+
     def free(self) -> None:
         """Drop the saved tensors. The engine calls it once this ctx's node has run in a
         backward without ``retain_graph``; ``saved_tensors`` raises from then on."""

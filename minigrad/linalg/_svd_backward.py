@@ -30,6 +30,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..functions import where
 from ..tensor import Tensor
 from . import _kinks
+from ._svd_gauge import BondTap, bond_backward, bond_inherited
 from ._svd_parts import (
     C_NOISE,
     Factors,
@@ -49,7 +50,13 @@ from ._svd_parts import (
     tie_level,
 )
 from ._tie_errors import check_kinks, check_s_only, check_solo_ties
-from ._tie_limits import PolePass, exact_terms, product_limits
+from ._tie_limits import (
+    PolePass,
+    bond_fit,
+    confirmed,
+    exact_terms,
+    product_limits,
+)
 from ._tie_sources import (
     Downstream,
     Earlier,
@@ -162,6 +169,8 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
         return _plain_fast(num, f, S, gS, Vhk)
     P, later = _poles(num, f, S, (gU, gS, gVh), gUe, gVe, policy, down, kept_only, has_inv,
                       scale_noise, eps)
+    if isinstance(P, Tensor):  # the bond's whole gradient
+        return P
     plus = P.plus
     assert plus is not None  # U or V has a cotangent here ("values" has returned)
     X = plus * 0.5 if P.minus is None else (plus + P.minus) * 0.5
@@ -179,7 +188,8 @@ def svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor
 
 def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | None,
            gVe: Tensor | None, policy: TiePolicy, down: Downstream | None, kept_only: bool,
-           has_inv: bool, scale_noise: float, eps: float) -> tuple[Terms, Earlier | None]:
+           has_inv: bool, scale_noise: float, eps: float) -> tuple[Terms | Tensor,
+                                                                  Earlier | None]:
     """The pole terms X, R S^-1, Q S^-1 when some are at or near a pole, by the policy:
     "lorentzian" broadens every pole; "zero" (and a look downstream's own backward, where
     other ties count as 0) takes 0 at ties; "exact" checks that the loss has a gradient,
@@ -208,9 +218,19 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     # Inside another tie limit's look downstream only that limit is exact: ties met
     # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
     # and what bounds the cost; see the module docstring).
+    differentiated = result_is_differentiated()
+    # A loss unchanged by a rotation of the bond it reads, whose result will be
+    # differentiated or which is met again through such a backward: the whole gradient
+    # without poles, so that the next pass sees the bond's form too (``_svd_gauge``).
+    fit = None
+    if (policy.kind == "exact" and not inside_look and earlier is None and down is not None
+            and f.complement and f.U.shape[-1] == f.Vh.shape[-2] == f.k
+            and (differentiated or bond_inherited(down))):
+        fit = bond_fit(num, S, gS, poles, noise, scale_noise, bond_inherited(down))
+        if fit is not None and not fit.missing.any():
+            return _bond(down, f, S, grads, fit.r), None
     if earlier is not None and policy.kind == "exact":
         poles.through_recorded(earlier.absent, num, noise)
-    differentiated = result_is_differentiated()
     decided = None
     if policy.kind in ("exact", "local") and not inside_look and earlier is None:
         decided = product_limits(num, S, gS, poles, noise, scale_noise)
@@ -224,10 +244,21 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
         formula = partial(svd_backward, kept_only=True) if kept_only else svd_backward
         P = exact_terms(PolePass(num, poles, S, minus_s, plus_s, gS, gUe, gVe, f,
                                  scale_noise, eps, down, earlier, formula, differentiated))
+        if fit is not None and confirmed(fit, P.plus, S, noise):
+            assert down is not None  # a fit needs it
+            return _bond(down, f, S, grads, fit.r), None  # the look confirmed the bond
     if decided is not None:
         assert P.plus is not None  # product_limits decides only where J and K exist
         P = P._replace(plus=P.plus + where(make_tensor(decided[0]), decided[1], 0.0))
     return P, remember_dropped(down, poles, policy, grads)
+
+
+def _bond(down: Downstream, f: Factors, S: Tensor, grads: tuple, r: int) -> Tensor:
+    """The whole gradient by ``_svd_gauge``, marked for a later pass when it will be
+    differentiated."""
+    A = down.ctx.input_like(0, (f.U._array * S._array[..., None, :]) @ f.Vh._array)
+    gA = bond_backward(A, f.U, S, f.Vh, grads[0], grads[2], r)
+    return BondTap.apply(gA, down.ctx) if result_is_differentiated() else gA
 
 
 def _at_kinks(s: np.ndarray, gS: Tensor, policy: TiePolicy, eps: float) -> Tensor:

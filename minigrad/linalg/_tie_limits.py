@@ -48,26 +48,40 @@ never reads (a slice drops it) takes nu / x off the tie and 0 at it; and where t
 cotangents show a loss reading the factors through a bond it may rotate (A = U sqrt(S),
 B = sqrt(S) Vh read apart, as tensor networks do; U S V^T is a special case), i.e.
 s_i Z_ij = s_j Z_ji and 2 s_i gS_i = Z_ii with Z = J + K to rounding, the + pole term is
-(Z_ij / s_j + Z_ji / s_i) / 2 near a tie and at an uncoupled one.
+(Z_ij / s_j + Z_ji / s_i) / 2 near a tie and at an uncoupled one. When such a node's
+result will be differentiated again, it takes its whole gradient from ``_svd_gauge``
+instead (``bond_fit``): no poles at all, and written in the bond's own variables, so the
+next pass meets cotangents of the bond's form exactly and decides every read tie the same
+way, coupled or unwitnessed too (``inherited``). The rule above alone would not carry over:
+through the plain formula, which reads U and V off their manifold, a second pass's J and K
+are not of that form (their symmetric parts are not the loss's; the rule's value from them
+fails the four losses of test_second_order_at_a_kept_tie_of_a_truncation). A tie the bond
+cannot vouch for (coupled, or read only at rounding) looks as any other, and where the
+look's limits equal the bond's value on a node other triplets witness, the node takes the
+bond's backward all the same (``confirmed``), so its next pass needs no look either.
 
 Cost, as a function of the graph. Off every pole: the plain formula, O(k^3) per node.
-Poles decided by the two rules above: O(k^2) more per node, no walk; but a node near a
-pole asks the engine to record the walk (decided in the forward, before the backward knows
-no look will run), which keeps the forward graph until the walk ends and records the
-backward: peak memory up to 2x the plain walk's (TRG energy, bond 16, 20 steps: 682 and
-718 MB against 361 MB at T = 1.8 and 2.5, CPU time 1.5x and 1.3x). Every other pole: one
-look per node, a Hessian-vector product through the recorded graph downstream of it,
-O(size of that graph) in time and memory; a chain of n such nodes costs O(n^2) graph
-sizes in time, never more (a look takes the ties it meets as 0 and holds the limits taken
-before it, so looks never nest). A second pass (second derivatives) through a truncation
-takes every near-pole entry as the plain quotient and uncoupled kept ties as 0
-(``Poles.through_recorded``); its coupled kept ties still look, each walking the recorded
-first pass downstream of it. Those are the open cost: TRG's specific heat at bond 16, 20
-steps takes 2.5x the time and 3.1x the memory of "zero" at T = 2.5 but 28-36x and 11.5x at
-T = 1.8, where the top pair is tied at every step; CTMRG's (chi 24, 60 iterations) 6.9x
-and 3.2x the time at T = 1.8 and 2.5, under 2.1x the memory. A zero at those ties would
-be wrong in general (tests/linalg/test_svd_ties.py: second order at a kept tie of a
-truncation, 3-30% off).
+Poles decided by the rules above: O(k^2) more per node, no walk (the bond's backward:
+O(m n^2) with its truncated coupling, the plain formula's order); but a node near a pole
+asks the engine to record the walk (decided in the forward, before the backward knows no
+look will run), which keeps the forward graph until the walk ends and records the
+backward: peak memory up to 2x the plain walk's. Every other pole: one look per node, a
+Hessian-vector product through the recorded graph downstream of it, O(size of that graph)
+in time and memory; a chain of n such nodes costs O(n^2) graph sizes in time, never more
+(a look takes the ties it meets as 0 and holds the limits taken before it, so looks never
+nest). A second pass (second derivatives) through a truncation that did not take the
+bond's backward takes every near-pole entry as the plain quotient and uncoupled kept ties
+as 0 (``Poles.through_recorded``); its coupled kept ties still look, each walking the
+recorded first pass downstream of it. Measured (benchmarks/bench_tensor_networks.py, one
+thread, CPU time and peak memory over "zero"'s): TRG's energy at bond 16, 20 steps 1.5x
+and 2.0x; its specific heat 1.5-1.6x and 1.9x at T = 1.8 and 2.5, where the second pass
+had taken 20 looks (28-36x and 11.5x); the first pass still takes 2 (a 4-fold tie read
+at rounding level, which first-order data cannot tell from the matrix function of
+test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
+(chi 24, 60 iterations) stays 3-7x the time: its projector reads U alone, a function of
+the kept subspace that the bond's test does not cover, and whose cotangents show that
+invariance only to 1e-6..1e-1 (rounding amplified by near-ties at later cuts), so no
+first-order test can take it.
 """
 
 from __future__ import annotations
@@ -250,11 +264,66 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
     return None if got is None or not got[0].any() else got
 
 
+class BondFit(NamedTuple):
+    """A loss reading the top ``r`` triplets through a bond, as first-order data show it:
+    ``missing`` the near and tied + pole entries they cannot vouch for (unwitnessed or
+    coupled ties), ``values`` the bond's value of every + pole term."""
+
+    r: int
+    missing: np.ndarray
+    values: Tensor
+    witnessed: bool  # every batch element has a read triplet showing the bond (Z_ii != 0)
+
+
+def bond_fit(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles, noise: np.ndarray,
+             scale_noise: float, inherited: bool) -> BondFit | None:
+    """Whether the cotangents are those of a loss reading the top r triplets through a bond
+    (``product_limits``' test on every pair they read, the others exactly absent), so that
+    ``_svd_gauge`` gives the whole gradient without poles once nothing is ``missing``. A tie
+    among the read triplets must pass as in ``product_limits`` (witnessed and uncoupled)
+    unless ``inherited``: this walk differentiates this node's own bond backward, whose
+    cotangents have the bond's form by construction at every tie. The ones that do not
+    pass are ``missing``, for a look to confirm."""
+    if num.J is None or num.K is None:
+        return None
+    k = S.shape[-1]
+    absent = poles.absent.reshape(-1, k)
+    if not (absent == absent[:1]).all():
+        return None
+    r = int(k - absent[0].sum())
+    if r == 0 or absent[0, :r].any() or (S._array[..., r - 1:r] <= poles.tie_level).any():
+        return None
+    got = _bond_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
+                      scale_noise, inherited=inherited)
+    if got is None:
+        return None
+    read = ~poles.absent
+    near = (poles.tie_p | poles.weak_p) & read[..., :, None] & read[..., None, :]
+    diag_z = np.abs(np.diagonal(num.J._array, 0, -2, -1) + np.diagonal(num.K._array, 0, -2, -1))
+    witnessed = bool(((diag_z > 2 * noise[..., None]) & read).any(axis=-1).all())
+    return BondFit(r, near & ~got[0], got[1], witnessed)  # s_i + s_j poles: read, apart
+
+
+def confirmed(fit: BondFit, plus: Tensor | None, S: Tensor, noise: np.ndarray) -> bool:
+    """Whether a look's limits at the entries the bond could not vouch for equal the bond's
+    value there, to rounding (numerator units), on a node where other triplets witness the
+    bond: then the loss reads the node through the bond at those ties too, as far as their
+    values show. (A loss silent there at first order, the rest state of an elastic energy,
+    witnesses nothing and keeps the look's limits.)"""
+    if plus is None or not fit.witnessed:
+        return False
+    s = S._array
+    at = np.maximum(s[..., :, None], s[..., None, :])
+    diff = np.abs(plus._array - fit.values._array) * at
+    return not (np.where(fit.missing, diff, 0.0) > 2 * noise[..., None, None]).any()
+
+
 def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.ndarray,
                 tie: np.ndarray, weak: np.ndarray, noise: np.ndarray,
-                scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
+                scale_noise: float, inherited: bool = False) -> tuple[np.ndarray, Tensor] | None:
     """``product_limits``' test and values on the triplets ``reads``; None where the test
-    fails. The mask leaves out coupled tied pairs."""
+    fails. The mask leaves out coupled or unwitnessed tied pairs unless ``inherited``
+    (their form is then the recorded bond backward's, by construction)."""
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
     # The identities are tested on every pair the rule may take, small singular values too:
@@ -283,8 +352,8 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     # Near a tie too: the value is the quotient's without its cancellation, and its
     # derivatives the term's where the form holds around here (see the docstring); a zero
     # seed (all cotangents 0) shows no form at all.
-    take = pair & witness[..., :, None] & witness[..., None, :] & (
-        weak | (tie & (coupled <= noise[..., None, None])))
+    take = pair & (inherited | (witness[..., :, None] & witness[..., None, :] & (
+        weak | (tie & (coupled <= noise[..., None, None])))))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
     return take, (Zq + Zq.mT) * 0.5
