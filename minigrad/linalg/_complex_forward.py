@@ -13,10 +13,11 @@ What the Tensor layer needs to know:
   U (of V for eigh) is real (to rounding: its imaginary part is ~eps of it) and positive,
   Vh's row j turned with u_j; complement columns of a full U and rows of a full Vh on
   their own. Within a tie the basis is whatever the sweeps left, as for real input.
-- Speed: the kernels are the real general ones compiled for complex128; the real
-  fast paths are not there (yet) for complex: no lanes for batches of tiny matrices, and
-  one large matrix has no eigenvector start and no threads inside its sweeps (batches
-  are split over threads as real ones). benchmarks/bench_svd_complex.py measures them.
+- Speed: the kernels are the real general ones compiled for complex128, and one large
+  matrix starts from its Gram's eigenvectors as a real one does (_from_gram); not (yet)
+  for complex: the lanes for batches of tiny matrices, the QR-first path for a tall
+  matrix, V recovered by BLAS instead of accumulated, threads inside one matrix's sweeps
+  (batches are split over threads as real ones). benchmarks/bench_svd_complex.py.
 - The kernels compile on the first complex call (a notice says so) unless
   `python -m minigrad.warmup` has cached them; they are not in the compiled modules.
 - Accuracy: complex64 to float32's tolerances, complex128 to float64's (the kernels run
@@ -28,12 +29,16 @@ What the Tensor layer needs to know:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from minigrad.linalg._eigh_forward import DEFAULT_MAX_SWEEPS as EIGH_MAX_SWEEPS
 from minigrad.linalg._eigh_forward import _eigh
-from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS
-from minigrad.linalg._svd_forward import _forward
+from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS, check_fits
+from minigrad.linalg._svd_forward import _BIG, _forward, _real
+from minigrad.linalg._svd_gram import _gram_start
+from minigrad.linalg._svd_single import _fix_signs
 
 # The dtype whose precision (eps, tiny) the kernels' tolerances follow.
 _PRECISION = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
@@ -69,7 +74,42 @@ def complex_svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: b
     True
     """
     a = _as_complex(a, "svd")
+    if a.ndim == 2 and min(a.shape) >= _BIG:
+        done = _from_gram(a, full_matrices, compute_uv, tol, max_sweeps)
+        if done is not None:
+            return done
     return _forward(a, a.dtype, full_matrices, compute_uv, tol, max_sweeps, None)
+
+
+def _from_gram(a: np.ndarray, full: bool, compute_uv: bool, tol: float | None,
+               max_sweeps: int) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None] | None:
+    """One large matrix as the real lone path starts it: the sweeps on x V0, V0 the
+    eigenvectors of x^H x (_gram_start: two or three sweeps instead of 8-13), x = A or,
+    wide, A^H; then Vh = Vh_b V0^H. None where the start's gates refuse (ill-conditioned
+    or graded input keeps the sweeps on A itself, and their relative accuracy) or a is
+    not finite (the batch path says so)."""
+    m, n = a.shape
+    trans = m < n
+    x = a.conj().T if trans else a
+    amax = float(np.abs(x).max())
+    if not (math.isfinite(amax) and amax > 0):
+        return None
+    e = math.frexp(amax)[1]
+    start = _gram_start(x, e)
+    if start is None:
+        return None
+    v0, b = start
+    u, s, vh = _forward(b, a.dtype, full, compute_uv, tol, max_sweeps, None)
+    s = np.ldexp(s, e)
+    check_fits(s, _real(a.dtype))
+    if not compute_uv:
+        return None, s, None
+    assert u is not None and vh is not None
+    vh = (vh @ v0.conj().T).astype(a.dtype, copy=False)  # x = U S Vh_b V0^H
+    if trans:  # A = x^H = Vh^H S U^H
+        u, vh = np.ascontiguousarray(vh.conj().T), np.ascontiguousarray(u.conj().T)
+        _fix_signs(u, vh, min(m, n))  # U's phases are now Vh's: fixed again on U
+    return u, s, vh
 
 
 def hermitian_eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,

@@ -122,6 +122,28 @@ def test_one_rotation_orthogonalises_two_columns(dtype):
         check_svd(a.T.copy(), False, max_sweeps=2)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(60, 60), (90, 50), (50, 90)])
+def test_one_large_graded_matrix_keeps_relative_accuracy(dtype, shape):
+    """A lone large matrix (the Gram start, where its gates allow) with graded columns (or
+    rows): every singular value, the tiny ones included, agrees with the batch path's (the
+    sweeps on A itself, as a batch of one) to relative accuracy ~ n eps cond(B)."""
+    rng = np.random.default_rng(16)
+    k = min(shape)
+    grading = np.logspace(0, -12, k)
+    b = crandn(rng, shape)
+    a = (b[:, :k] * grading if shape[0] >= shape[1] else b[:k] * grading[:, None])
+    a = np.concatenate([a, b[:, k:]], axis=1) if shape[1] > k else a
+    a = np.concatenate([a, b[k:]], axis=0) if shape[0] > k else a
+    a = a.astype(dtype)
+    s_one = check_svd(a, False)[1].astype(np.float64)
+    s_batch = complex_svd_forward(a[None])[1][0].astype(np.float64)
+    unit = b[:, :k] / np.linalg.norm(b[:, :k], axis=0) if shape[0] >= shape[1] else \
+        b[:k] / np.linalg.norm(b[:k], axis=1)[:, None]  # B of A = B D (or D B)
+    bound = C_SVD * max(shape) * eps(dtype) * np.linalg.cond(unit)
+    assert np.max(np.abs(s_one - s_batch) / s_batch) <= bound
+
+
 def mp_singular_values(a: np.ndarray) -> np.ndarray:
     """a's singular values to 50 digits (mpmath), descending."""
     with mpmath.workdps(50):
@@ -177,6 +199,10 @@ def test_errors_and_empty_inputs():
         complex_svd_forward(a)
     with pytest.raises(LinAlgError, match="did not converge in 1 sweeps"):
         complex_svd_forward(crandn(np.random.default_rng(4), (9, 9)), max_sweeps=1)
+    big = crandn(np.random.default_rng(4), (60, 50))
+    big[3, 4] = complex(np.nan, 0.0)  # one large matrix: the Gram start refuses it first
+    with pytest.raises(LinAlgError, match="not finite"):
+        complex_svd_forward(big)
     with pytest.raises(TypeError, match="complex"):
         complex_svd_forward(np.eye(3))
     with pytest.raises(ValueError, match="at least 2 dimensions"):
