@@ -23,7 +23,8 @@ import numpy as np
 from minigrad import _aot
 from minigrad._kernel_registry import FAMILIES, Family, compiled, jit, use
 
-TOTAL = sum(len(f.runs) for f in FAMILIES.values()) + 1  # and the ahead-of-time build
+_BUILD = sum(len(f.runs) for f in FAMILIES.values()) + 1  # the ahead-of-time build's step
+TOTAL = _BUILD + sum(len(f.jit_only) for f in FAMILIES.values())  # then the jit_only runs
 _CHILD = next(f.name for f in FAMILIES.values() if f.aot)  # built in a second process
 
 
@@ -37,14 +38,14 @@ def _done(t: float, what: str = "") -> None:
     print(f" {what} ({took})" if what else f" {took}", file=sys.stderr, flush=True)
 
 
-def warm(family: Family, first: int = 0) -> list:
-    """The family's warm-up runs, their results in order; a progress line each, numbered
-    from first + 1, when first > 0."""
+def warm(family: Family, first: int | None = None, jit_only: bool = False) -> list:
+    """The family's warm-up runs (its jit_only ones if asked), their results in order; a
+    progress line each, numbered from first + 1, unless first is None."""
     out = []
-    for i, (label, run) in enumerate(family.runs):
-        t = _step(first + i + 1, label) if first else 0.0
+    for i, (label, run) in enumerate(family.jit_only if jit_only else family.runs):
+        t = _step(first + i + 1, label) if first is not None else 0.0
         out += run()
-        if first:
+        if first is not None:
             _done(t)
     return out
 
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     from minigrad.linalg import _svd_forward
     from minigrad.ops import _matmul_kernels
 
-    _svd_forward._noticed.update(("float32", "float64"))  # the progress lines say it already
+    _svd_forward._noticed.update(("float32", "float64", "complex64", "complex128"))  # said
     _matmul_kernels.notice_compiles = False
     # The JIT kernels, even where compiled modules exist: their signatures are what the
     # modules are built from.
@@ -154,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             child = _child_build()
             mine = results.pop(_CHILD)
             child_said = _build({_CHILD: mine}) if child is None else ""
-    t = _step(TOTAL, "the same kernels compiled ahead of time")
+    t = _step(_BUILD, "the same kernels compiled ahead of time")
     if why_not is not None:  # the one notice: everything works without the modules
         _done(t, f"not built ({why_not}); numba's cached JIT serves every kernel")
     else:
@@ -164,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
             child_said = out[-1] if child.returncode == 0 else \
                 f"{_CHILD} skipped (its build process failed: {out[-1]}); numba's JIT serves"
         _done(t, ", ".join(s for s in (child_said, done) if s))
+    n = _BUILD
+    for family in FAMILIES.values():  # after the build: numba's cache only
+        warm(family, first=n, jit_only=True)
+        n += len(family.jit_only)
     from minigrad import _numba_cache
 
     kept = "compiled, but not cached (nowhere writable: set NUMBA_CACHE_DIR)" \

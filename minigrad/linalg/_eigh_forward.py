@@ -68,36 +68,46 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
     array([1., 3.])
     """
     a = np.asarray(a)
+    return _eigh(a, _WORK_DTYPE[a.dtype], lower, compute_v, tol, max_sweeps)
+
+
+def _eigh(a: np.ndarray, work, lower: bool, compute_v: bool, tol: float | None,
+          max_sweeps: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """eigh_forward of a, real or (_complex_forward.hermitian_eigh_forward) complex, to
+    the precision of work (float32 or float64)."""
     *lead, n = a.shape[:-1]
     batch = tuple(lead)
     out_dtype = a.dtype
-    work = _WORK_DTYPE[out_dtype]
+    cplx = out_dtype.kind == "c"
+    w_dtype = work if cplx else out_dtype
     if max_sweeps < 1:
         raise ValueError(f"max_sweeps must be at least 1, got {max_sweeps}")
     if n == 0 or 0 in batch:
-        w = np.zeros(batch + (n,), out_dtype)
+        w = np.zeros(batch + (n,), w_dtype)
         return w, (np.zeros(batch + (n, n), out_dtype) if compute_v else None)
-    # The kernels work in float64 whatever the input: one compiled specialisation, not two.
-    a3 = np.ascontiguousarray(a.reshape((-1, n, n)), dtype=np.float64)
+    # The kernels work in float64 (complex128) whatever the input: one compiled
+    # specialisation, not two.
+    a3 = np.ascontiguousarray(a.reshape((-1, n, n)), dtype=np.complex128 if cplx else np.float64)
     nb = a3.shape[0]
     tol_ = math.sqrt(n) * _EPS[work] if tol is None else float(tol)
     w = np.empty((nb, n))
-    v = np.empty((nb, n, n) if compute_v else (nb, 0, 0))
+    v = np.empty((nb, n, n) if compute_v else (nb, 0, 0), a3.dtype)
     status = np.empty(nb, np.int8)
     jac = _kernels()
+    entry = "eigh_range_hermitian" if cplx else "eigh_range"
     # The kernels release the GIL: the SVD's worker threads run batch ranges, never numba's
     # threading layer (whose OpenMP backend kills a forked child that launches a kernel).
     threads = _threads.num_threads() if nb * n ** 3 >= _THREADS_WORK else 1
     if threads == 1:  # one range, on this thread (no linspace, no hand-out, and no look at
-        # the argument types, the same on every call with a3's flags (a3 is float64): a
-        # small call's)
+        # the argument types, the same on every call with a3's flags (a3 is float64, or
+        # complex128 for the Hermitian kernel): a small call's)
         args = (a3, 0, nb, bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v, status)
-        exact("eigh", "eigh_range", a3.flags.num, args)(*args)
+        exact("eigh", entry, a3.flags.num, args)(*args)
     else:
         cuts = np.linspace(0, nb, min(nb, threads * _CHUNKS_PER_THREAD) + 1).astype(int)
-        _threads.run(jac.eigh_range, [(a3, int(lo), int(hi), bool(lower), bool(compute_v),
-                                       tol_, int(max_sweeps), w, v, status)
-                                      for lo, hi in zip(cuts[:-1], cuts[1:])], threads)
+        _threads.run(getattr(jac, entry), [(a3, int(lo), int(hi), bool(lower), bool(compute_v),
+                                            tol_, int(max_sweeps), w, v, status)
+                                           for lo, hi in zip(cuts[:-1], cuts[1:])], threads)
     if np.count_nonzero(status):  # (status.any() costs ~1 us on one matrix)
         bad = np.flatnonzero(status)
         where = _where(batch, bad[0])
@@ -106,7 +116,7 @@ def eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,
                               "Inf in the triangle it reads)")
         raise LinAlgError(f"linalg.eigh{where}: Jacobi did not converge in {max_sweeps} "
                           "sweeps; raise max_sweeps or loosen tol")
-    w = w.reshape(batch + (n,)).astype(out_dtype, copy=False)
+    w = w.reshape(batch + (n,)).astype(w_dtype, copy=False)
     if not compute_v:
         return w, None
     return w, v.reshape(batch + (n, n)).astype(out_dtype, copy=False)

@@ -22,6 +22,10 @@ from minigrad._numba_cache import njit
 # The status codes the driver reads (as the SVD's kernels write them).
 from minigrad.linalg._jacobi_contract import NOT_CONVERGED, NOT_FINITE, OK
 
+# Real or complex (Hermitian): the matrix-by-matrix kernels take complex128 as well as
+# float64 through these helpers (_scalars.py); the lanes are real only.
+from minigrad.linalg._scalars import conj, ldexp, modulus, split, unit, wide
+
 # Reassociation lets LLVM vectorise the row loops; no 'nnan'/'ninf' (the finiteness checks
 # must survive).
 _FAST = {"reassoc", "contract"}
@@ -53,12 +57,17 @@ def _rotate(apq, app, aqq, tol):
     return -t if theta < 0.0 else t
 
 
+# Hermitian: the rotation G^H X G that zeroes a_pq = |a_pq| ph is the real one of |a_pq|
+# after turning index q by ph: with s = |s| conj(ph), the rows of X (and of Vt = V^H) go
+# X[p] <- c X[p] - conj(s) X[q], X[q] <- s X[p] + c X[q]; for real a_pq, ph = 1 and s
+# keeps the sign of the real formulas.
 @njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
 def _rotate_rows(X, p, q, c, s):
+    sc = conj(s)
     for i in range(X.shape[1]):
         xp = X[p, i]
         xq = X[q, i]
-        X[p, i] = c * xp - s * xq
+        X[p, i] = c * xp - sc * xq
         X[q, i] = s * xp + c * xq
 
 
@@ -72,24 +81,25 @@ def jacobi_sweeps(X, Vt, tol, max_sweeps, with_v):
         rotated = 0
         for p in range(n - 1):
             for q in range(p + 1, n):
-                apq = X[p, q]
-                app = X[p, p]
-                aqq = X[q, q]
+                apq, ph = split(X[p, q])
+                app = X[p, p].real
+                aqq = X[q, q].real
                 t = _rotate(apq, app, aqq, tol)
                 if t == 0.0:
                     continue
                 c = 1.0 / math.sqrt(1.0 + t * t)
-                s = c * t
-                # Rows by the rotation (contiguous); the columns are their mirror image, and
-                # the 2x2 block is set from the closed form (exact zero off the diagonal).
+                s = c * t * conj(ph)
+                # Rows by the rotation (contiguous); the columns are their mirror image
+                # (conjugate), and the 2x2 block is set from the closed form (exact zero off
+                # the diagonal).
                 _rotate_rows(X, p, q, c, s)
                 X[p, p] = app - t * apq
                 X[q, q] = aqq + t * apq
                 X[p, q] = 0.0
                 X[q, p] = 0.0
                 for i in range(n):
-                    X[i, p] = X[p, i]
-                    X[i, q] = X[q, i]
+                    X[i, p] = conj(X[p, i])
+                    X[i, q] = conj(X[q, i])
                 if with_v:
                     _rotate_rows(Vt, p, q, c, s)
                 rotated += 1
@@ -100,23 +110,25 @@ def jacobi_sweeps(X, Vt, tol, max_sweeps, with_v):
 
 @njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
 def _dot_rows(X, p, Y, q):
+    """X[p] . conj(Y[q])."""
     acc = 0.0
     for i in range(X.shape[1]):
-        acc += X[p, i] * Y[q, i]
+        acc += X[p, i] * conj(Y[q, i])
     return acc
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
 def _rotate_rows_dot(X, p, q, c, s, Y, r):
-    """_rotate_rows(X, p, q, c, s), returning the new X[p] . Y[r]."""
+    """_rotate_rows(X, p, q, c, s), returning the new X[p] . conj(Y[r])."""
+    sc = conj(s)
     acc = 0.0
     for i in range(X.shape[1]):
         xp = X[p, i]
         xq = X[q, i]
-        xn = c * xp - s * xq
+        xn = c * xp - sc * xq
         X[p, i] = xn
         X[q, i] = s * xp + c * xq
-        acc += xn * Y[r, i]
+        acc += xn * conj(Y[r, i])
     return acc
 
 
@@ -127,26 +139,29 @@ def jacobi_sweeps_av(Wt, Vt, d, tol, floor, max_sweeps):
     update is a rotation of two contiguous rows: no strided column writes, which cost the
     explicit form 5x its flops at n = 256. b_pq then carries rounding of eps |A|, so a pair
     also counts as converged below the absolute floor (eigenvalues to absolute accuracy, as
-    LAPACK's). d holds the diagonal of B. Returns the number of sweeps, or -1."""
+    LAPACK's). d holds the diagonal of B. Returns the number of sweeps, or -1.
+    Hermitian: Vt = V^H and Wt = W^H (= A at the start), so b_pq = Vt[p] . conj(Wt[q]),
+    and both take the rotation of X in jacobi_sweeps."""
     n = Wt.shape[0]
     for sweep in range(max_sweeps):
         for j in range(n):
-            d[j] = _dot_rows(Vt, j, Wt, j)
+            d[j] = _dot_rows(Vt, j, Wt, j).real
         rotated = 0
         for p in range(n - 1):
             bpq = _dot_rows(Vt, p, Wt, p + 1)
             for q in range(p + 1, n):
                 last = q + 1 == n
-                t = 0.0 if abs(bpq) <= floor else _rotate(bpq, d[p], d[q], tol)
+                g, ph = split(bpq)
+                t = 0.0 if abs(g) <= floor else _rotate(g, d[p], d[q], tol)
                 if t == 0.0:
                     if not last:
                         bpq = _dot_rows(Vt, p, Wt, q + 1)
                     continue
                 c = 1.0 / math.sqrt(1.0 + t * t)
-                s = c * t
+                s = c * t * conj(ph)
                 _rotate_rows(Wt, p, q, c, s)
-                d[p] -= t * bpq
-                d[q] += t * bpq
+                d[p] -= t * g
+                d[q] += t * g
                 if last:
                     _rotate_rows(Vt, p, q, c, s)
                 else:  # the next pair's b_pq rides on the rotation of v_p
@@ -154,7 +169,7 @@ def jacobi_sweeps_av(Wt, Vt, d, tol, floor, max_sweeps):
                 rotated += 1
         if rotated == 0:
             for j in range(n):
-                d[j] = _dot_rows(Vt, j, Wt, j)
+                d[j] = _dot_rows(Vt, j, Wt, j).real
             return sweep + 1
     return -1
 
@@ -168,22 +183,24 @@ def _exponent(amax):
 
 @njit(cache=True, nogil=True)
 def _load(src, lower, X):
-    """X = the symmetric matrix read from src's lower (or upper) triangle, times 2^e so that
-    its largest entry lies in [0.5, 1). Returns e, or _NOT_FINITE_E for NaN or Inf."""
+    """X = the symmetric (Hermitian) matrix read from src's lower (or upper) triangle, times
+    2^e so that its largest entry lies in [0.5, 1). Returns e, or _NOT_FINITE_E for NaN or
+    Inf. Hermitian: the diagonal's imaginary part is not read (as LAPACK's zheev)."""
     n = X.shape[0]
     amax = 0.0
     for i in range(n):
         for j in range(i + 1):
-            v = np.float64(src[i, j] if lower else src[j, i])
-            if not math.isfinite(v):
+            v = wide(src[i, j] if lower else src[j, i])
+            if not (math.isfinite(v.real) and math.isfinite(v.imag)):
                 return _NOT_FINITE_E
-            amax = max(amax, abs(v))
+            amax = max(amax, modulus(v.real if i == j else v))
     e = _exponent(amax)
     for i in range(n):
-        for j in range(i + 1):
-            v = math.ldexp(np.float64(src[i, j] if lower else src[j, i]), e)
+        for j in range(i):
+            v = ldexp(wide(src[i, j] if lower else conj(src[j, i])), e)
             X[i, j] = v
-            X[j, i] = v
+            X[j, i] = conj(v)
+        X[i, i] = math.ldexp(np.float64(src[i, i].real), e)
     return e
 
 
@@ -215,11 +232,12 @@ def _write(d, Vt, e, with_v, perm, w, v):
         r = perm[k]
         best = 0
         for i in range(1, n):
-            if abs(Vt[r, i]) > abs(Vt[r, best]):
+            if modulus(Vt[r, i]) > modulus(Vt[r, best]):
                 best = i
-        sg = -1.0 if Vt[r, best] < 0.0 else 1.0
+        # Hermitian: Vt = V^H; the entry is made real and positive
+        sg = conj(unit(conj(Vt[r, best])))
         for i in range(n):
-            v[i, k] = Vt[r, i] * sg
+            v[i, k] = conj(Vt[r, i]) * sg
 
 
 @njit(cache=True, nogil=True)
@@ -237,14 +255,14 @@ def _eigh_one(src, lower, with_v, tol, max_sweeps, w, v, X, Vt, d, perm):
     if n >= _AV_MIN_N:
         anorm = 0.0
         for i in range(n):
-            anorm += _dot_rows(X, i, X, i)
+            anorm += _dot_rows(X, i, X, i).real
         if jacobi_sweeps_av(X, Vt, d, tol, tol * math.sqrt(anorm), max_sweeps) < 0:
             return NOT_CONVERGED
     else:
         if jacobi_sweeps(X, Vt, tol, max_sweeps, with_v) < 0:
             return NOT_CONVERGED
         for i in range(n):
-            d[i] = X[i, i]
+            d[i] = X[i, i].real
     _write(d, Vt, e, with_v, perm, w, v)
     return OK
 
@@ -401,3 +419,16 @@ def eigh_range(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status):
         for b in range(b0, b1):
             status[b] = _eigh_one(a[b], lower, with_v, tol, max_sweeps, w[b], v[b], X, Vt, d,
                                   perm)
+
+
+@njit(cache=True, nogil=True)
+def eigh_range_hermitian(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status):
+    """eigh_range for complex128 Hermitian a (v complex128, w float64), matrix by matrix:
+    the lanes are real only."""
+    n = a.shape[1]
+    X = np.empty((n, n), a.dtype)
+    Vt = np.empty((n, n), a.dtype)
+    d = np.empty(n)
+    perm = np.empty(n, dtype=np.int64)
+    for b in range(lo, hi):
+        status[b] = _eigh_one(a[b], lower, with_v, tol, max_sweeps, w[b], v[b], X, Vt, d, perm)

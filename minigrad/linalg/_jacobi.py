@@ -5,6 +5,12 @@ rotation and every dot product runs over contiguous memory. Dot products accumul
 float64 whatever the storage dtype. Everything compiles lazily on first call and is cached
 on disk (``cache=True``: minigrad/_numba_cache.py); importing this module compiles nothing.
 
+The general kernels also take complex128 (numba compiles them once more for it): the
+inner product is Hermitian, gamma = x_p^H x_q = |gamma| ph, and a rotation is the real
+one of |gamma| with its sine turned by ph (_rotate_rows). The lanes kernels are real only:
+complex batches of tiny matrices take the general kernels (lanes of complex numbers would
+be kernels of their own, with real and imaginary parts in separate lanes to vectorise).
+
 Every kernel is ``nogil`` and serial: the driver runs them on its own threads
 (``_threads.py``), never through numba's threading layer, whose OpenMP backend kills a
 forked child and whose workqueue backend aborts when two threads launch kernels at once.
@@ -22,6 +28,21 @@ from minigrad._numba_cache import njit
 # The status codes and the lane width the driver agrees on; the kernels read them as
 # compile-time constants.
 from minigrad.linalg._jacobi_contract import _LANES, MORE, NOT_CONVERGED, NOT_FINITE, OK
+
+# Real or complex: the general kernels (sweeps, finish, complete, left_vectors and the
+# lone-matrix ones) take complex128 as well as float arrays, through these helpers
+# (_scalars.py); the lanes kernels are real only.
+from minigrad.linalg._scalars import (
+    abs2,
+    conj,
+    like,
+    modulus,
+    split,
+    unit,
+    wide,
+    wide_conj,
+    wide_empty,
+)
 
 # Reassociating a sum lets LLVM vectorise the dot products; nothing else is relaxed
 # (no 'nnan'/'ninf': the finiteness checks must survive).
@@ -48,7 +69,7 @@ _HELPER = {"cache": True, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_w
 def _dot(x, y):
     acc = 0.0
     for i in range(x.shape[0]):
-        acc += np.float64(x[i]) * np.float64(y[i])
+        acc += wide_conj(x[i]) * wide(y[i])
     return acc
 
 
@@ -56,7 +77,7 @@ def _dot(x, y):
 def _dot_rows(X, p, q):
     acc = 0.0
     for i in range(X.shape[1]):
-        acc += np.float64(X[p, i]) * np.float64(X[q, i])
+        acc += wide_conj(X[p, i]) * wide(X[q, i])
     return acc
 
 
@@ -67,22 +88,22 @@ def _scaled_dot(X, p, q, a, b):
     sq = math.ldexp(1.0, -math.frexp(b)[1])
     acc = 0.0
     for i in range(X.shape[1]):
-        acc += (np.float64(X[p, i]) * sp) * (np.float64(X[q, i]) * sq)
+        acc += (wide_conj(X[p, i]) * sp) * (wide(X[q, i]) * sq)
     return acc / ((a * sp) * (b * sq))
 
 
 @njit(**_HELPER, fastmath=_FAST)
 def _norm(X, p):
     """|X[p]|, also for rows so small that their square underflows."""
-    d = _dot_rows(X, p, p)
+    d = _dot_rows(X, p, p).real
     if d >= _SAFE:
         return math.sqrt(d)
     amax = 0.0
     for i in range(X.shape[1]):
-        amax = max(amax, abs(np.float64(X[p, i])))
+        amax = max(amax, modulus(wide(X[p, i])))
     if amax == 0.0:
         return 0.0
-    return _scaled_dot(X, p, p, amax, amax) ** 0.5 * amax
+    return _scaled_dot(X, p, p, amax, amax).real ** 0.5 * amax
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -119,12 +140,15 @@ def _rotation_tiny(a, b, cos):
 
 # The pair loop works on whole rows by 2-d indexing, inlined into one fastmath function:
 # that is what LLVM vectorises best (row views passed to helpers ran ~30% slower).
+# Complex rows: c real, s = |s| ph complex, the unitary X[p] <- c X[p] - conj(s) X[q],
+# X[q] <- s X[p] + c X[q] (the real rotation after X[q] is turned by conj(ph)).
 @njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
 def _rotate_rows(X, p, q, c, s):
+    sc = conj(s)
     for i in range(X.shape[1]):
         xi = X[p, i]
         yi = X[q, i]
-        X[p, i] = c * xi - s * yi
+        X[p, i] = c * xi - sc * yi
         X[q, i] = s * xi + c * yi
 
 
@@ -132,14 +156,15 @@ def _rotate_rows(X, p, q, c, s):
 def _rotate_rows_dot(X, p, q, r, c, s):
     """_rotate_rows(X, p, q, c, s) and return the new X[p] . X[r]: the next pair's dot
     product rides on the rotation's loads and stores (the loop is bound by the stores)."""
+    sc = conj(s)
     acc = 0.0
     for i in range(X.shape[1]):
         xi = X[p, i]
         yi = X[q, i]
-        xn = c * xi - s * yi
+        xn = c * xi - sc * yi
         X[p, i] = xn
         X[q, i] = s * xi + c * yi
-        acc += np.float64(xn) * np.float64(X[r, i])
+        acc += wide_conj(xn) * wide(X[r, i])
     return acc
 
 
@@ -174,23 +199,25 @@ def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
         usual = a > _ROOT_SAFE and b > _ROOT_SAFE  # else tiny or zero rows
         cos = 0.0
         if usual:
-            go = abs(gamma) > tol.rotate * a * b  # no division before the test
+            go = modulus(gamma) > tol.rotate * a * b  # no division before the test
         elif a > 0.0 and b > 0.0:
             cos = gamma / (a * b) if a * b >= _SAFE else _scaled_dot(X, p, q, a, b)
-            go = abs(cos) > tol.rotate
+            go = modulus(cos) > tol.rotate
         else:
             go = False
         if not go:
             if not last:
                 gamma = _dot_rows(X, p, q + 1)
             continue
+        # Complex: the real rotation of |gamma|, its sine turned by gamma's phase.
+        g, ph = split(gamma if usual else cos)
         if usual:
-            c, s, na, nb = _rotation(a, b, gamma)
+            c, s, na, nb = _rotation(a, b, g)
         else:
-            c, s, na, nb = _rotation_tiny(a, b, cos)
+            c, s, na, nb = _rotation_tiny(a, b, g)
         # Rotate in the storage dtype: float64 factors would halve float32's SIMD width.
-        c_ = X.dtype.type(c)
-        s_ = X.dtype.type(s)
+        c_ = like(X, c)
+        s_ = like(X, s * ph)
         if last:
             _rotate_rows(X, p, q, c_, s_)
         else:
@@ -234,8 +261,8 @@ def complete_rows(Ut, filled):
     for i in range(r):
         if filled[i]:
             for l in range(m):
-                mass[l] += np.float64(Ut[i, l]) ** 2
-    w = np.empty(m)
+                mass[l] += abs2(Ut[i, l])
+    w = wide_empty(Ut, m)
     for i in range(r):
         if filled[i]:
             continue
@@ -251,10 +278,10 @@ def complete_rows(Ut, filled):
                     proj = _dot(Ut[j], w)
                     for l in range(m):
                         w[l] -= proj * Ut[j, l]
-        inv = 1.0 / math.sqrt(_dot(w, w))
+        inv = 1.0 / math.sqrt(_dot(w, w).real)
         for l in range(m):
             Ut[i, l] = w[l] * inv
-            mass[l] += (w[l] * inv) ** 2
+            mass[l] += abs2(w[l] * inv)
         filled[i] = True
 
 
@@ -309,38 +336,43 @@ def _write(Ut, Vt, perm, sgn, trans, u, vh):
     ucols, m = Ut.shape
     n = Vt.shape[0]
     # Sign convention: the first largest-|.| entry of each column of U (in src's
-    # orientation) is positive; v_j flips with u_j, complement vectors are normalised on
-    # their own. Index loops, not row views: numba types and lowers them much faster.
+    # orientation) is positive (real and positive, for complex); v_j turns with u_j,
+    # complement vectors are normalised on their own. Index loops, not row views: numba
+    # types and lowers them much faster.
+    # Complex: X's rows are A's columns unconjugated, so A V = U S with V = Vt^T, and
+    # Vh = conj(Vt); through the transpose, U = conj(Vt)^T and Vh = Ut.
     for j in range(ucols):
         big = 0.0
         sg = 1.0
         if trans and j < n:
             for i in range(n):
                 x = Vt[perm[j], i]
-                if abs(x) > big:
-                    big = abs(x)
-                    sg = -1.0 if x < 0 else 1.0
+                if modulus(x) > big:
+                    big = modulus(x)
+                    sg = unit(conj(x))
         else:
             for i in range(m):
                 x = Ut[j, i]
-                if abs(x) > big:
-                    big = abs(x)
-                    sg = -1.0 if x < 0 else 1.0
+                if modulus(x) > big:
+                    big = modulus(x)
+                    sg = unit(x)
         sgn[j] = sg
     if trans:
         for j in range(n):
+            sc = conj(sgn[j])
             for i in range(n):
-                u[i, j] = Vt[perm[j], i] * sgn[j]
+                u[i, j] = conj(Vt[perm[j], i]) * sc
         for j in range(ucols):
             for i in range(m):
                 vh[j, i] = Ut[j, i] * sgn[j]
     else:
         for j in range(ucols):
+            sc = conj(sgn[j])
             for i in range(m):
-                u[i, j] = Ut[j, i] * sgn[j]
+                u[i, j] = Ut[j, i] * sc
         for j in range(n):
             for i in range(n):
-                vh[j, i] = Vt[perm[j], i] * sgn[j]
+                vh[j, i] = conj(Vt[perm[j], i]) * sgn[j]
 
 
 # ---- scaling by powers of two ------------------------------------------------------------
@@ -610,12 +642,12 @@ def sweeps(X, Vt, nrm, ref, tol, status):
                         tmp = Vb[p, i]
                         Vb[p, i] = Vb[best, i]
                         Vb[best, i] = tmp
-                    tmp = nrm[p]
+                    big = nrm[p]  # (not tmp: that one holds X's entries, maybe complex)
                     nrm[p] = nrm[best]
-                    nrm[best] = tmp
-                    tmp = ref[p]
+                    nrm[best] = big
+                    big = ref[p]
                     ref[p] = ref[best]
-                    ref[best] = tmp
+                    ref[best] = big
                 rotated += _pairs(Xb, Vb, nrm, ref, p, p + 1, n, tol)
             if rotated == 0:
                 status[b] = OK

@@ -62,10 +62,11 @@ class Plan(NamedTuple):
     gram: bool = True  # LONE and QR: start the sweeps from A^T A's eigenvectors (_gram_start)
 
 
-def plan(nbatch: int, m: int, n: int) -> Plan:
-    """Which kernel runs for nbatch matrices of m x n, and on how many threads."""
+def plan(nbatch: int, m: int, n: int, complex_: bool = False) -> Plan:
+    """Which kernel runs for nbatch matrices of m x n (complex: the batch kernel for all),
+    and on how many threads."""
     k = min(m, n)
-    if nbatch > 1 or k < _BIG:
+    if nbatch > 1 or k < _BIG or complex_:
         work = nbatch * m * n * k
         return Plan(Path.BATCHED, _threads.num_threads() if work >= _THREADS_WORK else 1)
     threads = _threads.num_threads() if k >= _THREADS_MIN else 1
@@ -134,7 +135,7 @@ def _compile_notice(work, key: tuple):
 def _empty(batch: tuple, m: int, n: int, full: bool, compute_uv: bool, dtype):
     """torch's answer when a dimension is 0: S empty, U and Vh identities (full) or empty."""
     k = min(m, n)
-    s = np.zeros(batch + (k,), dtype=dtype)
+    s = np.zeros(batch + (k,), dtype=_real(dtype))
     if not compute_uv:
         return None, s, None
     if full:
@@ -154,12 +155,13 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
     nbatch, m, n = a3.shape
     jac = _kernels()
     trans = m < n
-    lanes = _lanes(m, n, full, compute_uv)
+    lanes = _lanes(m, n, full, compute_uv) and a3.dtype.kind == "f"  # (lanes: real only)
     lanes3 = lanes and m == n == 3  # the commonest tiny case has a kernel of its own
     if not lanes3:
-        # The general kernels compute in float64 for every dtype (float32 storage measured
-        # no faster), so each compiles once, not once per dtype: seconds on a fresh install.
-        a3 = a3.astype(np.float64, copy=False)
+        # The general kernels compute in float64 (complex128) for every dtype (float32
+        # storage measured no faster), so each compiles once, not once per dtype: seconds on
+        # a fresh install.
+        a3 = a3.astype(np.complex128 if a3.dtype.kind == "c" else np.float64, copy=False)
     u, s, vh, status = _outputs(nbatch, m, n, full, compute_uv, a3.dtype)
     # A few chunks per thread (a descheduled thread then delays only its chunk), each a
     # whole number of the kernel's lanes.
@@ -239,39 +241,57 @@ def _outputs(nbatch: int, m: int, n: int, full: bool, compute_uv: bool, dtype):
         vh = np.empty((nbatch, n if full else k, n), dtype=dtype)
     else:
         u = vh = np.empty((nbatch, 0, 0), dtype=dtype)
-    return u, np.empty((nbatch, k), dtype=dtype), vh, np.empty(nbatch, dtype=np.int8)
+    return u, np.empty((nbatch, k), dtype=_real(dtype)), vh, np.empty(nbatch, dtype=np.int8)
 
 
 def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
-    """The general batch kernels on a3 (float64, m x n, or n x m when trans): SVDs into u,
-    s, vh (in a3's orientation) and status. Separate kernels, not one calling the others:
-    each nesting level would compile its callees again (see _jacobi's entry points)."""
+    """The general batch kernels on a3 (float64 or complex128, m x n, or n x m when
+    trans): SVDs into u, s, vh (in a3's orientation) and status. Separate kernels, not one
+    calling the others: each nesting level would compile its callees again (see _jacobi's
+    entry points)."""
     jac = _kernels()
     nbatch, m, n = a3.shape
     k = min(m, n)
     # X[b] = the columns of A[b] as rows, scaled by 2^-expo[b] (exact) so that the largest
     # entry lies in [0.5, 1): squares then neither overflow nor (mostly) underflow. In
     # numpy, not a kernel: a kernel this simple still took ~0.7 s to compile.
-    amax = np.maximum(a3.max(axis=(1, 2)), -a3.min(axis=(1, 2)))  # NaN propagates
+    if a3.dtype.kind == "c":  # (complex128: the largest modulus)
+        amax = np.abs(a3).max(axis=(1, 2))
+    else:
+        amax = np.maximum(a3.max(axis=(1, 2)), -a3.min(axis=(1, 2)))  # NaN propagates
     status[:] = np.where(np.isfinite(amax), OK, NOT_FINITE)
     expo = np.frexp(amax)[1]
     src = a3 if trans else a3.transpose(0, 2, 1)
-    X = np.empty((nbatch, k, max(m, n)))
+    X = np.empty((nbatch, k, max(m, n)), a3.dtype)
     # A multiply by 2^-e (np.ldexp is 6x slower), where that factor is a normal number.
-    np.multiply(src, np.ldexp(1.0, -np.clip(expo, -1000, 1000))[:, None, None], out=X)
+    scale = np.ldexp(1.0, -np.clip(expo, -1000, 1000))[:, None, None]
+    if X.dtype.kind == "c":  # inf * 0 in the product's cross terms warns: status says it
+        with np.errstate(invalid="ignore"):
+            np.multiply(src, scale, out=X)
+    else:
+        np.multiply(src, scale, out=X)
     far = np.flatnonzero(np.abs(expo) > 1000)  # subnormal or huge input
     if far.size:
-        X[far] = np.ldexp(src[far], -expo[far, None, None])
-    Vt = np.empty((nbatch, k, k) if compute_uv else (nbatch, 0, 0))
+        X[far] = _ldexp(src[far], -expo[far, None, None])
+    Vt = np.empty((nbatch, k, k) if compute_uv else (nbatch, 0, 0), a3.dtype)
     Vt[:] = np.eye(Vt.shape[1])
     jac.sweeps(X, Vt, np.empty(k), np.empty(k), tol, status)
     ucols = (max(m, n) if full else k) if compute_uv else 0
-    scratch = (np.empty((ucols, max(m, n))), np.empty(k), np.empty(k, np.int64),
-               np.empty(ucols), np.empty(ucols, np.bool_))
+    scratch = (np.empty((ucols, max(m, n)), a3.dtype), np.empty(k), np.empty(k, np.int64),
+               np.empty(ucols, a3.dtype), np.empty(ucols, np.bool_))
     jac.finish(X, Vt, expo, trans, u, s, vh, status, *scratch)
     # A zero singular value, or a full U of a non-square A: columns of U to complete.
     if compute_uv and (full and m != n or (status == MORE).any()):
         jac.complete(X, Vt, expo, trans, u, s, vh, status, *scratch)
+
+
+def _ldexp(x: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """x * 2^e, exact, for real or complex x."""
+    if x.dtype.kind != "c":
+        return np.ldexp(x, e)
+    out = np.empty(np.broadcast_shapes(x.shape, e.shape), x.dtype)
+    out.real, out.imag = np.ldexp(x.real, e), np.ldexp(x.imag, e)
+    return out
 
 
 def _svd_batched_general(a3, full, compute_uv, tol):
@@ -322,8 +342,16 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
     array([4., 3.])
     """
     a = _as_input(a)
+    return _forward(a, _WORK_DTYPE[a.dtype], full_matrices, compute_uv, tol, max_sweeps, _plan)
+
+
+def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: float | None,
+             max_sweeps: int, _plan: Plan | None,
+             ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+    """svd_forward of a checked a (real, or complex for complex_svd_forward), computed
+    to the precision of work (its dtype for real, complex64 or complex128 for complex)."""
     out_dtype = a.dtype
-    work = _WORK_DTYPE[out_dtype]
+    cplx = out_dtype.kind == "c"
     *lead, m, n = a.shape
     batch = tuple(lead)
     k = min(m, n)
@@ -333,11 +361,11 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
     if k == 0 or 0 in batch:
         return _empty(batch, m, n, full, compute_uv, out_dtype)
 
-    if not batch and _plan is None and (work, _ONE_TINY, m, n, full) in _ran and _lanes(
-            m, n, full, compute_uv):  # one tiny matrix, its kernel loaded: straight to it
+    if not batch and _plan is None and not cplx and (work, _ONE_TINY, m, n, full) in _ran \
+            and _lanes(m, n, full, compute_uv):  # one tiny matrix, its kernel loaded: to it
         return _lone_lanes(a, full, compute_uv, tol, max_sweeps, out_dtype)
     a3 = np.ascontiguousarray(a.reshape((-1, m, n)), dtype=work)
-    how = _plan or plan(a3.shape[0], m, n)
+    how = _plan or plan(a3.shape[0], m, n, cplx)
     kind = (work, how, m, n, full)
     if how.path is Path.BATCHED:
         if kind in _ran:  # loaded already: no notice to watch for (the common, small call)
@@ -360,8 +388,17 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
     check_fits(s, out_dtype)
     s = s.reshape(batch + (k,))
     if not compute_uv:
-        return None, _cast(s, out_dtype), None
-    return _cast(u, out_dtype), _cast(s, out_dtype), _cast(vh, out_dtype)
+        return None, _cast(s, _real(out_dtype)), None
+    return _cast(u, out_dtype), _cast(s, _real(out_dtype)), _cast(vh, out_dtype)
+
+
+_REAL = {np.dtype(np.complex64): np.dtype(np.float32),
+         np.dtype(np.complex128): np.dtype(np.float64)}
+
+
+def _real(dtype):
+    """S's dtype for a's: the real dtype of its precision (float32 for complex64)."""
+    return _REAL.get(dtype, dtype)
 
 
 def _cast(x: np.ndarray, dtype) -> np.ndarray:

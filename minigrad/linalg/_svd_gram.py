@@ -34,12 +34,14 @@ def _gram_start(a: np.ndarray, e: int = 0) -> tuple[np.ndarray, np.ndarray] | No
     rounding is componentwise, and on graded input that passes (a) the start measured as
     accurate as the plain sweeps; it stays for its proof.
 
+    Complex a (complex_svd_forward's one large matrix): the Gram is A^H A, in complex128.
+
     Memory: a is read a block of rows at a time, scaled and widened to float64 there (no
     scaled or float64 copy of a); the eigh of the n x n Gram takes one more n x n (syevr's
     eigenvectors; syevd's workspace, two, where that is less than a), and b is a's size.
     """
     m, n = a.shape
-    in_place = n * n >= _IN_PLACE
+    in_place = n * n >= _IN_PLACE and a.dtype.kind == "f"  # (in place: real only)
     lean = 16.0 * n * n > a.nbytes  # syevr; syevd, faster, where its workspace is less than a
     # n x n doubles: the Gram and the sum's products, then the eigenvectors (syevr) or
     # syevd's workspace of two (numpy's eigh: three more); b and V0; and BLAS's and LAPACK's
@@ -49,7 +51,7 @@ def _gram_start(a: np.ndarray, e: int = 0) -> tuple[np.ndarray, np.ndarray] | No
     if not _memory.fits(need + _SLACK):
         return None  # the plain sweeps: slower, but within the memory there is
     neg = _negated_gram(a, e)
-    d = np.sqrt(-np.diagonal(neg))  # before the eigh, which overwrites the Gram
+    d = np.sqrt(-np.diagonal(neg).real)  # before the eigh, which overwrites the Gram
     lam, v0 = eigh_gram(neg, in_place, lean)
     del neg
     lam = -lam  # the Gram's eigenvalues, descending: eigh of -G gives them in this order
@@ -69,26 +71,33 @@ _ROWS = 512
 
 
 def _block(a: np.ndarray, i: int, j: int, e: int) -> np.ndarray:
-    """Rows i to j of 2^-e a in float64 (exact: a power of two)."""
+    """Rows i to j of 2^-e a in float64 or complex128 (exact: a power of two)."""
+    if a.dtype.kind == "c":
+        blk = a[i:j].astype(np.complex128)
+        np.ldexp(blk.real, -e, out=blk.real)
+        np.ldexp(blk.imag, -e, out=blk.imag)
+        return blk
     blk = a[i:j].astype(np.float64)
     return np.ldexp(blk, -e, out=blk)
 
 
 def _negated_gram(a: np.ndarray, e: int) -> np.ndarray:
-    """-G, G = (2^-e a)^T (2^-e a) in float64, summed over blocks of rows (no float64 or
-    scaled copy of a): for large n by BLAS's syrk in G's own memory (its lower triangle,
-    the one eigh_gram reads); else by numpy, a product beside G per block."""
+    """-G, G = (2^-e a)^H (2^-e a) in float64 (complex128), summed over blocks of rows (no
+    float64 or scaled copy of a): for large real n by BLAS's syrk in G's own memory (its
+    lower triangle, the one eigh_gram reads); else by numpy, a product beside G per block."""
     n = a.shape[1]
     try:
         from scipy.linalg.blas import dsyrk
     except ImportError:
         dsyrk = None
-    if dsyrk is None or n * n < _IN_PLACE:
+    if dsyrk is None or n * n < _IN_PLACE or a.dtype.kind == "c":
         rows = max(_ROWS, n)  # a block no larger than G: the sum's own pass stays small
-        neg, tmp = np.zeros((n, n)), np.empty((n, n))
+        cplx = a.dtype.kind == "c"
+        work = np.complex128 if cplx else np.float64
+        neg, tmp = np.zeros((n, n), work), np.empty((n, n), work)
         for i in range(0, a.shape[0], rows):
             blk = _block(a, i, i + rows, e)
-            neg -= np.matmul(blk.T, blk, out=tmp)
+            neg -= np.matmul(blk.T.conj() if cplx else blk.T, blk, out=tmp)
         return neg
     neg = np.zeros((n, n), order="F")  # Fortran order: syrk updates it in place
     for i in range(0, a.shape[0], _ROWS):

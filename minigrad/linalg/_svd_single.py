@@ -18,7 +18,11 @@ from minigrad.linalg._svd_gram import _gram_start
 
 def _fix_signs(u: np.ndarray, vh: np.ndarray, k: int) -> None:
     """In place: the first largest-|.| entry of each column of u is positive, row j of vh
-    flips with column j (j < k); complement columns of u and rows of vh flip on their own."""
+    flips with column j (j < k); complement columns of u and rows of vh flip on their own.
+    Complex: the same entries made real and positive, row j of vh turned with column j."""
+    if u.dtype.kind == "c":
+        _fix_phases(u, vh, k)
+        return
     cols = np.argmax(np.abs(u), axis=0)
     # A multiply by +-1 is exact and streams; boolean-mask indexing copied columns (slower).
     sign = np.where(u[cols, np.arange(u.shape[1])] < 0, -1.0, 1.0).astype(u.dtype)
@@ -28,6 +32,23 @@ def _fix_signs(u: np.ndarray, vh: np.ndarray, k: int) -> None:
         rest = vh[k:]
         rows = np.argmax(np.abs(rest), axis=1)
         rest[rest[np.arange(rest.shape[0]), rows] < 0] *= -1
+
+
+def _fix_phases(u: np.ndarray, vh: np.ndarray, k: int) -> None:
+    """_fix_signs for complex u and vh."""
+    ph = _unit(u[np.argmax(np.abs(u), axis=0), np.arange(u.shape[1])])
+    u *= ph.conj()
+    vh[:k] *= ph[:k, None]
+    if vh.shape[0] > k:
+        rest = vh[k:]
+        rest *= _unit(rest[np.arange(rest.shape[0]), np.argmax(np.abs(rest), axis=1)]).conj(
+            )[:, None]
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    """x / |x| (1 where x = 0)."""
+    size = np.abs(x)
+    return np.where(size > 0, x / np.where(size > 0, size, 1.0), 1.0)
 
 
 def _other_side(x: np.ndarray, u: np.ndarray, s: np.ndarray) -> np.ndarray:
