@@ -262,7 +262,9 @@ def colmax(t: Tensor | None) -> np.ndarray:
     """The largest column 2-norm, per batch element (0 for no cotangent)."""
     if t is None:
         return np.zeros(())
-    return np.sqrt(np.max(np.sum(t._array.astype(np.float64) ** 2, axis=-2), axis=-1))
+    a = t._array
+    sq = np.abs(a) ** 2 if a.dtype.kind == "c" else a.astype(np.float64) ** 2
+    return np.sqrt(np.max(np.sum(sq, axis=-2), axis=-1))
 
 
 def pairwise(S: Tensor) -> tuple[Tensor, Tensor]:

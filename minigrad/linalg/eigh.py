@@ -26,6 +26,7 @@ import numpy as np
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
+from . import _complex_svd as _complex
 from . import _eigh_ties as _et
 from . import _kinks
 from . import ties as _ties
@@ -63,6 +64,10 @@ def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     >>> L
     tensor([1., 3.])
     """
+    if isinstance(A, Tensor) and A._array.dtype.kind == "c":
+        check_matrix(A.real, "linalg.eigh", square=True)  # (its shape errors: torch's)
+        return EighResult(*_complex.eigh(A, _lower(UPLO), tol, max_sweeps,
+                                         _ties.resolve(ties)))
     A = check_matrix(A, "linalg.eigh", square=True)
     lower = _lower(UPLO)
     policy = None if ties is None else _ties.resolve(ties)  # (the one in force: below)
@@ -81,6 +86,8 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     >>> mg.linalg.eigvalsh(mg.tensor([[2.0, 1.0], [1.0, 2.0]]))
     tensor([1., 3.])
     """
+    if isinstance(A, Tensor) and A._array.dtype.kind == "c":
+        return eigh(A, UPLO, tol=tol, max_sweeps=max_sweeps).eigenvalues
     A = check_matrix(A, "linalg.eigvalsh", square=True)
     lower = _lower(UPLO)
     if A.requires_grad and is_grad_enabled():

@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
+from . import _complex_svd as _complex
 from . import ties as _ties
 from ._checks import check_matrix, half_as_float, unrecorded
 from ._svd_backward import plan_backward, svd_backward
@@ -49,6 +50,10 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     >>> U, S, Vh = mg.linalg.svd(mg.eye(4) * mg.arange(1.0, 5.0), False, top_k=2); S
     tensor([4., 3.])
     """
+    if isinstance(A, Tensor) and A._array.dtype.kind == "c" and A.ndim >= 2:
+        k = None if top_k is None else _check_top_k(top_k, full_matrices, A.shape)
+        return SVDResult(*_complex.svd(A, full_matrices, tol, max_sweeps,
+                                       _ties.resolve(ties), k))
     check_matrix(A, "linalg.svd")
     # (the policy in force is looked up only where it is used: ~0.5 us of a lone 3x3's call)
     policy = None if ties is None else _ties.resolve(ties)
@@ -87,6 +92,8 @@ def svdvals(A: Tensor, *, tol: float | None = None,
     >>> mg.linalg.svdvals(mg.tensor([[3.0, 0.0], [0.0, -4.0]]))
     tensor([4., 3.])
     """
+    if isinstance(A, Tensor) and A._array.dtype.kind == "c" and A.ndim >= 2:
+        return svd(A, False, tol=tol, max_sweeps=max_sweeps).S
     check_matrix(A, "linalg.svdvals")
     if A.requires_grad and is_grad_enabled():
         return svd(A, full_matrices=False, tol=tol, max_sweeps=max_sweeps).S

@@ -1,0 +1,199 @@
+"""The complex SVD and Hermitian eigh as Tensors (linalg/_complex_svd.py): gradients in
+torch's convention against torch and complex central differences, the phase a loss may not
+depend on, and what the tie policies do at repeated values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import gradcheck, gradgradcheck
+from minigrad.linalg import LinAlgError
+
+SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 3)]
+
+
+def cmatrix(shape, seed: int = 0, dtype=np.complex128) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def svd_losses(lib, C):
+    """Losses invariant under the phases of the singular vectors: |U|^4 weighted, the
+    polar factor, the matrix itself, the projector on the top two, S alone."""
+    def w(U):
+        return lib.arange(1.0, U.shape[-2] + 1.0, dtype=U.real.dtype).unsqueeze(-1)
+
+    def run(A):
+        U, S, Vh = lib.linalg.svd(A, full_matrices=False)
+        Cr = C[..., : U.shape[-2], : Vh.shape[-1]]
+        Sc = S.to(U.dtype).unsqueeze(-2)
+        return {
+            "|U|^4": ((U.abs() ** 4) * w(U)).sum(),
+            "polar": ((U @ Vh) * Cr).real.sum(),
+            "U S Vh": (((U * Sc) @ Vh) * Cr).imag.sum(),
+            "projector": ((U[..., :2] @ U[..., :2].mH)
+                          * C[..., : U.shape[-2], : U.shape[-2]]).real.sum(),
+            "S^3": (S ** 3).sum(),
+        }
+    return run
+
+
+NAMES = ["|U|^4", "polar", "U S Vh", "projector", "S^3"]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("name", NAMES)
+def test_svd_gradients_match_torch(shape, name):
+    torch = pytest.importorskip("torch")
+    A0, C0 = cmatrix(shape, 1), cmatrix(shape[:-2] + (5, 5), 2)
+    A = mg.tensor(A0, requires_grad=True)
+    (g,) = mg.autograd.grad(svd_losses(mg, mg.tensor(C0))(A)[name], A)
+    At = torch.tensor(A0, requires_grad=True)
+    (gt,) = torch.autograd.grad(svd_losses(torch, torch.tensor(C0))(At)[name], At)
+    np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=0,
+                               atol=1e-11 * np.abs(gt.numpy()).max())
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+@pytest.mark.parametrize("name", NAMES)
+def test_svd_gradcheck_and_gradgradcheck(shape, name):
+    C = mg.tensor(cmatrix((5, 5), 3))
+
+    def loss(a):
+        return svd_losses(mg, C)(a)[name]
+
+    A = mg.tensor(cmatrix(shape, 4), requires_grad=True)
+    assert gradcheck(loss, (A,))
+    assert gradgradcheck(loss, (A,))
+
+
+def test_complex64_gradients_to_float32_accuracy():
+    torch = pytest.importorskip("torch")
+    A0, C0 = cmatrix((6, 4), 5, np.complex64), cmatrix((6, 6), 6, np.complex64)
+    A = mg.tensor(A0, requires_grad=True)
+    (g,) = mg.autograd.grad(svd_losses(mg, mg.tensor(C0))(A)["polar"], A)
+    assert g.dtype == mg.complex64
+    At = torch.tensor(A0.astype(np.complex128), requires_grad=True)
+    (gt,) = torch.autograd.grad(svd_losses(torch, torch.tensor(C0.astype(np.complex128)))(At)
+                                ["polar"], At)
+    np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=0,
+                               atol=1e-4 * np.abs(gt.numpy()).max())
+
+
+@pytest.mark.parametrize("read", ["U", "Vh"])
+def test_a_loss_that_depends_on_the_phase_raises(read):
+    """Re U[0, 0] changes with u_0 -> u_0 e^{i phi} (v_0 too), which leaves A alone: no
+    gradient. The test is the real tie tests' rounding scale, not torch's 1e-2."""
+    A = mg.tensor(cmatrix((4, 3), 7), requires_grad=True)
+    U, S, Vh = mg.linalg.svd(A, full_matrices=False)
+    loss = U[0, 0].real if read == "U" else Vh[1, 2].imag
+    with pytest.raises(LinAlgError, match="phase"):
+        loss.backward()
+
+
+def test_svdvals_and_the_nuclear_norm():
+    A0 = cmatrix((3, 5), 8)
+    A = mg.tensor(A0, requires_grad=True)
+    S = mg.linalg.svdvals(A)
+    np.testing.assert_allclose(S.detach().numpy(), np.linalg.svd(A0, compute_uv=False),
+                               rtol=1e-13)
+    S.sum().backward()
+    u, _, vh = np.linalg.svd(A0, full_matrices=False)
+    np.testing.assert_allclose(A.grad.numpy(), u @ vh, atol=1e-13)  # d||A||_* = U V^H
+
+
+def _unitary(n: int, seed: int) -> np.ndarray:
+    q, _ = np.linalg.qr(cmatrix((n, n), seed))
+    return q
+
+
+def test_at_a_tie_a_loss_of_s_alone_is_exact_and_a_kink_takes_the_subgradient():
+    """A = 2 Q (every singular value tied): the nuclear norm's gradient is U V^H = Q, and
+    the spectral norm's (a kink there) the minimum-norm subgradient Q / n."""
+    Q = _unitary(3, 9)
+    A = mg.tensor(2 * Q, requires_grad=True)
+    mg.linalg.svdvals(A).sum().backward()
+    np.testing.assert_allclose(A.grad.numpy(), Q, atol=1e-12)
+    A = mg.tensor(2 * Q, requires_grad=True)
+    mg.linalg.svdvals(A)[0].backward()
+    np.testing.assert_allclose(A.grad.numpy(), Q / 3, atol=1e-12)
+
+
+def test_at_a_tie_the_policies():
+    """At A = 2 Q every pair is tied, and a loss reading the vectors has 0/0 terms whose
+    limits the complex backward does not compute yet: the default policy says so instead
+    of a number. "zero" takes them as 0, exact for the polar factor U Vh (its + terms vanish
+    identically): central differences agree."""
+    Q = _unitary(3, 10)
+    C = mg.tensor(cmatrix((3, 3), 11))
+
+    def polar(a, ties=None):
+        U, S, Vh = mg.linalg.svd(a, full_matrices=False, ties=ties)
+        return ((U @ Vh) * C).real.sum()
+
+    def product(a):
+        U, S, Vh = mg.linalg.svd(a, full_matrices=False)
+        return (((U * S.to(U.dtype).unsqueeze(-2)) @ Vh) * C).real.sum()
+
+    for loss in (polar, product):
+        A = mg.tensor(2 * Q, requires_grad=True)
+        with pytest.raises(LinAlgError, match="complex matrix"):
+            loss(A).backward()
+    A = mg.tensor(2 * Q, requires_grad=True)
+    polar(A, "zero").backward()
+    h = 1e-6
+    D = cmatrix((3, 3), 12)
+    fd = (polar(mg.tensor(2 * Q + h * D)).item() - polar(mg.tensor(2 * Q - h * D)).item()) / (2 * h)
+    assert float(np.real(np.vdot(A.grad.numpy(), D))) == pytest.approx(fd, rel=1e-6)
+
+
+def eigh_losses(lib, C):
+    def run(H):
+        L, V = lib.linalg.eigh(H)
+        w = lib.arange(1.0, V.shape[-1] + 1.0, dtype=L.dtype)
+        return {"|V|^4": ((V.abs() ** 4) * w).sum(),
+                "V L V^H": (((V * L.to(V.dtype).unsqueeze(-2)) @ V.mH) * C).real.sum(),
+                "L^3": (L ** 3).sum()}
+    return run
+
+
+def hermitian(n: int, seed: int, batch=()) -> np.ndarray:
+    a = cmatrix(batch + (n, n), seed)
+    return a + np.swapaxes(a, -1, -2).conj()
+
+
+@pytest.mark.parametrize("name", ["|V|^4", "V L V^H", "L^3"])
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_eigh_gradients_match_torch(name, batch):
+    torch = pytest.importorskip("torch")
+    H0, C0 = hermitian(4, 13, batch), cmatrix((4, 4), 14)
+    H = mg.tensor(H0, requires_grad=True)
+    (g,) = mg.autograd.grad(eigh_losses(mg, mg.tensor(C0))(H)[name], H)
+    Ht = torch.tensor(H0, requires_grad=True)
+    (gt,) = torch.autograd.grad(eigh_losses(torch, torch.tensor(C0))(Ht)[name], Ht)
+    np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=0,
+                               atol=1e-11 * np.abs(gt.numpy()).max())
+
+
+@pytest.mark.parametrize("name", ["|V|^4", "V L V^H", "L^3"])
+def test_eigh_gradcheck_on_hermitian_inputs(name):
+    C = mg.tensor(cmatrix((4, 4), 15))
+
+    def loss(x):  # a Hermitian matrix built from any x: the map eigh sees
+        return eigh_losses(mg, C)(x + x.mH)[name]
+
+    X = mg.tensor(cmatrix((4, 4), 16), requires_grad=True)
+    assert gradcheck(loss, (X,))
+    assert gradgradcheck(loss, (X,))
+
+
+def test_eigh_phase_and_eigvalsh():
+    H0 = hermitian(3, 17)
+    H = mg.tensor(H0, requires_grad=True)
+    L, V = mg.linalg.eigh(H)
+    with pytest.raises(LinAlgError, match="phase"):
+        V[0, 1].imag.backward()
+    np.testing.assert_allclose(mg.linalg.eigvalsh(mg.tensor(H0)).numpy(),
+                               np.linalg.eigvalsh(H0), rtol=1e-13)
