@@ -49,6 +49,8 @@ def _gram_start(a: np.ndarray, e: int = 0) -> tuple[np.ndarray, np.ndarray] | No
     if not _memory.fits(need + _SLACK):
         return None  # the plain sweeps: slower, but within the memory there is
     neg = _negated_gram(a, e)
+    if not in_place and _surely_ill(neg):
+        return None  # gate (a) fails: spared the eigh, the start's dearest part
     d = np.sqrt(-np.diagonal(neg))  # before the eigh, which overwrites the Gram
     lam, v0 = eigh_gram(neg, in_place, lean)
     del neg
@@ -96,6 +98,25 @@ def _negated_gram(a: np.ndarray, e: int) -> np.ndarray:
         neg = dsyrk(-1.0, _block(a, i, i + _ROWS, e), beta=1.0, c=neg, trans=1, lower=0,
                     overwrite_c=1)
     return neg.T
+
+
+def _surely_ill(neg: np.ndarray) -> bool:
+    """Whether G = -neg's Cholesky factor R (a tenth of its eigh's time at n = 80) already
+    shows that gate (a) fails: where R exists, cond(G) = cond(R)^2 >= (max r_ii / min r_ii)^2
+    (sigma_min(R) <= |r_ii| <= sigma_max(R), R being triangular); where it breaks down,
+    cond(G) >= 1 / (n gamma_{n+1}) (Demmel: it succeeds on a positive definite G whose
+    unit-diagonal scaling has lambda_min above that), past _COND2 for n <= 127. So
+    rank-deficient input (tensor networks' truncated corners, where R breaks down), and
+    ill-conditioning that R's diagonal shows, skip an eigh the gate would refuse (not all
+    ill-conditioning: random singular vectors hide cond 1e7 from R's diagonal). A wrong
+    True would cost only speed: the plain sweeps are the accurate path."""
+    try:
+        r = np.linalg.cholesky(-neg)
+    except np.linalg.LinAlgError:
+        return True
+    diag = np.abs(np.diagonal(r))
+    lo = float(diag.min())
+    return not lo * _COND2**0.5 >= float(diag.max())  # NaN too; no square to overflow
 
 
 def eigh_gram(g: np.ndarray, in_place: bool, lean: bool = True

@@ -596,6 +596,32 @@ def test_gram_start_refuses(kind):
     assert _svd_gram._gram_start(a) is None
 
 
+@pytest.mark.parametrize("kind", ["rank-deficient", "zero", "tensor-network corner"])
+def test_gram_start_refuses_a_singular_gram_before_its_eigh(monkeypatch, kind):
+    """A Gram whose Cholesky factor breaks down (or whose diagonal already shows cond^2
+    past the gate) is refused before the eigh, the start's dearest part, which gate (a)
+    would refuse anyway; the SVD is then the plain sweeps'. A well-conditioned one still
+    takes its eigh and its start."""
+    calls = []
+    inner = _svd_gram.eigh_gram
+    monkeypatch.setattr(_svd_gram, "eigh_gram", lambda *args: calls.append(1) or inner(*args))
+    rng = np.random.default_rng(27)
+    if kind == "rank-deficient":
+        a = low_rank(rng, 80, 60, 7)
+    elif kind == "zero":
+        a = np.zeros((80, 60))
+    else:  # symmetric, its spectrum falling from 1 to rounding, as CTMRG's grown corner
+        q = orthogonal(rng, 80)
+        a = (q * np.logspace(0, -20, 80)) @ q.T
+        a = a + a.T
+    assert _svd_gram._gram_start(a) is None
+    assert not calls
+    if kind != "zero":
+        check_svd(a, False, plan=Plan(Path.LONE, 1))
+    assert _svd_gram._gram_start(rng.standard_normal((80, 60))) is not None
+    assert calls
+
+
 @pytest.mark.parametrize("plan", [Plan(Path.LONE, 1), Plan(Path.LONE, 2), Plan(Path.QR, 1)],
                          ids=["lone", "lone-threads", "qr"])
 @pytest.mark.parametrize("m", [24, 48])
