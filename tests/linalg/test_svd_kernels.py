@@ -670,6 +670,30 @@ def test_gram_start_saves_sweeps(shape, plan):
         svd_forward(a, False, max_sweeps=3, _plan=Plan(plan, 1, False))
 
 
+def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
+    """One square matrix whose spectrum falls to rounding (a tensor network's truncated
+    corner): the Gram start is refused, and Jacobi runs on R^T of A P = Q R, within 8
+    sweeps where the sweeps on A itself need more; values only keep the sweeps on A."""
+    rng = np.random.default_rng(28)
+    q = orthogonal(rng, 96)
+    a = (q * np.logspace(0, -20, 96)) @ q.T
+    a = a + a.T
+    calls = []
+    inner = _svd_single._svd_qr
+    monkeypatch.setattr(_svd_single, "_svd_qr", lambda *args, **kw: calls.append(1) or inner(
+        *args, **kw))
+    check_svd(a, False, plan=Plan(Path.LONE, 1))
+    u, s, vh = svd_forward(a, False, max_sweeps=8, _plan=Plan(Path.LONE, 1))
+    assert calls
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=0,
+                               atol=C * 96 * eps(np.float64) * s[0])
+    with pytest.raises(LinAlgError, match="did not converge"):
+        svd_forward(a, False, max_sweeps=8, _plan=Plan(Path.LONE, 1, False))
+    calls.clear()
+    svd_forward(a, False, compute_uv=False, _plan=Plan(Path.LONE, 1))
+    assert not calls
+
+
 @pytest.mark.parametrize("shape", [(200, 60), (60, 200)])
 @pytest.mark.parametrize("full, compute_uv, taken", [(False, True, True), (True, False, True),
                                                      (False, False, True),
