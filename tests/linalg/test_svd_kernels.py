@@ -694,6 +694,29 @@ def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     assert not calls
 
 
+@pytest.mark.parametrize("kind", ["graded", "corner", "random"])
+@pytest.mark.parametrize("full", [False, True])
+def test_qr_route_accumulates_rotations_where_r_is_ill_conditioned(monkeypatch, kind, full):
+    """Jacobi on R^T: where R's diagonal spans more than 1 / sqrt(eps n), R's left vectors
+    are the accumulated rotations (_other_side would need a Householder QR there); on
+    well-conditioned R, _other_side's product. Both give a valid SVD."""
+    calls = []
+    inner = _svd_single._other_side
+    monkeypatch.setattr(_svd_single, "_other_side",
+                        lambda *args: calls.append(1) or inner(*args))
+    rng = np.random.default_rng(29)
+    if kind == "graded":
+        a = rng.standard_normal((90, 64)) * np.logspace(0, -12, 64)
+    elif kind == "corner":
+        q = orthogonal(rng, 64)
+        a = (q * np.logspace(0, -20, 64)) @ q.T
+        a = np.vstack([a + a.T, rng.standard_normal((26, 64)) * 1e-12])
+    else:
+        a = rng.standard_normal((90, 64))
+    check_svd(a, full, plan=Plan(Path.QR, 1, False))
+    assert bool(calls) == (kind == "random")
+
+
 @pytest.mark.parametrize("shape", [(200, 60), (60, 200)])
 @pytest.mark.parametrize("full, compute_uv, taken", [(False, True, True), (True, False, True),
                                                      (False, False, True),
