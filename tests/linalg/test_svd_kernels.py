@@ -596,12 +596,13 @@ def test_gram_start_refuses(kind):
     assert _svd_gram._gram_start(a) is None
 
 
-@pytest.mark.parametrize("kind", ["rank-deficient", "zero", "tensor-network corner"])
+@pytest.mark.parametrize("kind", ["rank-deficient", "zero", "tensor-network corner",
+                                  "graded, 150 columns"])
 def test_gram_start_refuses_a_singular_gram_before_its_eigh(monkeypatch, kind):
-    """A Gram whose Cholesky factor breaks down (or whose diagonal already shows cond^2
-    past the gate) is refused before the eigh, the start's dearest part, which gate (a)
-    would refuse anyway; the SVD is then the plain sweeps'. A well-conditioned one still
-    takes its eigh and its start."""
+    """A Gram whose diagonal already shows cond^2 past the gate, or (up to 127 columns)
+    whose Cholesky factor breaks down or shows it, is refused before the eigh, the start's
+    dearest part, which gate (a) would refuse anyway. A well-conditioned one still takes
+    its eigh and its start."""
     calls = []
     inner = _svd_gram.eigh_gram
     monkeypatch.setattr(_svd_gram, "eigh_gram", lambda *args: calls.append(1) or inner(*args))
@@ -610,6 +611,8 @@ def test_gram_start_refuses_a_singular_gram_before_its_eigh(monkeypatch, kind):
         a = low_rank(rng, 80, 60, 7)
     elif kind == "zero":
         a = np.zeros((80, 60))
+    elif kind == "graded, 150 columns":  # column norms 1 to 1e-8: cond^2 >= 1e16 > _COND2
+        a = rng.standard_normal((200, 150)) * np.logspace(0, -8, 150)
     else:  # symmetric, its spectrum falling from 1 to rounding, as CTMRG's grown corner
         q = orthogonal(rng, 80)
         a = (q * np.logspace(0, -20, 80)) @ q.T
