@@ -52,6 +52,8 @@ def _gram_start(a: np.ndarray, e: int = 0) -> tuple[np.ndarray, np.ndarray] | No
         return None  # the plain sweeps: slower, but within the memory there is
     neg = _negated_gram(a, e)
     d = np.sqrt(-np.diagonal(neg).real)  # before the eigh, which overwrites the Gram
+    if _surely_ill(neg, d):
+        return None  # gate (a) fails: spared the eigh, the start's dearest part
     lam, v0 = eigh_gram(neg, in_place, lean)
     del neg
     lam = -lam  # the Gram's eigenvalues, descending: eigh of -G gives them in this order
@@ -105,6 +107,34 @@ def _negated_gram(a: np.ndarray, e: int) -> np.ndarray:
         neg = dsyrk(-1.0, _block(a, i, i + _ROWS, e), beta=1.0, c=neg, trans=1, lower=0,
                     overwrite_c=1)
     return neg.T
+
+
+def _surely_ill(neg: np.ndarray, d: np.ndarray) -> bool:
+    """Whether gate (a) surely fails, seen before the eigh of G = -neg: its diagonal d^2
+    (a's column norms, at no cost) bounds cond(G) >= max d^2 / min d^2 (lambda_max >= max
+    G_ii >= min G_ii >= lambda_min): column-graded input, as tensor networks' truncated
+    corners are (1e15-1e20 measured). Up to _CHOLESKY_MAX columns also G's Cholesky factor R
+    (a tenth of the eigh's time, a few percent of a well-conditioned SVD's): where it exists,
+    cond(G) = cond(R)^2 >= (max r_ii / min r_ii)^2 (sigma_min(R) <= |r_ii| <= sigma_max(R),
+    R triangular); where it breaks down, cond(G) >= 1 / (n gamma_{n+1}) (Demmel: it
+    succeeds on a positive definite G whose unit-diagonal scaling has lambda_min above
+    that), past _COND2 for n <= 127: rank deficiency. Not all ill-conditioning shows
+    (random singular vectors hide cond 1e7 from both); a wrong True would cost only speed,
+    the plain sweeps being the accurate path."""
+    root = _COND2**0.5
+    if not d.min() * root >= d.max():  # NaN too; no square to overflow
+        return True
+    if neg.shape[0] > _CHOLESKY_MAX:
+        return False
+    try:
+        r = np.linalg.cholesky(-neg)
+    except np.linalg.LinAlgError:
+        return True
+    diag = np.abs(np.diagonal(r))
+    return not diag.min() * root >= diag.max()
+
+
+_CHOLESKY_MAX = 127  # where a breakdown proves rank deficiency (Demmel's bound above)
 
 
 def eigh_gram(g: np.ndarray, in_place: bool, lean: bool = True

@@ -116,39 +116,52 @@ def _sweeps_threaded(X: np.ndarray, nrm: np.ndarray, ref: np.ndarray, tol, threa
     return -1
 
 
-def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int, overwrite: bool = False):
+def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int, overwrite: bool = False,
+                 with_v: bool = False):
     """s and the left singular vectors of ak (m x n, m >= n, scaled) as the rows of ut
-    (nleft = 0, n or m rows: the extra ones complete an orthonormal basis), unsigned,
-    without accumulating V. Returns (status, s, ut). overwrite: the sweeps may rotate ak's
-    own memory (they do where its columns are contiguous), not a copy."""
+    (nleft = 0, n or m rows: the extra ones complete an orthonormal basis), unsigned.
+    Returns (status, s, ut, v): v is None, or with_v (on the serial sweeps only) the right
+    vectors, columns in s's order, the rotations accumulated as they are made. overwrite:
+    the sweeps may rotate ak's own memory (they do where its columns are contiguous), not
+    a copy."""
     jac = kernels("jacobi")
     m, n = ak.shape
     X = ak.T  # row j = column j of ak; the sweeps work in place
     if not (overwrite and X.flags.c_contiguous):
         X = np.array(X, order="C")
-    if threads > 1 and n >= 4 * threads:
+    vt = np.eye(n, dtype=X.dtype)[None] if with_v else np.empty((1, 0, 0), X.dtype)
+    if threads > 1 and n >= 4 * threads and not with_v:
         status = OK if _sweeps_threaded(X, np.empty(n), np.empty(n), tol, threads) >= 0 \
             else NOT_CONVERGED
     else:  # the batch kernel on a batch of one (in float64 the very build batches use)
         st = np.zeros(1, np.int8)  # OK
-        jac.sweeps(X[None], np.empty((1, 0, 0), X.dtype), np.empty(n), np.empty(n), tol, st)
+        jac.sweeps(X[None], vt, np.empty(n), np.empty(n), tol, st)
         status = int(st[0])
     s = np.empty(n, X.dtype)
     ut = np.empty((nleft, m), X.dtype)
     if status != OK:
-        return status, s, ut
-    jac.left_vectors(X, ut, s, np.empty(n), np.empty(n, np.int64), np.empty(nleft, np.bool_))
-    return OK, s, ut
+        return status, s, ut, None
+    perm = np.empty(n, np.int64)  # left_vectors' order of the rows: s descending
+    jac.left_vectors(X, ut, s, np.empty(n), perm, np.empty(nleft, np.bool_))
+    return OK, s, ut, (vt[0][perm].T if with_v else None)
 
 
 def _svd_lone(a: np.ndarray, e: int, full: bool, compute_uv: bool, tol, threads: int,
               gram: bool):
     """One matrix (2^-e a, m x n, m >= n) to the kernel, preconditioned (_gram_start)
-    where that is safe: the left vectors and s of a V0 are a's. The side Jacobi does not
-    produce is recovered with BLAS (_other_side), from 2^-e a itself."""
+    where that is safe: the left vectors and s of a V0 are a's; where it is refused and
+    vectors are wanted, by a QR (_svd_qr). The side Jacobi does not produce is recovered
+    with BLAS (_other_side), from 2^-e a itself."""
     m, n = a.shape
     nleft = (m if full else n) if compute_uv else 0
     start = _gram_start(a, e) if gram else None
+    if start is None and compute_uv and gram:
+        # Refused: ill-conditioned, rank-deficient or graded. dgejsv's preconditioning then
+        # pays: Jacobi on R^T of A P = Q R took about half the sweeps A itself takes
+        # (spectra falling to 1e-20, as tensor networks' truncated corners: 96 x 96 13 -> 7,
+        # 192 x 192 18 -> 8; CTMRG's 80 x 80 10 -> 7), for one QR. Values only keep the
+        # sweeps on A in place, the lean footprint.
+        return _svd_qr(a, e, full, compute_uv, tol, threads, gram=False)
     ak = None
     if start is not None:
         # The sweeps take a V0's columns as rows: a copy, made once V0 is let go.
@@ -156,12 +169,12 @@ def _svd_lone(a: np.ndarray, e: int, full: bool, compute_uv: bool, tol, threads:
         del start
         rows = np.array(b.T, order="C")
         del b
-        status, s, ut = _jacobi_left(rows.T, nleft, tol, threads, overwrite=True)
+        status, s, ut, _ = _jacobi_left(rows.T, nleft, tol, threads, overwrite=True)
     else:
         # Values only: 2^-e a made with its columns contiguous, which the sweeps then take
         # in place as rows: one copy of a, not two.
         ak = np.ldexp(a, -e) if compute_uv else np.ldexp(a.T, -e, order="C").T
-        status, s, ut = _jacobi_left(ak, nleft, tol, threads, overwrite=not compute_uv)
+        status, s, ut, _ = _jacobi_left(ak, nleft, tol, threads, overwrite=not compute_uv)
     if status != OK or not compute_uv:
         return status, None, s, None
     if ak is None:
@@ -186,7 +199,7 @@ def _svd_gram_tall(v0: np.ndarray, b: np.ndarray, compute_uv: bool, tol, threads
         return None
     r = np.linalg.cholesky(c).T
     x = r * d
-    status, s, uxt = _jacobi_left(x, n if compute_uv else 0, tol, threads)
+    status, s, uxt, _ = _jacobi_left(x, n if compute_uv else 0, tol, threads)
     if status != OK or not compute_uv:
         return status, None, s, None
     # U = Q U_x = b D^-1 R^-1 U_x: one m x k x k product.
@@ -216,11 +229,18 @@ def _svd_qr(a: np.ndarray, e: int, full: bool, compute_uv: bool, tol, threads: i
     else:
         r = cast(np.ndarray, np.linalg.qr(a[:, perm], mode="r"))  # R alone (numpy's stubs)
     r = np.ascontiguousarray(r[:n])
-    # Jacobi on the columns of R^T: its left vectors are R's right ones.
-    status, s, vrt = _jacobi_left(r.T, n if compute_uv else 0, tol, threads)
+    # Jacobi on the columns of R^T: its left vectors are R's right ones; R's left ones
+    # are the rotations, accumulated where R's diagonal spread (a lower bound on cond(R))
+    # shows that _other_side would take its Householder QR: cheaper there (CTMRG's 48 x 48
+    # corners 21%, column-graded 64 x 64 26%), dearer than its product elsewhere (5-12%).
+    d = np.abs(np.diagonal(r))
+    ill = not d.min() > d.max() * np.sqrt(np.finfo(r.dtype).eps * n)  # NaN-safe
+    serial = threads == 1 or n < 4 * threads
+    status, s, vrt, ul = _jacobi_left(r.T, n if compute_uv else 0, tol, threads,
+                                      with_v=compute_uv and serial and ill)
     if status != OK or not compute_uv:
         return status, None, s, None
-    u = q[:, :n] @ _other_side(r.T, vrt.T, s)
+    u = q[:, :n] @ (_other_side(r.T, vrt.T, s) if ul is None else ul)
     if mode == "complete":
         u = np.concatenate([u, q[:, n:]], axis=1)
     vh = np.empty_like(vrt)

@@ -596,6 +596,35 @@ def test_gram_start_refuses(kind):
     assert _svd_gram._gram_start(a) is None
 
 
+@pytest.mark.parametrize("kind", ["rank-deficient", "zero", "tensor-network corner",
+                                  "graded, 150 columns"])
+def test_gram_start_refuses_a_singular_gram_before_its_eigh(monkeypatch, kind):
+    """A Gram whose diagonal already shows cond^2 past the gate, or (up to 127 columns)
+    whose Cholesky factor breaks down or shows it, is refused before the eigh, the start's
+    dearest part, which gate (a) would refuse anyway. A well-conditioned one still takes
+    its eigh and its start."""
+    calls = []
+    inner = _svd_gram.eigh_gram
+    monkeypatch.setattr(_svd_gram, "eigh_gram", lambda *args: calls.append(1) or inner(*args))
+    rng = np.random.default_rng(27)
+    if kind == "rank-deficient":
+        a = low_rank(rng, 80, 60, 7)
+    elif kind == "zero":
+        a = np.zeros((80, 60))
+    elif kind == "graded, 150 columns":  # column norms 1 to 1e-8: cond^2 >= 1e16 > _COND2
+        a = rng.standard_normal((200, 150)) * np.logspace(0, -8, 150)
+    else:  # symmetric, its spectrum falling from 1 to rounding, as CTMRG's grown corner
+        q = orthogonal(rng, 80)
+        a = (q * np.logspace(0, -20, 80)) @ q.T
+        a = a + a.T
+    assert _svd_gram._gram_start(a) is None
+    assert not calls
+    if kind != "zero":
+        check_svd(a, False, plan=Plan(Path.LONE, 1))
+    assert _svd_gram._gram_start(rng.standard_normal((80, 60))) is not None
+    assert calls
+
+
 @pytest.mark.parametrize("plan", [Plan(Path.LONE, 1), Plan(Path.LONE, 2), Plan(Path.QR, 1)],
                          ids=["lone", "lone-threads", "qr"])
 @pytest.mark.parametrize("m", [24, 48])
@@ -642,6 +671,53 @@ def test_gram_start_saves_sweeps(shape, plan):
                                atol=C * max(shape) * eps(np.float64) * s[0])
     with pytest.raises(LinAlgError, match="did not converge"):
         svd_forward(a, False, max_sweeps=3, _plan=Plan(plan, 1, False))
+
+
+def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
+    """One square matrix whose spectrum falls to rounding (a tensor network's truncated
+    corner): the Gram start is refused, and Jacobi runs on R^T of A P = Q R, within 8
+    sweeps where the sweeps on A itself need more; values only keep the sweeps on A."""
+    rng = np.random.default_rng(28)
+    q = orthogonal(rng, 96)
+    a = (q * np.logspace(0, -20, 96)) @ q.T
+    a = a + a.T
+    calls = []
+    inner = _svd_single._svd_qr
+    monkeypatch.setattr(_svd_single, "_svd_qr", lambda *args, **kw: calls.append(1) or inner(
+        *args, **kw))
+    check_svd(a, False, plan=Plan(Path.LONE, 1))
+    u, s, vh = svd_forward(a, False, max_sweeps=8, _plan=Plan(Path.LONE, 1))
+    assert calls
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=0,
+                               atol=C * 96 * eps(np.float64) * s[0])
+    with pytest.raises(LinAlgError, match="did not converge"):
+        svd_forward(a, False, max_sweeps=8, _plan=Plan(Path.LONE, 1, False))
+    calls.clear()
+    svd_forward(a, False, compute_uv=False, _plan=Plan(Path.LONE, 1))
+    assert not calls
+
+
+@pytest.mark.parametrize("kind", ["graded", "corner", "random"])
+@pytest.mark.parametrize("full", [False, True])
+def test_qr_route_accumulates_rotations_where_r_is_ill_conditioned(monkeypatch, kind, full):
+    """Jacobi on R^T: where R's diagonal spans more than 1 / sqrt(eps n), R's left vectors
+    are the accumulated rotations (_other_side would need a Householder QR there); on
+    well-conditioned R, _other_side's product. Both give a valid SVD."""
+    calls = []
+    inner = _svd_single._other_side
+    monkeypatch.setattr(_svd_single, "_other_side",
+                        lambda *args: calls.append(1) or inner(*args))
+    rng = np.random.default_rng(29)
+    if kind == "graded":
+        a = rng.standard_normal((90, 64)) * np.logspace(0, -12, 64)
+    elif kind == "corner":
+        q = orthogonal(rng, 64)
+        a = (q * np.logspace(0, -20, 64)) @ q.T
+        a = np.vstack([a + a.T, rng.standard_normal((26, 64)) * 1e-12])
+    else:
+        a = rng.standard_normal((90, 64))
+    check_svd(a, full, plan=Plan(Path.QR, 1, False))
+    assert bool(calls) == (kind == "random")
 
 
 @pytest.mark.parametrize("shape", [(200, 60), (60, 200)])
