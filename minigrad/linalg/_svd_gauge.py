@@ -32,6 +32,8 @@ from the forward.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..autograd.downstream import current_walk
@@ -140,12 +142,15 @@ class BondTap(Function):
 
     @staticmethod
     def backward(ctx: Context, D: Tensor) -> tuple:
-        ctx.node.bond_walk = current_walk()
+        # Weakly: the walk holds the graph that holds this node (a strong reference made a
+        # cycle that kept each run's whole graph until a full collection: +1 GB a run of
+        # TRG's specific heat at bond 16).
+        ctx.node.bond_walk = weakref.ref(current_walk())
         return D, None
 
 
 def bond_inherited(down) -> bool:
     """Whether this walk differentiates the SVD node's own bond backward."""
     walk = getattr(down.ctx, "bond_walk", None)
-    return walk is not None and walk is current_walk()
+    return walk is not None and walk() is current_walk()
 

@@ -11,6 +11,7 @@ inside it (their own looks would differentiate every later limit's looks again).
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -34,7 +35,8 @@ _nesting = threading.local()  # .depth > 0 while a tie limit looks downstream
 def earlier_here(down: Downstream | None) -> Earlier | None:
     """What an earlier recorded pass left, if this walk goes through its result."""
     e = None if down is None else getattr(down.ctx, "earlier", None)
-    return e if e is not None and e.walk is current_walk() and e.D is not None else None
+    return (e if e is not None and e.walk is not None and e.walk() is current_walk()
+            and e.D is not None else None)
 
 
 def remember_dropped(down: Downstream | None, poles: Poles, policy: TiePolicy,
@@ -169,7 +171,7 @@ class Earlier:
 
     def __init__(self, absent: np.ndarray, grads: tuple, policy: TiePolicy) -> None:
         self.absent, self.grads, self.policy = absent, grads, policy
-        self.walk: object = None
+        self.walk: weakref.ref | None = None
         self.D: Tensor | None = None
 
 
@@ -183,7 +185,9 @@ class Tap(Function):
 
     @staticmethod
     def backward(ctx: Context, D: Tensor) -> tuple:
-        ctx.earlier.walk, ctx.earlier.D = current_walk(), D.detach()
+        # (weakly: the walk holds the graph that holds this node, a cycle that kept each
+        # run's graph until a full collection)
+        ctx.earlier.walk, ctx.earlier.D = weakref.ref(current_walk()), D.detach()
         return D, None
 
 
