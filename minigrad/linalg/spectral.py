@@ -279,10 +279,6 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
         tol_b = np.broadcast_to(tol.reshape(own + (1,)), batch + (1,)).reshape(-1, 1)
         rank_b = np.broadcast_to(rank.reshape(own), batch).reshape(-1)
         full = (rank_b == min(m, n)) | (driver == "gels")
-        if A._array.dtype.kind == "c" and not full.all():
-            raise NotImplementedError(
-                "torch.linalg.lstsq: a rank-deficient complex A needs the complex SVD, which "
-                "is not supported here yet")
 
         def part(Ag: Tensor, is_full: bool, idx: np.ndarray) -> Tensor:
             Bg = Bf if idx.size == Bf.shape[0] else Bf[make_tensor(idx)]
@@ -290,7 +286,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
                 return _lstsq_full(Ag, Bg)
             U, S, Vh = svd(Ag, full_matrices=False)
             w = _inverse_kept(S, S._array > tol_b[idx])
-            return Vh.mT @ ((U.mT @ Bg) * w.unsqueeze(-1))
+            return adjoint(Vh) @ ((adjoint(U) @ Bg) * w.unsqueeze(-1))
 
         X = by_group(Af, full, part)
     empty = make_tensor(np.zeros((0,), real_of(dt)))

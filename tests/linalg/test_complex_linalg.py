@@ -216,17 +216,14 @@ def test_slogdet_backward_at_a_singular_complex_matrix_raises() -> None:
         logabs[0].add(logabs[1]).backward()
 
 
+# (svd, svdvals, eigh and eigvalsh take complex input on main since the complex SVD landed;
+# these, built on them, wait for their own complex rules)
 NOT_YET = {
-    "svd": lambda A: mg.linalg.svd(A),
-    "svdvals": lambda A: mg.linalg.svdvals(A),
-    "eigh": lambda A: mg.linalg.eigh(A),
-    "eigvalsh": lambda A: mg.linalg.eigvalsh(A),
     "pinv": lambda A: mg.linalg.pinv(A),
     "matrix_rank": lambda A: mg.linalg.matrix_rank(A),
     "cond": lambda A: mg.linalg.cond(A),
     "matrix_norm_2": lambda A: mg.linalg.matrix_norm(A, 2),
     "matrix_norm_nuc": lambda A: mg.linalg.matrix_norm(A, "nuc"),
-    "lstsq_rank_deficient": lambda A: mg.linalg.lstsq(A * 0, A),
 }
 
 
