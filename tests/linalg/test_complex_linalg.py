@@ -47,6 +47,8 @@ CASES = [
     Case("qr_tall", lambda L, A: tuple(L.linalg.qr(A)), ((4, 3),)),
     Case("qr_wide", lambda L, A: tuple(L.linalg.qr(A)), ((2, 4),)),
     Case("lstsq_tall", lambda L, A, B: L.linalg.lstsq(A, B).solution, ((4, 2), (4, 2))),
+    Case("lstsq_residuals", lambda L, A, B: tuple(L.linalg.lstsq(A, B, driver="gelsd")[:2]),
+         ((5, 2), (5, 3))),
     Case("lstsq_wide", lambda L, A, B: L.linalg.lstsq(A, B).solution, ((2, 3), (2, 1))),
     Case("matrix_exp", lambda L, A: L.linalg.matrix_exp(2 * A), ((2, 3, 3),)),
     Case("matrix_power_negative", lambda L, A: L.linalg.matrix_power(A, -2), ((3, 3),)),
@@ -139,6 +141,36 @@ def test_det_of_a_singular_complex_matrix_has_the_adjugate_gradient() -> None:
         A = mg.tensor(a, requires_grad=True)
         assert mg.autograd.gradcheck(mg.linalg.det, [A])
         assert mg.autograd.gradgradcheck(mg.linalg.det, [A])
+
+
+def test_lstsq_of_complex_input_has_torchs_real_outputs() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    a, b = (rng.standard_normal((2, 5, 3)) + 1j * rng.standard_normal((2, 5, 3))
+            for _ in range(2))
+    for driver in ("gelsy", "gelsd"):
+        ours = mg.linalg.lstsq(mg.tensor(a), mg.tensor(b), driver=driver)
+        theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+        for o, t in zip(ours, theirs, strict=True):
+            assert o.dtype == str(t.dtype).removeprefix("torch.") and o.shape == tuple(t.shape)
+            np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_vector_norm_of_complex_input_with_a_dtype() -> None:
+    torch = pytest.importorskip("torch")
+    x0 = np.array([[1 + 1j, 2, 3j], [0.5, -1j, 2 - 2j]], np.complex64)
+    for lib in (mg, torch):
+        x = lib.tensor(x0)
+        with pytest.raises(RuntimeError, match="dtype should be complex for complex inputs"):
+            lib.linalg.vector_norm(x, dtype=lib.float64)
+        with pytest.raises(RuntimeError, match="dtype should be real for real inputs"):
+            lib.linalg.vector_norm(x.real, dtype=lib.complex128)
+    ours, theirs = (lib.linalg.vector_norm(lib.tensor(x0), 3, 1, dtype=lib.complex128)
+                    for lib in (mg, torch))
+    assert ours.dtype == mg.float64 and theirs.dtype == torch.float64
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    norm = mg.linalg.norm(mg.tensor(x0), dtype=mg.complex128)
+    np.testing.assert_allclose(norm.item(), np.linalg.norm(x0.astype(np.complex128)), rtol=1e-12)
 
 
 def test_cholesky_gradient_is_the_hermitian_part_of_torchs() -> None:
