@@ -240,8 +240,9 @@ def logdet(A: Tensor) -> Tensor:
     """
     check_matrix(A, "logdet", square=True, complex_ok=True)
     sign, logabs = _Slogdet.apply(A)
-    if sign.is_complex():
-        return logabs + sign.angle() * 1j
+    if sign.is_complex():  # (a singular A: -inf + nan i, as torch)
+        nan = make_tensor(np.where(sign._array == 0, complex(0, np.nan), 0).astype(sign.dtype))
+        return logabs + sign.angle() * 1j + nan
     with np.errstate(divide="ignore", invalid="ignore"):
         shift = make_tensor(np.asarray(np.log(sign._array)))  # 0, nan (sign -1), -inf (0)
     return logabs + shift

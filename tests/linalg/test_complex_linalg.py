@@ -262,6 +262,12 @@ def test_slogdet_backward_at_a_singular_complex_matrix_raises() -> None:
         logabs[0].add(logabs[1]).backward()
 
 
+def test_logdet_of_a_singular_complex_matrix_is_torchs() -> None:
+    torch = pytest.importorskip("torch")
+    ours, theirs = (lib.logdet(lib.tensor(_singular())) for lib in (mg, torch))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-15)  # -inf + nan i
+
+
 # (svd, svdvals, eigh and eigvalsh take complex input on main since the complex SVD landed;
 # these, built on them, wait for their own complex rules)
 NOT_YET = {
