@@ -9,7 +9,7 @@ from .svd import SVDResult, svd, svdvals
 from .ties import TiePolicy, tie_policy
 from .det import SlogdetResult, det, slogdet
 from .eigh import EighResult, eigh, eigvalsh
-from .products import cross, matrix_power, multi_dot
+from .products import cross, matrix_power, multi_dot, vecdot
 from .qr import QRResult, qr
 from .solve import cholesky, inv, solve, solve_triangular
 from .spectral import LstsqResult, cond, lstsq, matrix_rank, pinv
@@ -23,4 +23,4 @@ __all__ += ["det", "slogdet", "SlogdetResult", "eigh", "eigvalsh", "EighResult",
             "vector_norm"]
 from .matrix_exp import matrix_exp  # noqa: E402
 
-__all__ += ["matrix_exp"]
+__all__ += ["matrix_exp", "vecdot"]

@@ -30,14 +30,29 @@ def check_tensor(x: object, fn: str, arg: str = "A") -> Tensor:
     return x
 
 
-def check_float(x: Tensor, fn: str) -> None:
-    if x.dtype.kind != "f":
-        raise RuntimeError(f"{fn}: Expected a floating point tensor as input. Got "
-                           f"{_dtype_name(x.dtype)}; convert it with .float() or .double()")
+def check_float(x: Tensor, fn: str, complex_ok: bool = False) -> None:
+    """A float (or, where ``complex_ok``, a complex) dtype, else torch's error; complex input of
+    a function without complex support yet is refused as such (.float() would drop the
+    imaginary part)."""
+    kind = x.dtype.kind
+    if kind == "f" or (complex_ok and kind == "c"):
+        return
+    if kind == "c":
+        raise NotImplementedError(f"{fn}: complex input ({x.dtype}) is not supported here yet")
+    raise RuntimeError(f"{fn}: Expected a floating point tensor as input. Got "
+                       f"{_dtype_name(x.dtype)}; convert it with .float() or .double()")
 
 
-def check_matrix(A: object, fn: str, arg: str = "A", square: bool = False) -> Tensor:
-    """A float Tensor of shape (*, m, n) (m == n when square), else torch's error."""
+def adjoint(X: Tensor) -> Tensor:
+    """X^H, the conjugate transpose of the last two dims (X^T, by the cheaper mT, when real):
+    the real backward rules' transposes, in torch's complex convention."""
+    return X.mH if X._array.dtype.kind == "c" else X.mT
+
+
+def check_matrix(A: object, fn: str, arg: str = "A", square: bool = False,
+                 complex_ok: bool = False) -> Tensor:
+    """A float (or, where ``complex_ok``, complex) Tensor of shape (*, m, n) (m == n when
+    square), else torch's error."""
     A = check_tensor(A, fn, arg)
     shape = A._array.shape  # (the array's, not the Tensor's properties: every call pays)
     if len(shape) < 2:
@@ -46,7 +61,7 @@ def check_matrix(A: object, fn: str, arg: str = "A", square: bool = False) -> Te
         raise RuntimeError(f"{fn}: {arg} must be batches of square matrices, but they are "
                            f"{shape[-2]} by {shape[-1]} matrices")
     if A._array.dtype.kind != "f":
-        check_float(A, fn)
+        check_float(A, fn, complex_ok)
     return A
 
 

@@ -11,7 +11,7 @@ def lu_info(a: np.ndarray) -> np.ndarray:
     """getrf's info for each matrix of a (*, n, n): the 1-based index of the first exactly
     zero pivot of LU with partial pivoting, 0 where there is none."""
     *batch, n, _ = a.shape
-    x = np.array(a.reshape(-1, n, n), dtype=a.dtype if a.dtype.kind == "f" else np.float64)
+    x = np.array(a.reshape(-1, n, n), dtype=a.dtype if a.dtype.kind in "fc" else np.float64)
     info = np.zeros(x.shape[0], np.int64)
     rows = np.arange(x.shape[0])
     for k in range(n):
@@ -29,17 +29,18 @@ def lu_info(a: np.ndarray) -> np.ndarray:
 
 def cholesky_info(a: np.ndarray) -> np.ndarray:
     """potrf's info for each matrix of a (*, n, n), read from its lower triangle: the order of
-    the first leading minor that is not positive definite, 0 where there is none."""
+    the first leading minor that is not positive definite, 0 where there is none (complex:
+    Hermitian, the diagonal's imaginary parts unread, as potrf)."""
     *batch, n, _ = a.shape
-    x = np.tril(a.reshape(-1, n, n)).astype(a.dtype if a.dtype.kind == "f" else np.float64)
+    x = np.tril(a.reshape(-1, n, n)).astype(a.dtype if a.dtype.kind in "fc" else np.float64)
     L = np.zeros_like(x)
     info = np.zeros(x.shape[0], np.int64)
     for k in range(n):
-        d = x[:, k, k] - np.einsum("bj,bj->b", L[:, k, :k], L[:, k, :k])
+        d = x[:, k, k].real - np.einsum("bj,bj->b", L[:, k, :k], L[:, k, :k].conj()).real
         bad = ~(d > 0)  # NaN too
         info[(info == 0) & bad] = k + 1
         lkk = np.sqrt(np.where(bad, 1, d))
         L[:, k, k] = lkk
         L[:, k + 1:, k] = (x[:, k + 1:, k] - np.einsum("bij,bj->bi", L[:, k + 1:, :k],
-                                                       L[:, k, :k])) / lkk[:, None]
+                                                       L[:, k, :k].conj())) / lkk[:, None]
     return info.reshape(batch)

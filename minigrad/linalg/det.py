@@ -21,7 +21,7 @@ from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state, is_grad_enabled
 from ..tensor import Tensor
 from . import _small
-from ._checks import batch_prefix, check_matrix, half_as_float
+from ._checks import adjoint, batch_prefix, check_matrix, half_as_float
 from ._groups import by_group
 from .errors import LinAlgError
 from .solve import inv, solve
@@ -35,7 +35,8 @@ class SlogdetResult(NamedTuple):
 
 
 class _Det(Function):
-    """det(A) for invertible A; gA = g det(A) A^-T (written with det and inv: any order)."""
+    """det(A) for invertible A; gA = g conj(det A) A^-H (g det(A) A^-T when real; written
+    with det and inv: any order)."""
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> Tensor:
@@ -46,7 +47,7 @@ class _Det(Function):
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple:
         A, d = ctx.saved_tensors
-        return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(A).mT,
+        return (g * d.conj()).unsqueeze(-1).unsqueeze(-1) * adjoint(inv(A)),
 
 
 class _SmallDet(Function):
@@ -79,7 +80,7 @@ def det(A: Tensor) -> Tensor:
     >>> mg.linalg.det(mg.tensor([[1.0, 2.0], [3.0, 4.0]]))
     tensor(-2.)
     """
-    check_matrix(A, "linalg.det", square=True)
+    check_matrix(A, "linalg.det", square=True, complex_ok=True)
     recorded = A.requires_grad and is_grad_enabled()
     # 2x2 to 4x4: closed forms, whose gradient is exact anywhere (and so needs no test)
     if _small.fits(A._array):
@@ -142,8 +143,8 @@ def _det_of_rank(A: Tensor, r: int, _idx: np.ndarray) -> Tensor:
     if r == 0:  # exactly zero matrices: every derivative below order n vanishes
         return _expand(A) if n <= _EXPAND_MAX else (A * 0.0).sum((-2, -1))
     u, _, vh = np.linalg.svd(A._array)
-    sigma = np.linalg.det(u) * np.linalg.det(vh)
-    B = make_tensor(np.swapaxes(u, -1, -2)) @ A @ make_tensor(np.swapaxes(vh, -1, -2))
+    sigma = np.linalg.det(u) * np.linalg.det(vh)  # +-1, or complex of modulus 1
+    B = make_tensor(np.swapaxes(u, -1, -2).conj()) @ A @ make_tensor(np.swapaxes(vh, -1, -2).conj())
     B11, B12 = B[:, :r, :r], B[:, :r, r:]
     B21, B22 = B[:, r:, :r], B[:, r:, r:]
     schur = B22 - B21 @ solve(B11, B12)
@@ -151,7 +152,9 @@ def _det_of_rank(A: Tensor, r: int, _idx: np.ndarray) -> Tensor:
     # above its size (zero) would be differences of terms of size 1 / |schur|. Expanded, they
     # are exact.
     d = _expand(schur) if n - r <= _EXPAND_MAX else _det(schur)
-    return make_tensor(np.round(sigma)) * _Det.apply(B11) * d
+    if sigma.dtype.kind != "c":
+        sigma = np.round(sigma)
+    return make_tensor(sigma) * _Det.apply(B11) * d
 
 
 def _expand(A: Tensor) -> Tensor:
@@ -177,7 +180,9 @@ def _expand(A: Tensor) -> Tensor:
 
 
 class _Slogdet(Function):
-    """(sign, log|det A|); the sign is piecewise constant, d log|det A| = tr(A^-1 dA)."""
+    """(sign, log|det A|), d log|det A| = Re tr(A^-1 dA): gA = g A^-H. A real sign is
+    piecewise constant; a complex one, e^(i theta) with d theta = Im tr(A^-1 dA), sends its
+    gradient gs back as i Im(gs conj(sign)) A^-H."""
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> tuple:
@@ -185,15 +190,22 @@ class _Slogdet(Function):
         sign, logabs = _small.batched(_small.slogdet, a) if _small.fits(a) \
             else np.linalg.slogdet(a)
         sign, logabs = np.asarray(sign), np.asarray(logabs)
-        ctx.save_for_backward(A)
         ctx.singular = np.isneginf(logabs)
-        ctx.mark_non_differentiable(sign)
         ctx.set_materialize_grads(False)
+        if sign.dtype.kind == "c":  # saved as the recorded output: differentiable again
+            out = make_tensor(sign)
+            ctx.save_for_backward(A, out)
+            return out, make_tensor(logabs)
+        ctx.save_for_backward(A)
+        ctx.mark_non_differentiable(sign)
         return sign, logabs
 
     @staticmethod
-    def backward(ctx: Context, _gsign: Tensor | None, g: Tensor | None) -> tuple:
-        (A,) = ctx.saved_tensors
+    def backward(ctx: Context, gsign: Tensor | None, g: Tensor | None) -> tuple:
+        A, *sign = ctx.saved_tensors
+        if sign and gsign is not None:  # complex: the phase's part, purely imaginary
+            phase = (gsign * sign[0].conj()).imag * 1j
+            g = phase if g is None else g + phase
         if g is None:
             return None,
         if ctx.singular.any():
@@ -203,7 +215,7 @@ class _Slogdet(Function):
                 "singular, so logabsdet = -inf and its gradient A^-T is infinite. For a loss "
                 "built from det itself (sign * exp(logabsdet)) use mg.linalg.det, whose "
                 "gradient at singular matrices is exact (the adjugate).")
-        return g.unsqueeze(-1).unsqueeze(-1) * inv(A).mT,
+        return g.unsqueeze(-1).unsqueeze(-1) * adjoint(inv(A)),
 
 
 @half_as_float
@@ -214,19 +226,23 @@ def slogdet(A: Tensor) -> SlogdetResult:
     >>> mg.linalg.slogdet(mg.tensor([[1.0, 2.0], [3.0, 4.0]])).sign
     tensor(-1.)
     """
-    check_matrix(A, "linalg.slogdet", square=True)
+    check_matrix(A, "linalg.slogdet", square=True, complex_ok=True)
     return SlogdetResult(*_Slogdet.apply(A))
 
 
 @half_as_float
 def logdet(A: Tensor) -> Tensor:
-    """log det(A): nan where det(A) < 0, -inf where A is singular, as torch.logdet.
+    """log det(A): nan where det(A) < 0, -inf where A is singular, as torch.logdet; for
+    complex A, log|det A| + i arg det A.
 
     >>> mg.logdet(mg.tensor([[2.0, 0.0], [0.0, 3.0]]))
     tensor(1.7917595)
     """
-    check_matrix(A, "logdet", square=True)
+    check_matrix(A, "logdet", square=True, complex_ok=True)
     sign, logabs = _Slogdet.apply(A)
+    if sign.is_complex():  # (a singular A: -inf + nan i, as torch)
+        nan = make_tensor(np.where(sign._array == 0, complex(0, np.nan), 0).astype(sign.dtype))
+        return logabs + sign.angle() * 1j + nan
     with np.errstate(divide="ignore", invalid="ignore"):
         shift = make_tensor(np.asarray(np.log(sign._array)))  # 0, nan (sign -1), -inf (0)
     return logabs + shift

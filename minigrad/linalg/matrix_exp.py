@@ -16,13 +16,13 @@ def matrix_exp(A: Tensor) -> Tensor:
     """exp(A) = sum_k A^k / k! of a (batch of) square matrix, by scaling and squaring.
 
     A is scaled by 2^-s until its 1-norm is at most 1/2, where the Taylor tail of degree 18
-    (10 in float32) is below the rounding error; the result is squared s times. Built from
-    matmuls, so it differentiates to any order.
+    (10 in float32 and complex64) is below the rounding error; the result is squared s times.
+    Built from matmuls, so it differentiates to any order.
 
     >>> mg.linalg.matrix_exp(mg.zeros(2, 2)).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    check_matrix(A, "linalg.matrix_exp", square=True)
+    check_matrix(A, "linalg.matrix_exp", square=True, complex_ok=True)
     n = A.shape[-1]
     norm = float(np.abs(A._array).sum(-2).max()) if A._array.size else 0.0
     if not math.isfinite(norm):
@@ -31,7 +31,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     X = A / 2.0 ** s if s else A
     eye = make_tensor(np.eye(n, dtype=A.dtype))
     P = eye
-    for k in range(18 if A.dtype == np.float64 else 10, 0, -1):  # Horner: I + X/k (...)
+    for k in range(18 if A._array.dtype.char in "dD" else 10, 0, -1):  # Horner: I + X/k (...)
         P = eye + (X @ P) / k
     for _ in range(s):
         P = P @ P

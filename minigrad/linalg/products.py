@@ -1,4 +1,4 @@
-"""Products: cross, multi_dot (in the cheapest order), matrix_power; all composed of
+"""Products: cross, vecdot, multi_dot (in the cheapest order), matrix_power; all composed of
 differentiable ops."""
 
 from __future__ import annotations
@@ -37,6 +37,21 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 
 def _take(t: Tensor, d: int, i: int) -> Tensor:
     return t[(slice(None),) * d + (i,)]
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """sum_i conj(x_i) y_i along ``dim`` (the first argument conjugated); batch dims
+    broadcast.
+
+    >>> mg.linalg.vecdot(mg.tensor([1j, 2.0]), mg.tensor([1j, 3.0]))
+    tensor(7.+0.j)
+    """
+    check_tensor(x, "linalg.vecdot", "x")
+    check_tensor(y, "linalg.vecdot", "y")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {x.dtype} and y of type {y.dtype} instead")
+    return (x.conj() * y).sum(dim)
 
 
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
@@ -129,7 +144,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)
         return where(make_tensor(np.zeros(A.shape, bool)), A, make_tensor(eye.copy()))
     if n < 0:
-        check_matrix(A, "linalg.matrix_power", square=True)
+        check_matrix(A, "linalg.matrix_power", square=True, complex_ok=True)
         A, n = inv(A), -n
     out: Tensor | None = None
     base = A

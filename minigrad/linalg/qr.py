@@ -12,6 +12,10 @@ square rule with gQ + Y gR_Y^T. The complete Q of a tall A adds a basis Q_2 of t
 complement, which is arbitrary: only losses blind to it (Q_2^T gQ_2 symmetric, as for the
 projector Q_2 Q_2^T) have a gradient, and then gQ_2 folds into Q's first n columns as
 -Q_2 gQ_2^T Q_1. A rank-deficient A (a zero on R's diagonal) has no unique Q: LinAlgError.
+
+Complex A: every transpose above is the conjugate transpose, and since LAPACK's R has a real
+diagonal, Q^H dQ is anti-Hermitian with the imaginary diagonal i Im diag(C), which adds
+i Im diag(N) to the bracket (_square_rule).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..functions import cat
 from ..tensor import Tensor
-from ._checks import batch_prefix, check_matrix, half_as_float
+from ._checks import adjoint, batch_prefix, check_matrix, half_as_float
 from .errors import LinAlgError
 from .solve import solve_triangular
 
@@ -51,7 +55,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
     tensor([[5. , 2.2],
             [0. , 0.4]])
     """
-    check_matrix(A, "linalg.qr")
+    check_matrix(A, "linalg.qr", complex_ok=True)
     if mode not in _MODES:
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
@@ -100,7 +104,7 @@ def qr_backward(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None) -> T
     if gR is not None:
         gRY = gR[..., m:]
         gY = Q @ gRY
-        YgRY = (Q @ RY) @ gRY.mT  # Y = Q R_Y: written from the outputs, for higher order
+        YgRY = (Q @ RY) @ adjoint(gRY)  # Y = Q R_Y: written from the outputs, for higher order
         gQX = YgRY if gQX is None else gQX + YgRY
     gX = _square_rule(Q, R[..., :m], gQX, gRX)
     if gY is None:
@@ -109,22 +113,26 @@ def qr_backward(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None) -> T
 
 
 def _square_rule(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None) -> Tensor:
-    """gA = [gQ + Q (gR R^T + tril(N - N^T, -1) - Q^T gQ)] R^-T, N = Q^T gQ - gR R^T."""
-    QgQ = None if gQ is None else Q.mT @ gQ
-    gRR = None if gR is None else gR @ R.mT
+    """gA = [gQ + Q (gR R^H + tril(N - N^H, -1) + i Im diag(N) - Q^H gQ)] R^-H with
+    N = Q^H gQ - gR R^H (the imaginary diagonal: LAPACK's R has a real diagonal, which fixes
+    Q's phases, so Q^H dQ has the imaginary diagonal i Im diag(Q^H dA R^-1))."""
+    QgQ = None if gQ is None else adjoint(Q) @ gQ
+    gRR = None if gR is None else gR @ adjoint(R)
     if QgQ is None:
         assert gRR is not None  # backward runs with a gradient for Q or R
         N = -gRR
     else:
         N = QgQ if gRR is None else QgQ - gRR
-    M = (N - N.mT).tril(-1)
+    M = (N - adjoint(N)).tril(-1)
+    if N._array.dtype.kind == "c":
+        M = M + (N.diagonal(0, -2, -1).imag * 1j).diag_embed()
     if gRR is not None:
         M = M + gRR
     if QgQ is not None:
         M = M - QgQ
     G = Q @ M if gQ is None else gQ + Q @ M
-    # G R^-T = (R^-1 G^T)^T
-    return solve_triangular(R, G.mT, upper=True).mT
+    # G R^-H = (R^-1 G^H)^H
+    return adjoint(solve_triangular(R, adjoint(G), upper=True))
 
 
 def _check_rank(R: Tensor, k: int) -> None:
@@ -143,10 +151,11 @@ def _check_rank(R: Tensor, k: int) -> None:
 
 
 def _fold_complement(Q: Tensor, gQ: Tensor, k: int) -> Tensor:
-    """gQ_1 - Q_2 gQ_2^T Q_1, after checking that the loss is blind to Q_2's basis."""
+    """gQ_1 - Q_2 gQ_2^H Q_1, after checking that the loss is blind to Q_2's basis (its
+    U(m - n) gauge Q_2 -> Q_2 W: Q_2^H gQ_2 Hermitian)."""
     Q1, Q2, g1, g2 = Q[..., :k], Q[..., k:], gQ[..., :k], gQ[..., k:]
-    M = (Q2.mT @ g2)._array
-    asym = np.abs(M - np.swapaxes(M, -1, -2)).max(axis=(-2, -1))
+    M = (adjoint(Q2) @ g2)._array
+    asym = np.abs(M - np.swapaxes(M, -1, -2).conj()).max(axis=(-2, -1))
     eps = float(np.finfo(M.dtype).eps) * max(Q.shape[-2:])
     bad = asym > _NUM_TOL * eps * np.abs(g2._array).max(axis=(-2, -1))
     if bad.any():
@@ -155,5 +164,5 @@ def _fold_complement(Q: Tensor, gQ: Tensor, k: int) -> Tensor:
             f"linalg.qr backward: {batch_prefix(bad.shape, b)}the loss depends on the "
             f"arbitrary basis Q[..., {k}:] of the complement (the extra columns of the complete "
             "Q), so it has no gradient. Use a basis-free quantity such as the projector "
-            "Q_2 Q_2^T, or mode='reduced'.")
-    return g1 - Q2 @ (g2.mT @ Q1)
+            "Q_2 Q_2^H, or mode='reduced'.")
+    return g1 - Q2 @ (adjoint(g2) @ Q1)

@@ -17,7 +17,7 @@ from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import _small
-from ._checks import batch_prefix, check_matrix, check_tensor, half_as_float, unrecorded
+from ._checks import adjoint, batch_prefix, check_matrix, check_tensor, half_as_float, unrecorded
 from ._lapack_info import cholesky_info, lu_info
 from .errors import LinAlgError
 
@@ -34,7 +34,7 @@ def _raise_singular(fn: str, a: np.ndarray, what: str) -> None:
 
 
 class _Inv(Function):
-    """A^-1; d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T g A^-T."""
+    """A^-1; d(A^-1) = -A^-1 dA A^-1, so gA = -A^-H g A^-H (A^-T when real)."""
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> Tensor:
@@ -45,7 +45,8 @@ class _Inv(Function):
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple:
         (Ai,) = ctx.saved_tensors
-        return -(Ai.mT @ g @ Ai.mT),
+        AiH = adjoint(Ai)
+        return -(AiH @ g @ AiH),
 
 
 def _inv(a: np.ndarray) -> np.ndarray:
@@ -68,14 +69,14 @@ def inv(A: Tensor) -> Tensor:
     tensor([[0.5 , 0.  ],
             [0.  , 0.25]])
     """
-    check_matrix(A, "linalg.inv", square=True)
+    check_matrix(A, "linalg.inv", square=True, complex_ok=True)
     if not (A.requires_grad and is_grad_enabled()):  # nothing to record: no node
         return make_tensor(unrecorded(_inv, A._array))
     return _Inv.apply(A)
 
 
 class _Solve(Function):
-    """X = A^-1 B for B (*, n, k); gB = A^-T gX, gA = -gB X^T."""
+    """X = A^-1 B for B (*, n, k); gB = A^-H gX, gA = -gB X^H."""
 
     @staticmethod
     def forward(ctx: Context, A: Tensor, B: Tensor) -> Tensor:
@@ -86,8 +87,8 @@ class _Solve(Function):
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple:
         A, X = ctx.saved_tensors
-        gB = _Solve.apply(A.mT, g)
-        return (-(gB @ X.mT) if ctx.needs_input_grad[0] else None), gB
+        gB = _Solve.apply(adjoint(A), g)
+        return (-(gB @ adjoint(X)) if ctx.needs_input_grad[0] else None), gB
 
 
 def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -117,7 +118,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     >>> mg.linalg.solve(mg.tensor([[2.0, 0.0], [0.0, 4.0]]), mg.tensor([2.0, 2.0]))
     tensor([1. , 0.5])
     """
-    check_matrix(A, "linalg.solve", square=True)
+    check_matrix(A, "linalg.solve", square=True, complex_ok=True)
     check_tensor(B, "linalg.solve", "B")
     if B.ndim == 0:
         raise RuntimeError("linalg.solve: The input tensor B must have at least 1 dimension.")
@@ -148,7 +149,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 
 class _SolveTriangular(Function):
     """X = T^-1 B with T the upper (or lower) triangle of A (unit diagonal if unitriangular);
-    gB = T^-T gX, gA = the same triangle of -gB X^T (the other entries are never read)."""
+    gB = T^-H gX, gA = the same triangle of -gB X^H (the other entries are never read)."""
 
     @staticmethod
     def forward(ctx: Context, A: Tensor, B: Tensor, upper: bool, unit: bool) -> Tensor:
@@ -172,10 +173,10 @@ class _SolveTriangular(Function):
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple:
         A, X = ctx.saved_tensors
-        gB = _SolveTriangular.apply(A.mT, g, not ctx.upper, ctx.unit)
+        gB = _SolveTriangular.apply(adjoint(A), g, not ctx.upper, ctx.unit)
         gA = None
         if ctx.needs_input_grad[0]:
-            G = -(gB @ X.mT)
+            G = -(gB @ adjoint(X))
             off = 1 if ctx.unit else 0
             gA = G.triu(off) if ctx.upper else G.tril(-off)
         return gA, gB, None, None
@@ -200,8 +201,8 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     tensor([[1.],
             [1.]])
     """
-    check_matrix(A, "linalg.solve_triangular", square=True)
-    check_matrix(B, "linalg.solve_triangular", "B")
+    check_matrix(A, "linalg.solve_triangular", square=True, complex_ok=True)
+    check_matrix(B, "linalg.solve_triangular", "B", complex_ok=True)
     n = A.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
@@ -213,8 +214,9 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
 
 
 class _Cholesky(Function):
-    """A = L L^T from A's lower triangle. With Phi(X) = tril(X) with its diagonal halved,
-    dL = L Phi(L^-1 dA L^-T), so for symmetric dA: gA = sym(L^-T Phi(L^T gL) L^-1)."""
+    """A = L L^H from A's lower triangle. With Phi(X) = tril(X) with its diagonal halved,
+    dL = L Phi(L^-1 dA L^-H), so for Hermitian dA: gA = herm(L^-H Phi(L^H gL) L^-1), the
+    Hermitian part (torch's adds an anti-Hermitian part no Hermitian dA can see)."""
 
     @staticmethod
     def forward(ctx: Context, A: Tensor) -> Tensor:
@@ -234,11 +236,12 @@ class _Cholesky(Function):
     @staticmethod
     def backward(ctx: Context, gL: Tensor) -> tuple:
         (L,) = ctx.saved_tensors
-        P = L.mT @ gL
+        LH = adjoint(L)
+        P = LH @ gL
         P = P.tril(-1) + P.diagonal(0, -2, -1).diag_embed() * 0.5
-        Y = _SolveTriangular.apply(L.mT, P, True, False)  # L^-T Phi
-        Z = _SolveTriangular.apply(L.mT, Y.mT, True, False).mT  # ... L^-1
-        return (Z + Z.mT) * 0.5,
+        Y = _SolveTriangular.apply(LH, P, True, False)  # L^-H Phi
+        Z = adjoint(_SolveTriangular.apply(LH, adjoint(Y), True, False))  # ... L^-1
+        return (Z + adjoint(Z)) * 0.5,
 
 
 def _not_positive_definite(a: np.ndarray, info: np.ndarray) -> NoReturn:
@@ -254,15 +257,15 @@ def _not_positive_definite(a: np.ndarray, info: np.ndarray) -> NoReturn:
 
 @half_as_float
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
-    """L lower triangular with A = L L^T (or U = L^T when upper) for symmetric positive
-    definite A (*, n, n), read from its lower (upper) triangle; gradients symmetric, as in
-    torch. Not positive definite: LinAlgError naming the failing leading minor.
+    """L lower triangular with A = L L^H (or U = L^H when upper) for Hermitian (real:
+    symmetric) positive definite A (*, n, n), read from its lower (upper) triangle; gradients
+    Hermitian. Not positive definite: LinAlgError naming the failing leading minor.
 
     >>> mg.linalg.cholesky(mg.tensor([[4.0, 2.0], [2.0, 2.0]]))
     tensor([[2., 0.],
             [1., 1.]])
     """
-    check_matrix(A, "linalg.cholesky", square=True)
+    check_matrix(A, "linalg.cholesky", square=True, complex_ok=True)
     if upper:
-        return _Cholesky.apply(A.mT).mT
+        return adjoint(_Cholesky.apply(adjoint(A)))
     return _Cholesky.apply(A)

@@ -15,9 +15,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..autograd.function import Context, Function, make_tensor
+from ..dtypes import real_of
 from ..functions import where
 from ..tensor import Tensor
-from ._checks import batch_prefix, check_matrix, check_tensor, half_as_float
+from ._checks import adjoint, batch_prefix, check_matrix, check_tensor, half_as_float
 from ._eigh_forward import eigh_forward
 from ._groups import by_group
 from ._lapack_info import lu_info
@@ -245,7 +246,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     >>> mg.linalg.lstsq(mg.tensor([[1.0], [1.0]]), mg.tensor([[1.0], [3.0]])).solution
     tensor([[2.]])
     """
-    check_matrix(A, "torch.linalg.lstsq")
+    check_matrix(A, "torch.linalg.lstsq", complex_ok=True)
     check_tensor(B, "torch.linalg.lstsq", "B")
     driver = "gelsy" if driver is None else driver
     if driver not in _DRIVERS:
@@ -285,17 +286,18 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
                 return _lstsq_full(Ag, Bg)
             U, S, Vh = svd(Ag, full_matrices=False)
             w = _inverse_kept(S, S._array > tol_b[idx])
-            return Vh.mT @ ((U.mT @ Bg) * w.unsqueeze(-1))
+            return adjoint(Vh) @ ((adjoint(U) @ Bg) * w.unsqueeze(-1))
 
         X = by_group(Af, full, part)
-    empty = make_tensor(np.zeros((0,), dt))
+    empty = make_tensor(np.zeros((0,), real_of(dt)))
     res = empty
     if m > n and driver != "gelsy" and nb and bool(np.all(rank == n)):
-        res = ((Af @ X - Bf) ** 2).sum(-2).reshape(*batch, k)
+        r = Af @ X - Bf
+        res = (r.abs() ** 2 if r.is_complex() else r ** 2).sum(-2).reshape(*batch, k)
     X = X.reshape(*batch, n, k)
     rk = (make_tensor(np.asarray(rank.reshape(own), np.int64)) if driver != "gels"
           else make_tensor(np.zeros((0,), np.int64)))
-    sv = (make_tensor(s.reshape(own + (min(m, n),)).astype(dt))
+    sv = (make_tensor(s.reshape(own + (min(m, n),)).astype(real_of(dt)))
           if driver in ("gelsd", "gelss") else empty)
     return LstsqResult(X.squeeze(-1) if vector else X, res, rk, sv)
 
@@ -312,13 +314,13 @@ def _check_finite(a: np.ndarray, name: str) -> None:
 
 
 def _lstsq_full(A: Tensor, B: Tensor) -> Tensor:
-    """min ||A X - B|| for full-rank A by QR: R^-1 Q^T B (tall), Q R^-T B (wide)."""
+    """min ||A X - B|| for full-rank A by QR: R^-1 Q^H B (tall), Q R^-H B (wide)."""
     m, n = A.shape[-2:]
     if m >= n:
         Q, R = qr(A)
-        return solve_triangular(R, Q.mT @ B, upper=True)
-    Q, R = qr(A.mT)
-    return Q @ solve_triangular(R.mT, B, upper=False)
+        return solve_triangular(R, adjoint(Q) @ B, upper=True)
+    Q, R = qr(adjoint(A))
+    return Q @ solve_triangular(adjoint(R), B, upper=False)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:

@@ -30,15 +30,20 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     if isinstance(ord, (str, bool)) or not isinstance(ord, (int, float, np.number)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
                         f"{type(ord).__name__}")
-    if x._array.dtype.kind == "c" and dtype is None:  # the norm of the moduli, real
-        return vector_norm(x.abs(), ord, dim, keepdim)
-    check_float(x, "linalg.vector_norm")
+    complex_in = x._array.dtype.kind == "c"
+    check_float(x, "linalg.vector_norm", complex_ok=True)
     if dtype is not None:
         dt = to_dtype(dtype)
+        if complex_in != (dt.kind == "c"):
+            raise RuntimeError(f"linalg.vector_norm: dtype should be "
+                               f"{'complex' if complex_in else 'real'} for "
+                               f"{'complex' if complex_in else 'real'} inputs, but got {dt}")
         if np.result_type(x.dtype, dt) != dt:
             raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({x.dtype}) should "
                                f"be convertible without narrowing to the specified dtype ({dt})")
         x = x.to(dt)
+    if complex_in:  # the norm of the moduli, real
+        return vector_norm(x.abs(), ord, dim, keepdim)
     ord = float(ord)
     dims = norm_dims(dim, x.ndim)
     if x.numel() == 0 and (ord < 0 or math.isinf(ord)):
@@ -77,7 +82,7 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
     """
     check_tensor(A, "linalg.norm")
     if dtype is not None:
-        check_float(A, "linalg.norm")
+        check_float(A, "linalg.norm", complex_ok=True)
         A = A.to(to_dtype(dtype))
     if dim is None and ord is not None and A.ndim > 2:
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "

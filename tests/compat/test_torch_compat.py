@@ -392,6 +392,7 @@ LINALG: dict[str, list[C]] = {
     "norm": [c(X), c(X, "nuc"), c(X, 2), c(X, -1), c(X, 3, 1), c(B3, "fro", (1, 2))],
     "vector_norm": [c(X), c(X, 0.5, 1), c(X, float("inf"))],
     "matrix_norm": [c(X), c(B3, 2), c(X, -2)], "matrix_exp": [c(M), c(B3)],
+    "vecdot": [c(X, Y), c(X, In("col"), dim=0)],
 }
 
 # torch's backward multiplies by a float32-rounded constant (1/6, 1/alpha) even in float64:

@@ -79,6 +79,7 @@ EMPTY = [
      [((0,), (0, 0)), ((3,), (3, 0))]),
     ("cross", lambda L, A, B: L.linalg.cross(A, B), [((0, 3), (0, 3)), ((2, 0, 3), (2, 0, 3))]),
     ("cross/broadcast", lambda L, A, B: L.linalg.cross(A, B), [((0, 3), (1, 3))]),
+    ("vecdot", lambda L, A, B: L.linalg.vecdot(A, B), [((0, 3), (0, 3)), ((2, 0), (2, 0))]),
     ("mg.svd", lambda L, A, B: L.svd(A), RECT),
     ("mg.svd/no-uv", lambda L, A, B: L.svd(A, compute_uv=False)[1], RECT),
     ("mg.cholesky", lambda L, A, B: L.cholesky(A), SQ),
