@@ -19,7 +19,9 @@ information: "zero" takes the term as 0, "lorentzian" broadens it, a pair whose 
 is exactly zero (a triplet the loss never reads) takes 0, and a loss of S (or L) alone
 takes the kinks' subgradient (``_kinks``). The exact limits of the other terms at a tie
 (the real case's looks downstream, within a U(k) gauge here) are not built for complex
-input yet: the default policy raises there, saying so.
+input yet: the default policy raises there, saying so. Near a pole but off the tie the
+plain quotient serves, with the formula's own eps |g| / gap of rounding (the real case's
+looks for O(gap^2) accuracy there are not built for complex either).
 """
 
 from __future__ import annotations
