@@ -184,7 +184,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     >>> mg.linalg.cond(mg.tensor([[2.0, 0.0], [0.0, 0.5]]))
     tensor(4.)
     """
-    check_matrix(A, "linalg.cond")
+    check_matrix(A, "linalg.cond", complex_ok=True)
     # No matrix, or empty ones: 0, as torch, from A so that a backward reaches it (with 0)
     empty = (A * 0.0).sum((-2, -1)) if A.numel() == 0 else None
     if p in (None, 2, -2):
