@@ -68,7 +68,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     tensor([[1., 0.],
             [0., 0.]])
     """
-    check_matrix(A, "linalg.pinv", square=hermitian)
+    check_matrix(A, "linalg.pinv", square=hermitian, complex_ok=not hermitian)
     m, n = A.shape[-2:]
     if A.numel() == 0:
         return _empty_pinv(A)
@@ -99,9 +99,9 @@ def _pinv_full(A: Tensor, hermitian: bool) -> Tensor:
     m, n = A.shape[-2:]
     if m >= n:
         Q, R = qr(A)
-        return solve_triangular(R, Q.mT, upper=True)
-    Q, R = qr(A.mT)
-    return solve_triangular(R, Q.mT, upper=True).mT
+        return solve_triangular(R, adjoint(Q), upper=True)
+    Q, R = qr(adjoint(A))
+    return adjoint(solve_triangular(R, adjoint(Q), upper=True))
 
 
 def _pinv_cut(A: Tensor, cut: np.ndarray, hermitian: bool) -> Tensor:
@@ -111,7 +111,7 @@ def _pinv_cut(A: Tensor, cut: np.ndarray, hermitian: bool) -> Tensor:
         return (U * w.unsqueeze(-2)) @ U.mT
     U, S, Vh = svd(A, full_matrices=False)
     w = _inverse_kept(S, S._array > cut[:, None])
-    return (Vh.mT * w.unsqueeze(-2)) @ U.mT
+    return (adjoint(Vh) * w.unsqueeze(-2)) @ adjoint(U)
 
 
 def _inverse_kept(s: Tensor, keep: np.ndarray) -> Tensor:
@@ -133,7 +133,7 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at "
                            "least 2 dimensions.")
-    check_matrix(A, "linalg.matrix_rank", square=hermitian)
+    check_matrix(A, "linalg.matrix_rank", square=hermitian, complex_ok=not hermitian)
     if tol is not None:
         if atol is not None or rtol is not None:
             raise TypeError("linalg.matrix_rank() takes either tol (torch's older name for "
