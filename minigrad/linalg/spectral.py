@@ -19,6 +19,7 @@ from ..dtypes import real_of
 from ..functions import where
 from ..tensor import Tensor
 from ._checks import adjoint, batch_prefix, check_matrix, check_tensor, half_as_float
+from ._complex_forward import hermitian_eigh_forward
 from ._eigh_forward import eigh_forward
 from ._groups import by_group
 from ._lapack_info import lu_info
@@ -34,7 +35,9 @@ from .svd import svd, svdvals
 def _values(a: np.ndarray, hermitian: bool) -> np.ndarray:
     """Singular values of each matrix of a (*, m, n), descending (|eigenvalues| if hermitian)."""
     if hermitian:
-        return -np.sort(-np.abs(eigh_forward(a, True, False)[0]), axis=-1)
+        w = (hermitian_eigh_forward(a, True, False) if a.dtype.kind == "c"
+             else eigh_forward(a, True, False))[0]
+        return -np.sort(-np.abs(w), axis=-1)
     return np.linalg.svd(a, compute_uv=False)
 
 
@@ -68,7 +71,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     tensor([[1., 0.],
             [0., 0.]])
     """
-    check_matrix(A, "linalg.pinv", square=hermitian, complex_ok=not hermitian)
+    check_matrix(A, "linalg.pinv", square=hermitian, complex_ok=True)
     m, n = A.shape[-2:]
     if A.numel() == 0:
         return _empty_pinv(A)
@@ -108,7 +111,7 @@ def _pinv_cut(A: Tensor, cut: np.ndarray, hermitian: bool) -> Tensor:
     if hermitian:
         L, U = eigh(A)
         w = _inverse_kept(L, np.abs(L._array) > cut[:, None])
-        return (U * w.unsqueeze(-2)) @ U.mT
+        return (U * w.unsqueeze(-2)) @ adjoint(U)
     U, S, Vh = svd(A, full_matrices=False)
     w = _inverse_kept(S, S._array > cut[:, None])
     return (adjoint(Vh) * w.unsqueeze(-2)) @ adjoint(U)
@@ -133,7 +136,7 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at "
                            "least 2 dimensions.")
-    check_matrix(A, "linalg.matrix_rank", square=hermitian, complex_ok=not hermitian)
+    check_matrix(A, "linalg.matrix_rank", square=hermitian, complex_ok=True)
     if tol is not None:
         if atol is not None or rtol is not None:
             raise TypeError("linalg.matrix_rank() takes either tol (torch's older name for "
