@@ -2,7 +2,7 @@
 
 Each example runs in its fast mode; run the scripts themselves for the full versions:
 complement.py, spectral_norm_regression.py, low_rank_completion.py, procrustes.py,
-ising_trg.py.
+ising_trg.py, mps_ground_state.py.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import _common  # noqa: F401  (puts the checkout on sys.path)
 import complement
 import ising_trg
 import low_rank_completion
+import mps_ground_state
 import procrustes
 import spectral_norm_regression
 
@@ -22,6 +23,8 @@ TOUR = [
     ("3. matrix completion with a nuclear-norm penalty", low_rank_completion),
     ("4. learning 64 rotations through the batched 3x3 SVD", procrustes),
     ("5. the 2-D Ising model's energy and specific heat through TRG's SVDs", ising_trg),
+    ("6. a quantum spin chain's ground state on a complex MPS, through complex SVDs",
+     mps_ground_state),
 ]
 
 
