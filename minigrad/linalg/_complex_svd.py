@@ -19,7 +19,9 @@ information: "zero" takes the term as 0, "lorentzian" broadens it, a pair whose 
 is exactly zero (a triplet the loss never reads) takes 0, and a loss of S (or L) alone
 takes the kinks' subgradient (``_kinks``). The exact limits of the other terms at a tie
 (the real case's looks downstream, within a U(k) gauge here) are not built for complex
-input yet: the default policy raises there, saying so. Near a pole but off the tie the
+input yet: the default policy raises there, saying so, and so it does at a zero singular
+value whose triplet the loss reads (its 1 / s terms are 0/0 as well; "lorentzian" broadens
+them as every pole, "zero" takes 0). Near a pole but off the tie the
 plain quotient serves, with the formula's own eps |g| / gap of rounding (the real case's
 looks for O(gap^2) accuracy there are not built for complex either).
 """
@@ -150,6 +152,7 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     nz = noise[..., None, None]
     Np, Nm = Ja + Ka, Ja - Ka
     absent = _absent(gS, gUk, gVk)
+    _zero_value_read(s, tie[..., 0], absent, policy)
     zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy, "svd")
     zm = _at_poles(Nm, xm._array, tie, nz, absent, policy, "svd")
     X = (_quot(Np, xp, zp, policy) + _quot(Nm, xm, zm, policy)) * 0.5
@@ -158,17 +161,18 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     gA = Uk @ X @ Vhk
     inv = None
     if (m > k and gUk is not None) or (n > k and gVk is not None):
-        small = np.broadcast_to(s[..., None, :] <= tie, s.shape[:-1] + (1, k))
-        inv = where(make_tensor(small), 0.0, 1.0 / where(make_tensor(small), 1.0, Sr))
+        if policy.kind == "lorentzian":  # broadened as every other pole
+            inv = Sr / (Sr * Sr + policy.eps)
+        else:
+            small = make_tensor(np.broadcast_to(s[..., None, :] <= tie, s.shape[:-1] + (1, k)))
+            inv = where(small, 0.0, 1.0 / where(small, 1.0, Sr))
     if m > k and gUk is not None:
         assert inv is not None
         R = gUk - Uk @ (Uk.mH @ gUk)
-        _zero_column_read(R, s, tie, noise, policy)
         gA = gA + (R * inv.to(U.dtype)) @ Vhk
     if n > k and gVk is not None:
         assert inv is not None
         Q = gVk - Vk @ (Vk.mH @ gVk)
-        _zero_column_read(Q, s, tie, noise, policy)
         gA = gA + Uk @ (Q * inv.to(U.dtype)).mH
     return gA
 
@@ -183,18 +187,18 @@ def _no_complement_read(gU: Tensor | None, gVh: Tensor | None, k: int) -> None:
                               "complement, for a complex matrix; use full_matrices=False")
 
 
-def _zero_column_read(R: Tensor, s: np.ndarray, tie: np.ndarray, noise: np.ndarray,
-                      policy: _ties.TiePolicy) -> None:
-    """A zero singular value whose vector the loss moves into the complement: the exact
-    term (a limit, or no gradient) is real-only so far; "zero" takes 0."""
-    if policy.kind != "exact":
-        return
-    col = np.sqrt((np.abs(R._array) ** 2).sum(axis=-2))
-    if ((s <= tie[..., 0]) & (col > noise[..., None])).any():
-        raise LinAlgError("svd backward: the loss reads the singular vector of a zero "
-                          "singular value of a complex matrix into the complement; its exact "
-                          "term is built for real input only so far; pass ties=\"zero\" "
-                          "explicitly where that term may be taken as 0")
+def _zero_value_read(s: np.ndarray, tie: np.ndarray, absent: np.ndarray,
+                     policy: _ties.TiePolicy) -> None:
+    """A zero singular value whose triplet the loss reads: its terms with 1 / s_j (into
+    the complement, and the phase term of the minus pole) are 0/0 for any loss with a
+    gradient, with limits that need second-order information (U S Vh reads them as
+    s_j (...) / s_j), real-only so far; "zero" takes them as 0."""
+    if policy.kind == "exact" and ((s <= tie[..., None]) & ~absent).any():
+        raise LinAlgError("svd backward: the loss reads the singular vectors of a zero "
+                          "singular value of a complex matrix, where the exact gradient needs "
+                          "the limit of a 0/0 term, which minigrad computes for real input "
+                          "only so far; pass ties=\"zero\" where those terms may be taken "
+                          "as 0")
 
 
 class ComplexEigh(Function):

@@ -106,6 +106,17 @@ def bond_backward(M: Tensor, U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None
     if m < n:  # solve on the smaller side: the same loss of (B^T, A^T)
         return bond_backward(M.mT, Vh.mT, S, U.mT, None if gVh is None else gVh.mT,
                              None if gU is None else gU.mT, r).mT
+    # gM is homogeneous of degree -1 in (M, S) with U, Vh and their cotangents held: work
+    # at s_1 = 1 (a constant c: the same function of M and S), since P^2 and the solves'
+    # own derivatives reach s^-4, which overflow at s_1 ~ 1e-100 (tests: extreme scales).
+    c = make_tensor(np.where(S._array[..., :1] > 0, S._array[..., :1], 1.0))
+    return _bond_unit(M / c.unsqueeze(-1), U, S / c, Vh, gU, gVh, r) / c.unsqueeze(-1)
+
+
+def _bond_unit(M: Tensor, U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
+               gVh: Tensor | None, r: int) -> Tensor:
+    """``bond_backward`` at s_1 = 1, m >= n."""
+    m, n = M.shape[-2], M.shape[-1]
     h = S[..., :r].sqrt()
     A = U[..., :, :r] * h.unsqueeze(-2)
     B = h.unsqueeze(-1) * Vh[..., :r, :]

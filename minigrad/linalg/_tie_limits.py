@@ -293,15 +293,38 @@ def bond_fit(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles, noise:
     r = int(k - absent[0].sum())
     if r == 0 or absent[0, :r].any() or (S._array[..., r - 1:r] <= poles.tie_level).any():
         return None
+    s1 = S._array[..., 0]
+    if not ((s1 > 1e-140) & (s1 < 1e140)).all():  # the bond backward squares S (P^2)
+        return None
     got = _bond_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
                       scale_noise, inherited=inherited)
-    if got is None:
+    if got is None or _reads_s_apart(num, S, gS, ~poles.absent, noise, scale_noise):
         return None
     read = ~poles.absent
     near = (poles.tie_p | poles.weak_p) & read[..., :, None] & read[..., None, :]
     diag_z = np.abs(np.diagonal(num.J._array, 0, -2, -1) + np.diagonal(num.K._array, 0, -2, -1))
     witnessed = bool(((diag_z > 2 * noise[..., None]) & read).any(axis=-1).all())
     return BondFit(r, near & ~got[0], got[1], witnessed)  # s_i + s_j poles: read, apart
+
+
+def _reads_s_apart(num: Numerators, S: Tensor, gS: Tensor | None, read: np.ndarray,
+                   noise: np.ndarray, scale_noise: float) -> bool:
+    """Whether some read s_i is read apart from the bond beyond rounding, judged by what
+    the bond backward would drop, (2 s_i gS_i - Z_ii) / 2 s_i u_i v_i^T, against the
+    rounding its own diagonal term (Z_ii / 2 s_i) and gS carry: triplet by triplet, as
+    ``_bond_terms`` judges 2 s_i gS_i = Z_ii only at s_1's scale, enough for the + pole
+    terms it decides. (A loss adding c s_i for a tiny s_i passed that, and the whole
+    backward lost c u_i v_i^T.)"""
+    assert num.J is not None and num.K is not None  # (bond_fit's caller checked)
+    j, k = num.J._array, num.K._array
+    s = S._array
+    g = np.zeros(s.shape) if gS is None else gS._array
+    z = np.diagonal(j, 0, -2, -1) + np.diagonal(k, 0, -2, -1)
+    cols = np.sqrt((j * j).sum(axis=-2)) + np.sqrt((k * k).sum(axis=-2))  # ~ |gU_i| + |gV_i|
+    safe = 2 * np.where(s > 0, s, 1.0)
+    lost = np.abs(2 * s * g - z) / safe
+    level = scale_noise * (cols / safe + np.abs(g).max(axis=-1, keepdims=True))
+    return bool((read & (lost > 2 * level)).any())
 
 
 def confirmed(fit: BondFit, plus: Tensor | None, S: Tensor, noise: np.ndarray) -> bool:

@@ -197,3 +197,46 @@ def test_eigh_phase_and_eigvalsh():
         V[0, 1].imag.backward()
     np.testing.assert_allclose(mg.linalg.eigvalsh(mg.tensor(H0)).numpy(),
                                np.linalg.eigvalsh(H0), rtol=1e-13)
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (4, 4)])
+def test_a_read_zero_singular_value_says_its_limit_is_not_built(shape):
+    """|W U S Vh|^2 at a rank-3 A: the terms with 1 / s_4 are 0/0 with nonzero limits (the
+    real case takes them from second-order information). They were taken as 0, silently
+    wrong by O(1); the default policy now says the complex limit is not built, and "zero"
+    still gives 0 there as asked."""
+    m, n = shape
+    A0 = cmatrix((m, 3), 22) @ cmatrix((3, n), 23)
+    W = mg.tensor(cmatrix((m, m), 24))
+
+    def loss(a, ties=None):
+        U, S, Vh = mg.linalg.svd(a, full_matrices=False, ties=ties)
+        return ((W @ ((U * S.to(U.dtype).unsqueeze(-2)) @ Vh)).abs() ** 2).sum()
+
+    with pytest.raises(LinAlgError, match="zero singular value"):
+        loss(mg.tensor(A0, requires_grad=True)).backward()
+    A = mg.tensor(A0, requires_grad=True)
+    loss(A, "zero").backward()
+    assert np.isfinite(A.grad.numpy()).all()
+
+
+def test_lorentzian_broadens_the_complement_terms_as_for_real_input():
+    """A real matrix with s_4 = 1e-9 as complex: the Lorentzian policy gives the real
+    input's gradient (it broadened the poles but took R / s_4 plain: 1e6x larger), to the
+    conditioning at s_4 (eps / 1e-9 of two different roundings: ~1e-6 measured)."""
+    rng = np.random.default_rng(25)
+    q1, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    q2, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    A0 = q1[:, :4] @ np.diag([3.0, 2.0, 1.0, 1e-9]) @ q2.T
+    W = rng.standard_normal((6, 6))
+    policy = mg.linalg.TiePolicy("lorentzian", eps=1e-12)
+
+    def grad(a0):
+        A = mg.tensor(a0, requires_grad=True)
+        U, S, Vh = mg.linalg.svd(A, full_matrices=False, ties=policy)
+        ((mg.tensor(W).to(U.dtype) @ (U @ U.mH)).real.sum() ** 2).backward()
+        return A.grad.numpy()
+
+    real = grad(A0)
+    np.testing.assert_allclose(grad(A0.astype(np.complex128)).real, real, rtol=0,
+                               atol=1e-4 * np.abs(real).max())

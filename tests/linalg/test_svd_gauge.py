@@ -225,3 +225,52 @@ def test_a_second_derivative_through_bonds_frees_its_graph_without_a_collection(
     finally:
         gc.enable()
     assert bonds and left <= 0
+
+
+def test_a_tiny_singular_value_read_apart_keeps_the_plain_backward(monkeypatch):
+    """A bond loss plus c s_5 with s_5 = 1e-13 (read apart from the bond: its cotangent is
+    gS alone): 2 s_5 gS_5 = Z_55 holds at s_1's scale (2e-11), but the bond backward would
+    drop c u_5 v_5^T. Judged triplet by triplet it is not taken, and the gradient with
+    create_graph matches the one without (which never takes it)."""
+    M0 = matrix(7, 5, [3.0, 2.0, 1.5, 1.0, 1e-13], seed=2)
+    parts, f = bond_loss(7, 5, 4)
+    bonds, _ = _counting(monkeypatch)
+
+    def grad(create_graph: bool) -> np.ndarray:
+        M = mg.tensor(M0, requires_grad=True)
+        usv, A, B = parts(M)
+        (g,) = mg.autograd.grad(f(A, B) + 100.0 * usv[1][4], M, create_graph=create_graph)
+        return g.detach().numpy()
+
+    plain = grad(False)
+    assert not bonds
+    np.testing.assert_allclose(grad(True), plain, rtol=0, atol=1e-12 * np.abs(plain).max())
+    assert not bonds
+
+
+_NAN_AT_SCALE = pytest.mark.xfail(strict=True, reason=(
+    "the plain path's second derivative at a kept tie is NaN at these scales (with the "
+    "bond backward off too): an overflow in the look downstream, not diagnosed yet"))
+
+
+@pytest.mark.parametrize("scale", [1e-135, 1e-60, 1e60, 1e150,
+                                   pytest.param(1e-100, marks=_NAN_AT_SCALE),
+                                   pytest.param(1e100, marks=_NAN_AT_SCALE)])
+def test_second_derivatives_at_extreme_scales(scale):
+    """The Hessian of a function of M = A B is the same at every scale of M. The bond
+    backward works at s_1 = 1 (it is homogeneous of degree -1): its solves' derivatives
+    reach s^-4, which at s ~ 1e-135 had made the Hessian 8x off."""
+    M0 = matrix(6, 6, [3.0, 2.0, 2.0, 1.0, 0.5, 0.2], seed=2)
+    parts, _ = bond_loss(6, 6, 3)
+    rng = np.random.default_rng(8)
+    C, D = mg.tensor(rng.standard_normal((6, 6))), rng.standard_normal((6, 6))
+
+    def hvp(M0):
+        M = mg.tensor(M0, requires_grad=True)
+        _, A, B = parts(M)
+        (g,) = mg.autograd.grad(((A @ B) * C).sum() ** 2, M, create_graph=True)
+        (h,) = mg.autograd.grad((g * mg.tensor(D)).sum(), M)
+        return h.numpy()
+
+    ref = hvp(M0)
+    np.testing.assert_allclose(hvp(M0 * scale), ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
