@@ -32,14 +32,13 @@ import numpy as np
 
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
-from ..functions import where
 from ..tensor import Tensor
 from . import _kinks
 from . import ties as _ties
 from ._checks import unrecorded
 from ._complex_forward import complex_svd_forward, hermitian_eigh_forward
 from ._eigh_ties import tie_level as eigh_tie_level
-from ._svd_parts import C_NOISE, colmax, tie_level
+from ._svd_parts import C_NOISE, absent_triplets, colmax, quot, tie_level
 from .errors import LinAlgError
 
 _PHASE = ("the singular vectors in the complex case are specified up to multiplication "
@@ -67,11 +66,12 @@ class ComplexSVD(Function):
 
 
 def _quot(nu: Tensor, x: Tensor, zero: np.ndarray, policy: _ties.TiePolicy) -> Tensor:
-    """nu / x, 0 where ``zero`` (Lorentzian-broadened under that policy)."""
+    """nu / x, 0 where ``zero`` (``quot``), or Lorentzian-broadened under that policy."""
     if policy.kind == "lorentzian":
         return nu * (x / (x * x + policy.eps))
-    mask = make_tensor(np.broadcast_to(zero, x.shape))
-    return where(mask, 0.0, nu / where(mask, 1.0, x))
+    out = quot(nu, x, zero)
+    assert out is not None  # nu is given
+    return out
 
 
 def _at_poles(nu: Tensor, x: np.ndarray, level: np.ndarray, noise: np.ndarray,
@@ -103,20 +103,6 @@ def _at_poles(nu: Tensor, x: np.ndarray, level: np.ndarray, noise: np.ndarray,
             " ties=\"zero\" (exact when the loss does not tell the tied vectors apart, as the"
             " polar factor U Vh) or ties=mg.linalg.TiePolicy(\"lorentzian\", eps=...)")
     return at
-
-
-def _absent(gS: Tensor | None, *cols: Tensor | None) -> np.ndarray:
-    """Triplets whose cotangents are all exactly 0 (columns of each of ``cols``)."""
-    out = None
-    for g in cols:
-        if g is not None:
-            z = np.all(g._array == 0, axis=-2)
-            out = z if out is None else out & z
-    if gS is not None:
-        z = gS._array == 0
-        out = z if out is None else out & z
-    assert out is not None
-    return out
 
 
 def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
@@ -151,7 +137,7 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     eye = np.eye(k, dtype=bool)
     nz = noise[..., None, None]
     Np, Nm = Ja + Ka, Ja - Ka
-    absent = _absent(gS, gUk, gVk)
+    absent = absent_triplets(gS, gUk, gVk, k)
     _zero_value_read(s, tie[..., 0], absent, policy)
     zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy, "svd")
     zm = _at_poles(Nm, xm._array, tie, nz, absent, policy, "svd")
@@ -159,21 +145,13 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     if gS is not None:
         X = X + gS.to(U.dtype).diag_embed()
     gA = Uk @ X @ Vhk
-    inv = None
-    if (m > k and gUk is not None) or (n > k and gVk is not None):
-        if policy.kind == "lorentzian":  # broadened as every other pole
-            inv = Sr / (Sr * Sr + policy.eps)
-        else:
-            small = make_tensor(np.broadcast_to(s[..., None, :] <= tie, s.shape[:-1] + (1, k)))
-            inv = where(small, 0.0, 1.0 / where(small, 1.0, Sr))
+    small = np.broadcast_to(s[..., None, :] <= tie, s.shape[:-1] + (1, k))
     if m > k and gUk is not None:
-        assert inv is not None
         R = gUk - Uk @ (Uk.mH @ gUk)
-        gA = gA + (R * inv.to(U.dtype)) @ Vhk
+        gA = gA + _quot(R, Sr, small, policy) @ Vhk
     if n > k and gVk is not None:
-        assert inv is not None
         Q = gVk - Vk @ (Vk.mH @ gVk)
-        gA = gA + Uk @ (Q * inv.to(U.dtype)).mH
+        gA = gA + Uk @ _quot(Q, Sr, small, policy).mH
     return gA
 
 
@@ -242,7 +220,7 @@ def complex_eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | 
     N = J - J.mH
     E = L.unsqueeze(-2) - L.unsqueeze(-1)  # [.., i, j] = l_j - l_i
     z = np.eye(n, dtype=bool) | _at_poles(N, E._array, tie[..., None], noise[..., None, None],
-                                         _absent(gL, gU), policy, "eigh")
+                                         absent_triplets(gL, gU, None, n), policy, "eigh")
     X = _quot(N, E, z, policy) * 0.5
     if gL is not None:
         X = X + gL.to(U.dtype).diag_embed()

@@ -30,7 +30,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..functions import where
 from ..tensor import Tensor
 from . import _kinks
-from ._svd_gauge import BondTap, bond_backward, bond_inherited
+from ._svd_gauge import bond_backward, bond_inherited, bond_mark
 from ._svd_parts import (
     C_NOISE,
     Factors,
@@ -224,11 +224,12 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     # without poles, so that the next pass sees the bond's form too (``_svd_gauge``).
     fit = None
     if (policy.kind == "exact" and not inside_look and earlier is None and down is not None
-            and f.complement and f.U.shape[-1] == f.Vh.shape[-2] == f.k
-            and (differentiated or bond_inherited(down))):
-        fit = bond_fit(num, S, gS, poles, noise, scale_noise, bond_inherited(down))
-        if fit is not None and not fit.missing.any():
-            return _bond(down, f, S, grads, fit.r), None
+            and f.complement and f.U.shape[-1] == f.Vh.shape[-2] == f.k):
+        inherited = bond_inherited(down)
+        if differentiated or inherited:
+            fit = bond_fit(num, S, gS, poles, noise, scale_noise, inherited)
+            if fit is not None and not fit.missing.any():
+                return _bond(down, f, S, grads, fit.r), None
     if earlier is not None and policy.kind == "exact":
         poles.through_recorded(earlier.absent, num, noise)
     decided = None
@@ -258,7 +259,7 @@ def _bond(down: Downstream, f: Factors, S: Tensor, grads: tuple, r: int) -> Tens
     differentiated."""
     A = down.ctx.input_like(0, (f.U._array * S._array[..., None, :]) @ f.Vh._array)
     gA = bond_backward(A, f.U, S, f.Vh, grads[0], grads[2], r)
-    return BondTap.apply(gA, down.ctx) if result_is_differentiated() else gA
+    return Tap.apply(gA, bond_mark(down.ctx)) if result_is_differentiated() else gA
 
 
 def _at_kinks(s: np.ndarray, gS: Tensor, policy: TiePolicy, eps: float) -> Tensor:

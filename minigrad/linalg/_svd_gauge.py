@@ -32,13 +32,12 @@ from the forward.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ..autograd.downstream import current_walk
 from ..autograd.function import Context, Function, make_tensor
 from ..tensor import Tensor
+from ._tie_sources import Mark
 from .errors import LinAlgError
 
 
@@ -141,27 +140,17 @@ def _bond_unit(M: Tensor, U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     return gM + (PgA + Bd @ N) @ Bi + A @ N.mT
 
 
-class BondTap(Function):
-    """The identity on a bond backward's result; a later walk through it marks the SVD's
-    node, whose backward in that walk then meets cotangents of the bond's form by
+def bond_mark(node: Context) -> Mark:
+    """Where a later walk through this SVD node's bond backward notes itself (``Tap``):
+    that walk's backward of the node then meets cotangents of the bond's form by
     construction (``bond_inherited``)."""
-
-    @staticmethod
-    def forward(ctx: Context, gA: Tensor, node: Context) -> np.ndarray:
-        ctx.node = node
-        return gA._array
-
-    @staticmethod
-    def backward(ctx: Context, D: Tensor) -> tuple:
-        # Weakly: the walk holds the graph that holds this node (a strong reference made a
-        # cycle that kept each run's whole graph until a full collection: +1 GB a run of
-        # TRG's specific heat at bond 16).
-        ctx.node.bond_walk = weakref.ref(current_walk())
-        return D, None
+    mark = getattr(node, "bond_mark", None)
+    if mark is None:
+        mark = node.bond_mark = Mark()
+    return mark
 
 
 def bond_inherited(down) -> bool:
     """Whether this walk differentiates the SVD node's own bond backward."""
-    walk = getattr(down.ctx, "bond_walk", None)
-    return walk is not None and walk() is current_walk()
-
+    mark = getattr(down.ctx, "bond_mark", None)
+    return mark is not None and mark.seen_by(current_walk())

@@ -140,6 +140,22 @@ def _counting(monkeypatch) -> tuple[list, list]:
     return bonds, looks
 
 
+def _two_passes(monkeypatch, M0: np.ndarray, parts, f, seed: int) -> tuple:
+    """A first pass recorded and a second one through it (a Hessian-vector product, checked
+    against central differences): the (bond backwards, looks) counted after each."""
+    D = np.random.default_rng(seed).standard_normal(M0.shape)
+    bonds, looks = _counting(monkeypatch)
+    M = mg.tensor(M0, requires_grad=True)
+    _, A, B = parts(M)
+    (G,) = mg.autograd.grad(f(A, B), M, create_graph=True)
+    first = len(bonds), len(looks)
+    (H,) = mg.autograd.grad((G * mg.tensor(D)).sum(), M)
+    second = len(bonds), len(looks)
+    fd = central_hvp(M0, D, parts, f)
+    np.testing.assert_allclose(H.numpy(), fd, rtol=0, atol=1e-7 * np.abs(fd).max())
+    return first, second
+
+
 @pytest.mark.parametrize("r", [4, 6])
 def test_second_derivatives_at_a_coupled_kept_tie_take_no_look(monkeypatch, r):
     """A tie among the read triplets (s = 2, 2), read coupled: the first pass looks there
@@ -150,16 +166,8 @@ def test_second_derivatives_at_a_coupled_kept_tie_take_no_look(monkeypatch, r):
     pass of TRG's specific heat at bond 16). The Hessian matches central differences."""
     M0 = matrix(6, 6, [3.0, 2.0, 2.0, 1.0, 0.5, 0.2], seed=2)
     parts, f = bond_loss(6, 6, r)
-    D = np.random.default_rng(5).standard_normal((6, 6))
-    bonds, looks = _counting(monkeypatch)
-    M = mg.tensor(M0, requires_grad=True)
-    _, A, B = parts(M)
-    (G,) = mg.autograd.grad(f(A, B), M, create_graph=True)
-    assert bonds == [1] and looks == [1]
-    (H,) = mg.autograd.grad((G * mg.tensor(D)).sum(), M)
-    assert bonds == [1, 1] and looks == [1]
-    fd = central_hvp(M0, D, parts, f)
-    np.testing.assert_allclose(H.numpy(), fd, rtol=0, atol=1e-7 * np.abs(fd).max())
+    first, second = _two_passes(monkeypatch, M0, parts, f, seed=5)
+    assert first == (1, 1) and second == (2, 1)  # (bond backwards, looks) after each pass
 
 
 def test_a_tie_read_only_at_rounding_is_confirmed_by_a_look(monkeypatch):
@@ -183,16 +191,8 @@ def test_a_tie_read_only_at_rounding_is_confirmed_by_a_look(monkeypatch):
     def f(A, B):
         return (C1 * (A @ A.mT)).sum() ** 2 + ((C2 * (A @ B)).sum()) ** 2 * 1e-3
 
-    D = np.random.default_rng(6).standard_normal((5, 5))
-    bonds, looks = _counting(monkeypatch)
-    M = mg.tensor(M0, requires_grad=True)
-    _, A, B = parts(M)
-    (G,) = mg.autograd.grad(f(A, B), M, create_graph=True)
-    assert bonds == [1] and looks == [1]
-    (H,) = mg.autograd.grad((G * mg.tensor(D)).sum(), M)
-    assert looks == [1]
-    fd = central_hvp(M0, D, parts, f)
-    np.testing.assert_allclose(H.numpy(), fd, rtol=0, atol=1e-7 * np.abs(fd).max())
+    first, second = _two_passes(monkeypatch, M0, parts, f, seed=6)
+    assert first == (1, 1) and second[1] == 1
 
 
 def test_a_second_derivative_through_bonds_frees_its_graph_without_a_collection(monkeypatch):
