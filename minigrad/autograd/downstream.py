@@ -3,15 +3,23 @@
 Near a tie, the SVD's and eigh's backward (linalg/_tie_limits.py, linalg/_eigh_ties.py)
 need more than the gradients of their outputs: they differentiate those gradients again,
 as functions of the graph below the node (its "downstream"). A node asks for that by
-setting ``ctx.wants_downstream = True`` in forward. A walk that reaches such a node
-(``reaches_wanting``, which the engine asks once per walk) records itself, as
-create_graph=True would, frees nothing until it ends, and hands out detached results
-unless create_graph was asked for. From inside its backward the node then reads
-``recorded_output_grads`` and the state of the walk running it (``current_walk``,
-``result_is_differentiated``).
+setting ``ctx.wants_downstream = True`` in forward: it may need the record, and most such
+nodes turn out not to (their backward decides from first-order data). So a walk that
+reaches one (``reaches_wanting``, which the engine asks once per walk) runs without
+recording but keeps the graph to its end (``optimistic``). When a node's backward asks for
+``recorded_output_grads``, the walk replays itself from its start to that node, recording,
+and hands over that record; once the node's backward is done the record is dropped. A node
+passed on the way that looked already takes what it found then (its ``looks``, kept by the
+walk), so a replay runs each backward between once and never looks. A walk through hooks
+(they must run once) or with create_graph records itself from the start, hands out detached
+results unless create_graph was asked for, and frees nothing until it ends. From inside its
+backward the node reads ``recorded_output_grads`` and the state of the walk running it
+(``current_walk``, ``result_is_differentiated``).
 
-Nothing else in autograd knows of this: without a live wanting context, a walk is the
-plain one and pays one test of an empty set.
+Cost, for a graph of G nodes: a walk where no node asks costs the plain walk's time and
+holds the forward graph to its end (the forward's own peak); each node that asks costs a
+recorded walk of the part of the graph below it (at most G), one at a time in memory. Along
+a chain of n asking nodes that is O(n G) time, never more memory than one replay.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import threading
 import weakref
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -38,30 +46,48 @@ def register(ctx: Node) -> None:
     WANTING.add(weakref.ref(ctx, WANTING.discard))
 
 
-def reaches_wanting(starts: Sequence[Node], run: AbstractSet[Node] | None) -> bool:
+class Restart(BaseException):
+    """An optimistic walk's replays came to cost more than recording it: the engine runs
+    it again from its start, recording. (Not an Exception: no ``except Exception`` in a
+    backward may swallow it.)"""
+
+
+def reaches_wanting(starts: Sequence[Node],
+                    run: AbstractSet[Node] | None) -> tuple[bool, bool, int]:
     """Whether a walk from ``starts`` reaches (through the nodes in ``run``, or any when
-    None) a node whose ctx set ``wants_downstream``: then the walk records itself."""
+    None) a node whose ctx set ``wants_downstream``; whether it reaches hooks or retained
+    gradients (then a walk run twice would run them twice); how many nodes it reaches
+    (all of them when there are no hooks)."""
     if not WANTING:
-        return False
+        return False, False, 0
+    wants = hooked = False
     seen = set(starts)
     stack = list(starts)
-    while stack:
+    while stack and not (wants and hooked):
         node = stack.pop()
         if run is not None and node not in run:
             continue
         if getattr(node, "_wants_downstream", False):  # an AccumulateGrad has no ctx flags
-            return True
+            wants = True
+        if node._hooks or node._retained:
+            hooked = True
         for edge in node._next_edges:
             if edge is not None and edge[0] not in seen:
                 seen.add(edge[0])
                 stack.append(edge[0])
-    return False
+    return wants, hooked, len(seen)
 
 
 class RunningWalk(Protocol):
     """What a backward may read of the walk running it."""
 
     records: bool  # the walk records the gradients it computes as functions of the graph
+    optimistic: bool  # it does not, but replays itself recording for a node that asks
+    replaying: Any  # a replay: the optimistic walk (a RunningWalk) it records for
+    looks: dict  # an optimistic walk's: node -> what its looks found, in order
+    cursor: dict  # a replay's: node -> how many of those it has taken
+
+    def replay(self, node: Node) -> list[Tensor | None]: ...
     create_graph: bool  # its caller asked for create_graph=True
 
 
@@ -73,19 +99,24 @@ class _Walks(threading.local):
 running = _Walks()  # the engine pushes each walk here while it runs
 
 
-def recorded_output_grads(grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-    """From inside a backward whose ctx set ``wants_downstream``: the gradients ``grads``
-    its node's outputs received, which the walk recorded as functions of the graph (so
-    they can be differentiated again with respect to the node's outputs)."""
-    if not running.stack[-1].records:
-        raise RuntimeError("recorded_output_grads: this walk was told not to record "
-                           "(look_downstream=False)")
-    return list(grads)
+def recorded_output_grads(node: Node, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+    """From inside the backward of ``node`` (whose ctx set ``wants_downstream``): the
+    gradients ``grads`` its outputs received, recorded as functions of the graph (so they
+    can be differentiated again with respect to the node's outputs)."""
+    walk = running.stack[-1]
+    if walk.records:
+        return list(grads)
+    if walk.optimistic:
+        return walk.replay(node)
+    raise RuntimeError("recorded_output_grads: this walk was told not to record "
+                       "(look_downstream=False)")
 
 
 def current_walk() -> object:
-    """The running walk (an object that identifies it while it runs)."""
-    return running.stack[-1]
+    """The running walk (an object that identifies it while it runs): for a replay, the
+    walk it replays, whose nodes it runs again."""
+    walk = running.stack[-1]
+    return walk.replaying or walk
 
 
 def result_is_differentiated() -> bool:

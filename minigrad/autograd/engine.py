@@ -101,10 +101,26 @@ def run_backward(
         buffers, starts = _seed(roots, grad_roots, create_graph)
     if inputs is None and not (retain_graph or create_graph or downstream.WANTING):
         walk = _new(_Walk)  # a loss's backward(): the class defaults are its settings
-        records = False
     else:
         walk = _Walk(starts, inputs, retain_graph, create_graph, look_downstream)
-        records = walk.records
+        if walk.optimistic:  # where a replay starts (copies: the walk empties its buffers)
+            walk.seed = (starts, {n: list(b) for n, b in buffers.items()})
+    try:
+        results = _drive(walk, buffers, starts)
+    except downstream.Restart:  # replays came to cost more than a record: one from the start
+        seed = walk.seed[1]
+        walk = _Walk(starts, inputs, retain_graph, create_graph, True, record=True)
+        results = _drive(walk, seed, starts)
+    if inputs is None:
+        return None
+    if walk.records and not create_graph:
+        return [None if g is None else g.detach() for g in results]
+    return results
+
+
+def _drive(walk: _Walk, buffers: dict[WalkNode, list[Tensor | None]],
+           starts: list[WalkNode]) -> list[Tensor | None]:
+    """Run ``walk`` with grad mode as it records, inside the running walks; its results."""
     running = downstream.running.stack
     # The outermost walk holds off the cyclic collector: what a walk makes (gradients, the
     # graph it records) stays alive until it ends, so collections during it rescan a growing
@@ -115,23 +131,22 @@ def run_backward(
         gc.disable()
     running.append(walk)
     prev = _state.enabled
-    _state.enabled = records
+    _state.enabled = walk.records
     token = quiet.enter()  # the backward's inf and nan silently too, as torch
     try:
         walk.run(buffers, starts)
+        walk.flush()
+    except downstream.Restart:
+        walk.kept = []  # the walk runs again over the graph: free none of it yet
+        raise
     finally:
         quiet.leave(token)
         _state.enabled = prev
         running.pop()
         if hold:
             gc.enable()
-        if records:  # only a walk that records keeps nodes to free when it ends
-            for node in walk.kept:
-                node.free()
-    if inputs is None:
-        return None
-    if walk.records and not create_graph:
-        return [None if g is None else g.detach() for g in walk.results]
+        for node in walk.kept:  # what a walk that records or may replay kept to its end
+            node.free()
     return walk.results
 
 
@@ -162,14 +177,21 @@ class _Walk:
     only: set[Node] | None = None  # the nodes whose backward runs; None: all
     targets: AbstractSet[Node] = frozenset()  # the nodes of the inputs, where the walk stops
     kept: list[Context] = []
-    records = create_graph = keeps = False
+    records = create_graph = keeps = optimistic = False
+    size = 0  # an optimistic walk's: the nodes it can reach
+    seed: tuple[list[WalkNode], dict[WalkNode, list[Tensor | None]]]  # and where it starts
+    looks: dict[Node, list]  # and what each node's looks found (tie_sources)
+    cursor: dict[Node, int]  # a replay's: how many of those each node has taken
     to_leaves = frees = True
+    replaying: _Walk | None = None  # a replay: the optimistic walk it records for
+    deferred: list[tuple[AccumulateGrad, Tensor]] | None = None  # an optimistic walk's adds
     # What run() reads, in one load: a default walk has no attributes of its own, and each
     # read of a class default takes CPython 3.11's full attribute lookup.
-    _settings = (only, records, frees, keeps, create_graph, to_leaves)
+    _settings = (only, records, frees, keeps, create_graph, to_leaves, deferred)
 
     def __init__(self, starts: list[WalkNode], inputs: Sequence | None,
-                 retain_graph: bool | None, create_graph: bool, look_downstream: bool) -> None:
+                 retain_graph: bool | None, create_graph: bool, look_downstream: bool,
+                 record: bool = False) -> None:
         if inputs is not None:
             self.captured = {}
             for i, t in enumerate(inputs):
@@ -182,21 +204,58 @@ class _Walk:
             self.results = [None] * len(inputs)
             self.targets = {node for node, _ in self.captured}
             self.only = _leading_to(self.targets, starts)
-        # the extension point: a node that wants its downstream makes the walk record
-        self.records = create_graph or (
-            look_downstream and downstream.reaches_wanting(starts, self.only))
+        # the extension point: a node that wants its downstream makes the walk record, or
+        # first try without (downstream.py)
+        wants = hooked = False
+        if not (create_graph or record) and look_downstream:
+            wants, hooked, self.size = downstream.reaches_wanting(starts, self.only)
+        self.records = create_graph or record or (wants and hooked)
+        self.optimistic = wants and not hooked
         self.create_graph = create_graph
         self.to_leaves = inputs is None  # backward() fills .grad; grad() returns instead
         if retain_graph is None:
             retain_graph = create_graph
         # A recorded backward may be differentiated again within this walk, and that reaches
-        # back into nodes already run: then they are freed (kept) only when the walk ends.
-        self.frees = not retain_graph and not (self.records and not create_graph)
+        # back into nodes already run; a walk that may run again needs them all: then they
+        # are freed (kept) only when the walk ends.
+        self.frees = not retain_graph and not (self.records and not create_graph) and not (
+            self.optimistic)
         self.keeps = not retain_graph and not self.frees
         if self.keeps:
             self.kept = []
+        if self.optimistic:
+            self.looks = {}
+            self.replayed = 0  # nodes its replays have run
+            if self.to_leaves:  # it may run again: add into leaves only once it has ended
+                self.deferred = []
         self._settings = (self.only, self.records, self.frees, self.keeps, self.create_graph,
-                          self.to_leaves)
+                          self.to_leaves, self.deferred)
+
+    def flush(self) -> None:
+        """Add what an optimistic walk held back into the leaves, once it has ended."""
+        deferred = self.deferred
+        while deferred:
+            node, g = deferred.pop()
+            accumulate(node._leaf(), g, False)
+
+    def replay(self, node: Node) -> list[Tensor | None]:
+        """For a node of this optimistic walk that asks for its record: the walk again from
+        its start to ``node``'s outputs, recording (the graph it kept), and the gradients
+        there as functions of the graph. The nodes between were run already: those that
+        looked take what they found then (``looks``), so a replay never looks again.
+
+        Replays that would run more nodes in all than the graph has (many asks, far from
+        the start) cost more than recording the walk: then ``Restart``. So a walk's replays
+        never record more than the graph once."""
+        starts, seed = self.seed
+        sub = _Walk(starts, [(node, i) for i in range(len(node._out_meta))], True, False,
+                    False, record=True)
+        assert sub.only is not None  # a walk given inputs runs the nodes leading to them
+        if self.replayed + len(sub.only) > self.size:
+            raise downstream.Restart
+        self.replayed += len(sub.only)
+        sub.replaying, sub.cursor = self, {}
+        return _drive(sub, {n: list(b) for n, b in seed.items()}, starts)
 
     def run(self, buffers: dict[WalkNode, list[Tensor | None]], starts: list[WalkNode]) -> None:
         """Newest node first (edges lead only to older nodes): when a node comes off the
@@ -207,7 +266,7 @@ class _Walk:
         tests/test_reference_engine.py holds the two to the same gradients. It is kept flat
         on purpose: a helper call per edge (adding into a buffer, scheduling the child)
         costs a chain's backward ~6%."""
-        only, records, frees, keeps, create_graph, to_leaves = self._settings
+        only, records, frees, keeps, create_graph, to_leaves, deferred = self._settings
         tensor = function.tensor_class
         heap: list[tuple[int, WalkNode]] = []  # (node._order, node): orders are unique
         # While a single node waits (along a chain, the usual case) it waits in lone, not in
@@ -231,7 +290,10 @@ class _Walk:
                     # what the last node run left in these names would look like a holder
                     # of the gradient to accumulate's count of references: drop it
                     g = arr = in_grads = None
-                    accumulate(node._leaf(), grads[0], create_graph)
+                    if deferred is not None:
+                        deferred.append((node, grads[0]))
+                    else:
+                        accumulate(node._leaf(), grads[0], create_graph)
                 continue
             in_grads = _call_backward(node, grads)
             if frees:

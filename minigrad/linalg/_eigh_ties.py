@@ -39,7 +39,7 @@ class Downstream(_tie_sources.Downstream):
     functions of the outputs (L, U), and Hessian-vector products with them (the SVD's
     record, with eigh's derivatives and curvature scale)."""
 
-    def derivatives(self, d: Tensor, levels: int) -> list:
+    def _derivatives(self, d: Tensor, levels: int) -> list:
         """[d_t^n gU for n = 1 .. levels] along L + t d (fewer where they vanish)."""
         L, U = self.outputs()
         q_of = self.recorded()[0]
@@ -60,7 +60,7 @@ class Downstream(_tie_sources.Downstream):
             q_of = hL
         return out
 
-    def hessian_scale(self) -> np.ndarray:
+    def _hessian_scale(self) -> np.ndarray:
         """The loss's second derivatives along a fixed random direction, in the units of a
         numerator: the scale of the rounding left in cotangents that cancelled."""
         L, U = self.outputs()

@@ -60,25 +60,30 @@ cannot vouch for (coupled, or read only at rounding) looks as any other, and whe
 look's limits equal the bond's value on a node other triplets witness, the node takes the
 bond's backward all the same (``confirmed``), so its next pass needs no look either.
 
-Cost, as a function of the graph. Off every pole: the plain formula, O(k^3) per node.
-Poles decided by the rules above: O(k^2) more per node, no walk (the bond's backward:
-O(m n^2) with its truncated coupling, the plain formula's order); but a node near a pole
-asks the engine to record the walk (decided in the forward, before the backward knows no
-look will run), which keeps the forward graph until the walk ends and records the
-backward: peak memory up to 2x the plain walk's. Every other pole: one look per node, a
-Hessian-vector product through the recorded graph downstream of it, O(size of that graph)
-in time and memory; a chain of n such nodes costs O(n^2) graph sizes in time, never more
-(a look takes the ties it meets as 0 and holds the limits taken before it, so looks never
-nest). A second pass (second derivatives) through a truncation that did not take the
-bond's backward takes every near-pole entry as the plain quotient and uncoupled kept ties
-as 0 (``Poles.through_recorded``); its coupled kept ties still look, each walking the
+Cost, as a function of the graph (G nodes). Off every pole: the plain formula, O(k^3) per
+node. Poles decided by the rules above: O(k^2) more per node, no walk (the bond's backward:
+O(m n^2) with its truncated coupling, the plain formula's order). A node near a pole
+tells the engine it may need its downstream (decided in the forward, before the backward
+knows whether a look will run); a first-order walk that reaches one runs unrecorded and
+keeps the forward graph to its end, the plain walk's peak (autograd/downstream.py). Every
+other pole: one look per node, a replay of the walk from its start to the node,
+recording (O(size of the graph downstream of it), dropped after the look), and a
+Hessian-vector product through that record. A replay reuses the looks made before it
+(a look takes the ties it meets as 0 and holds the limits taken before it, so looks
+never nest); replays that would run more than G nodes in all give way to one recording
+of the whole walk. So n looks cost O(n G) time, at most about three walks more than
+recording from the start, and never more memory than one recorded walk. A second pass
+(second derivatives) through a truncation that did not take the bond's backward takes
+every near-pole entry as the plain quotient and uncoupled kept ties as 0
+(``Poles.through_recorded``); its coupled kept ties still look, each walking the
 recorded first pass downstream of it. Measured (benchmarks/bench_tensor_networks.py, one
-thread, CPU time and peak memory over "zero"'s): TRG's energy at bond 16, 20 steps 1.5x
-and 2.0x; its specific heat 1.5-1.6x and 1.9x at T = 1.8 and 2.5, where the second pass
-had taken 20 looks (28-36x and 11.5x); the first pass still takes 2 (a 4-fold tie read
-at rounding level, which first-order data cannot tell from the matrix function of
+thread, CPU time and peak memory over "zero"'s, T = 1.8 and 2.5): TRG at bond 16, 20
+steps, the energy 1.35-1.40x and 1.13-1.25x (it recorded the whole walk for its 2 looks
+near the loss: 1.5x and 2.3x); its specific heat 1.1-1.2x and 1.3x, where the second
+pass had taken 20 looks (28-36x and 11.5x); the first pass still takes 2 (a 4-fold tie
+read at rounding level, which first-order data cannot tell from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
-(chi 24, 60 iterations) stays 3-7x the time: its projector reads U alone, a function of
+(chi 24, 60 iterations) stays 4.8-8.6x the time: its projector reads U alone, a function of
 the kept subspace that the bond's test does not cover, and whose cotangents show that
 invariance only to 1e-6..1e-1 (rounding amplified by near-ties at later cuts), so no
 first-order test can take it.

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import downstream
 from ..autograd.engine import (
     current_walk,
     recorded_output_grads,
@@ -91,6 +92,17 @@ class Source:
         return out
 
     def derivatives(self, d: Tensor, levels: int) -> list:
+        """[(d_t^n gU, d_t^n gVh) for n = 1 .. levels] along S + t d (``_derivatives``)."""
+        return self._remembered(self._derivatives, d, levels)
+
+    def hessian_scale(self) -> np.ndarray:
+        """The loss's curvature scale (``_hessian_scale``)."""
+        return self._remembered(self._hessian_scale)
+
+    def _remembered(self, look: Callable, *args: Any) -> Any:
+        return look(*args)
+
+    def _derivatives(self, d: Tensor, levels: int) -> list:
         """[(d_t^n gU, d_t^n gVh) for n = 1 .. levels] along S + t d (fewer when they
         vanish). By symmetry of derivatives d_t^n gU = d/dU <d_t^(n-1) gS, d>."""
         U, S, Vh = self.outputs()
@@ -116,7 +128,7 @@ class Source:
             q_of = hS
         return out if any(u is not None or v is not None for u, v in out) else []
 
-    def hessian_scale(self) -> np.ndarray:
+    def _hessian_scale(self) -> np.ndarray:
         """The size of the loss's second derivatives along a fixed random direction, in
         the units of a numerator (per batch element)."""
         U, S, Vh = self.outputs()
@@ -157,7 +169,35 @@ class Downstream(Source):
         return self.ctx.saved_tensors
 
     def recorded(self) -> list:
-        return recorded_output_grads(self.grads)
+        return recorded_output_grads(self.ctx, self.grads)
+
+    def _remembered(self, look: Callable, *args: Any) -> Any:
+        """What ``look`` finds, the first time; in a replay of the walk (downstream.py),
+        what it found then, without looking again. The same calls come in the same order
+        (the replay computes the same cotangents); one more than were made then looks."""
+        walk = downstream.running.stack[-1]
+        main = walk.replaying or (walk if walk.optimistic else None)
+        if main is None:
+            return look(*args)
+        found = main.looks.setdefault(self.ctx, [])
+        if walk is main:
+            out = look(*args)
+            found.append(_detached(out))  # a look's graph is not kept: Held cuts it anyway
+            return out
+        i = walk.cursor.get(self.ctx, 0)
+        if i == len(found):
+            return look(*args)
+        walk.cursor[self.ctx] = i + 1
+        return found[i]
+
+
+def _detached(x: Any) -> Any:
+    """``x`` with every Tensor in it (through tuples and lists) detached."""
+    if isinstance(x, Tensor):
+        return x.detach()
+    if isinstance(x, (tuple, list)):
+        return type(x)(_detached(y) for y in x)
+    return x
 
 
 class Mark:

@@ -268,6 +268,38 @@ def test_tensor_network_bonds_decide_their_ties_without_looking_downstream(monke
     assert e == pytest.approx(-(lnz(b + h) - lnz(b - h)) / (2 * h), abs=1e-8)
 
 
+def test_a_first_order_walk_records_only_for_the_nodes_that_look(monkeypatch):
+    """TRG's energy at bond 8 and 12 steps: a few SVDs near the fixed point look
+    downstream. The walk runs unrecorded and replays itself, recording, up to each of them
+    alone (autograd/downstream.py); nodes passed on the way that looked already are not
+    looked at again. The energy equals that of a walk recorded from the start (a hook
+    forces one) to rounding, and both match differences of ln Z."""
+    from minigrad.autograd import downstream
+    from minigrad.linalg import _tie_sources
+
+    looks: list = []  # (replaying?) per look
+    real = _tie_sources.Source._derivatives
+    monkeypatch.setattr(_tie_sources.Source, "_derivatives", lambda self, *a: looks.append(
+        downstream.running.stack[-1].replaying is not None) or real(self, *a))
+    trg = _trg()
+    b, bond, steps = 1 / 1.8, 8, 12
+    e = _energy(trg, b, bond, steps)
+    assert looks and not any(looks)  # looks were made, none inside a replay
+
+    beta = mg.tensor(b, dtype=mg.float64, requires_grad=True)
+    hooked = beta * 1.0
+    hooked.register_hook(lambda g: None)  # a hook: the walk records from the start
+    (d,) = mg.autograd.grad(trg.ln_z(hooked, bond, steps), beta)
+    assert e == pytest.approx(-d.item(), rel=1e-13)
+
+    def lnz(beta):
+        with mg.no_grad():
+            return trg.ln_z(mg.tensor(beta, dtype=mg.float64), bond, steps).item()
+
+    h = 1e-5
+    assert e == pytest.approx(-(lnz(b + h) - lnz(b - h)) / (2 * h), abs=1e-8)
+
+
 def _count_looks(monkeypatch) -> list:
     """Every look downstream (a Hessian-vector product through the graph after an SVD)."""
     from minigrad.linalg import _tie_limits
