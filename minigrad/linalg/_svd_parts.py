@@ -262,9 +262,17 @@ def colmax(t: Tensor | None) -> np.ndarray:
     """The largest column 2-norm, per batch element (0 for no cotangent)."""
     if t is None:
         return np.zeros(())
-    a = t._array
-    sq = np.abs(a) ** 2 if a.dtype.kind == "c" else a.astype(np.float64) ** 2
-    return np.sqrt(np.max(np.sum(sq, axis=-2), axis=-1))
+    return colnorms(t._array).max(axis=-1)
+
+
+def colnorms(a: np.ndarray) -> np.ndarray:
+    """The column 2-norms of (..., m, n) ``a``, as float64, (..., n): in units of the largest
+    entry, since squares of cotangents past 1e154 (a loss of 1e200 at S ~ 1e100) overflow."""
+    big = np.abs(a).max(axis=(-2, -1), keepdims=True).astype(np.float64)
+    big = np.where(big > 0, big, 1.0)
+    b = a / big
+    sq = np.abs(b) ** 2 if b.dtype.kind == "c" else b.astype(np.float64) ** 2
+    return np.sqrt(np.sum(sq, axis=-2)) * big[..., 0, :]
 
 
 def pairwise(S: Tensor) -> tuple[Tensor, Tensor]:

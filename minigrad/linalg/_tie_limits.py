@@ -106,6 +106,7 @@ from ._svd_parts import (
     Poles,
     Terms,
     colmax,
+    colnorms,
     coupling,
     quot,
     tie_level,
@@ -325,7 +326,7 @@ def _reads_s_apart(num: Numerators, S: Tensor, gS: Tensor | None, read: np.ndarr
     s = S._array
     g = np.zeros(s.shape) if gS is None else gS._array
     z = np.diagonal(j, 0, -2, -1) + np.diagonal(k, 0, -2, -1)
-    cols = np.sqrt((j * j).sum(axis=-2)) + np.sqrt((k * k).sum(axis=-2))  # ~ |gU_i| + |gV_i|
+    cols = colnorms(j) + colnorms(k)  # ~ |gU_i| + |gV_i|
     safe = 2 * np.where(s > 0, s, 1.0)
     lost = np.abs(2 * s * g - z) / safe
     level = scale_noise * (cols / safe + np.abs(g).max(axis=-1, keepdims=True))
@@ -444,8 +445,12 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
     the derivatives of the cotangents coming from ``source``; None where they cannot
     depend on S (then mu = 0)."""
     k = f.k
-    d_np = np.arange(1.0, k + 1.0)
-    dts = source.derivatives(make_tensor(d_np.astype(S.dtype)), order + 1)
+    # The series is the same for any scale of d; in units of s_1 its terms stay in range
+    # (x / c ~ 1 at the + and - poles alike) at S ~ 1e+-100, where d = 1..k overflowed.
+    unit = S._array[..., :1].astype(np.float64)
+    unit = np.where(unit > 0, unit, 1.0)
+    d_np = np.arange(1.0, k + 1.0) / k
+    dts = source.derivatives(make_tensor((d_np * unit).astype(S.dtype)), order + 1)
     if not dts:
         return _NONE
     c_p = d_np[None, :] - d_np[:, None]  # [i, j] = d_j - d_i
@@ -456,13 +461,15 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
     parts = [f.numerators(*dt) for dt in dts]
 
     def mu(field: str, c: np.ndarray, x: Tensor) -> Tensor | None:
-        out, power = None, None  # power = (-x)^n, by products: x ** n's own higher
+        c = c * unit[..., None]  # (..., k, k)
+        c_t = make_tensor(c.astype(S.dtype))
+        out, power = None, None  # power = (-x / c)^n, by products: x ** n's own higher
         for n, part in enumerate(parts):  # derivatives at x = 0 would be 0 * inf
-            power = None if n == 0 else (-x if power is None else power * -x)
+            power = None if n == 0 else (-x / c_t if power is None else power * (-x / c_t))
             dnu = getattr(part, field)
             if dnu is None:
                 continue
-            term = dnu / make_tensor((math.factorial(n + 1) * c ** (n + 1)).astype(S.dtype))
+            term = dnu / (c_t * float(math.factorial(n + 1)))
             if power is not None:
                 term = term * power
             out = term if out is None else out + term

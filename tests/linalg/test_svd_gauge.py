@@ -248,18 +248,13 @@ def test_a_tiny_singular_value_read_apart_keeps_the_plain_backward(monkeypatch):
     assert not bonds
 
 
-_NAN_AT_SCALE = pytest.mark.xfail(strict=True, reason=(
-    "the plain path's second derivative at a kept tie is NaN at these scales (with the "
-    "bond backward off too): an overflow in the look downstream, not diagnosed yet"))
-
-
-@pytest.mark.parametrize("scale", [1e-135, 1e-60, 1e60, 1e150,
-                                   pytest.param(1e-100, marks=_NAN_AT_SCALE),
-                                   pytest.param(1e100, marks=_NAN_AT_SCALE)])
+@pytest.mark.parametrize("scale", [1e-135, 1e-100, 1e-60, 1e60, 1e100, 1e150])
 def test_second_derivatives_at_extreme_scales(scale):
     """The Hessian of a function of M = A B is the same at every scale of M. The bond
     backward works at s_1 = 1 (it is homogeneous of degree -1): its solves' derivatives
-    reach s^-4, which at s ~ 1e-135 had made the Hessian 8x off."""
+    reach s^-4, which at s ~ 1e-135 had made the Hessian 8x off. The tie tests measure
+    cotangents in units of their largest entry: at S ~ 1e+-100 the loss's cotangents reach
+    1e+-200, whose squares had overflowed into a NaN Hessian."""
     M0 = matrix(6, 6, [3.0, 2.0, 2.0, 1.0, 0.5, 0.2], seed=2)
     parts, _ = bond_loss(6, 6, 3)
     rng = np.random.default_rng(8)
@@ -274,3 +269,21 @@ def test_second_derivatives_at_extreme_scales(scale):
 
     ref = hvp(M0)
     np.testing.assert_allclose(hvp(M0 * scale), ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+
+
+_TINY_PLAIN = pytest.mark.xfail(strict=True, reason=(
+    "the look's own Hessian-vector products through the recorded first pass meet inf * 0 "
+    "at S ~ 1e-100 and below (its quotients' derivatives reach s^-4), not fixed yet"))
+
+
+@pytest.mark.parametrize("scale", [1e-60, 1e60, 1e100, 1e150,
+                                   pytest.param(1e-100, marks=_TINY_PLAIN),
+                                   pytest.param(1e-135, marks=_TINY_PLAIN)])
+def test_second_derivatives_at_extreme_scales_without_the_bond(scale, monkeypatch):
+    """The same Hessian through the looks downstream alone (the bond backward off): their
+    series along the tie's direction runs in units of s_1 (in absolute units it overflowed
+    into a NaN at S ~ 1e100)."""
+    from minigrad.linalg import _svd_backward
+
+    monkeypatch.setattr(_svd_backward, "bond_fit", lambda *a: None)
+    test_second_derivatives_at_extreme_scales(scale)
