@@ -422,6 +422,45 @@ def eigh_range(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status):
 
 
 @njit(cache=True, nogil=True)
+def eigh_load_range(a, lo, hi, lower, X, expo):
+    """X[b] = the matrix read from a triangle of a[b] and scaled as _load does, and expo[b]
+    its exponent, lo <= b < hi: the input of LAPACK's eigh in the driver's start from its
+    eigenvectors. A non-finite a[b] gets X[b] = 0 (LAPACK never sees NaN or Inf) and
+    expo[b] = _NOT_FINITE_E, which eigh_polish_range reports."""
+    for b in range(lo, hi):
+        e = _load(a[b], lower, X[b])
+        if e == _NOT_FINITE_E:
+            X[b] = 0.0
+        expo[b] = e
+
+
+@njit(cache=True, nogil=True)
+def eigh_polish_range(Wt, Vt, expo, lo, hi, with_v, tol, max_sweeps, w, v, status):
+    """eigh_range's output for the matrices X[b] of eigh_load_range, lo <= b < hi, given
+    Vt[b] = V0^H (V0 LAPACK's eigenvectors of X[b]) and Wt[b] = V0^H X[b]: the A V sweeps
+    (jacobi_sweeps_av, its convergence test and floor) started from V0 rather than I.
+    B = V0^H X V0 is then diagonal up to rounding of eps |X|, which the first sweep mostly
+    finds converged: one or two sweeps instead of 10-11. The floor already gave up the
+    relative accuracy of tiny eigenvalues (absolute, as LAPACK's), so the start loses none
+    of the plain sweeps' guarantees."""
+    n = Wt.shape[1]
+    d = np.empty(n)
+    perm = np.empty(n, dtype=np.int64)
+    for b in range(lo, hi):
+        if expo[b] == _NOT_FINITE_E:
+            status[b] = NOT_FINITE
+            continue
+        anorm = 0.0  # |X|_F^2 = |V0^H X|_F^2 (V0 unitary)
+        for i in range(n):
+            anorm += _dot_rows(Wt[b], i, Wt[b], i).real
+        if jacobi_sweeps_av(Wt[b], Vt[b], d, tol, tol * math.sqrt(anorm), max_sweeps) < 0:
+            status[b] = NOT_CONVERGED
+            continue
+        _write(d, Vt[b], expo[b], with_v, perm, w[b], v[b])
+        status[b] = OK
+
+
+@njit(cache=True, nogil=True)
 def eigh_range_hermitian(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status):
     """eigh_range for complex128 Hermitian a (v complex128, w float64), matrix by matrix:
     the lanes are real only."""
