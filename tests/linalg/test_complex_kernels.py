@@ -353,7 +353,8 @@ def test_eigh_of_large_matrices_hard_spectra(spectrum):
 
 def test_eigh_of_large_matrices_non_finite_and_refused_starts(monkeypatch):
     """Non-finite input in a batch is named as on the small path (LAPACK never sees it);
-    where memory is short or LAPACK fails, the plain sweeps answer."""
+    where memory is short or LAPACK fails, the plain sweeps answer; a start that is off
+    is finished by the sweeps."""
     from minigrad.linalg import _eigh_forward, _memory
 
     a = check_non_finite_is_named(50, 18)
@@ -368,6 +369,14 @@ def test_eigh_of_large_matrices_non_finite_and_refused_starts(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setattr(_eigh_forward.np.linalg, "eigh", fail)
     check_eigh(a, *hermitian_eigh_forward(a))
+    monkeypatch.undo()
+    eigh = np.linalg.eigh
+    turn = unitary(np.random.default_rng(20), 50) * 1e-3 + np.eye(50)  # orthogonal to 1e-6
+    monkeypatch.setattr(_eigh_forward.np.linalg, "eigh", lambda x: (
+        eigh(x)[0], np.linalg.qr(eigh(x)[1] @ turn)[0]))  # a start the sweeps must finish
+    check_eigh(a, *hermitian_eigh_forward(a))
+    with pytest.raises(LinAlgError, match="did not converge in 1 sweeps"):
+        hermitian_eigh_forward(a, max_sweeps=1)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
