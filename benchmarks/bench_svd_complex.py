@@ -5,8 +5,8 @@ numpy's and torch's, one thread each, medians of interleaved repeats.
 
 Ratios are minigrad's time over each contender's (below 1 means minigrad is faster). No
 targets: the complex kernels are the real general kernels compiled for complex128 (no lanes
-for tiny matrices, no eigenvector start for one large matrix), and this table says where
-they stand.
+for tiny matrices; one large matrix's SVD starts from its Gram's eigenvectors and its eigh
+from LAPACK's, as the real ones), and this table says where they stand.
 """
 
 from __future__ import annotations

@@ -175,7 +175,8 @@ def _complex_svds() -> list:
 
 
 def _complex_eighs() -> list:
-    """The Hermitian eigh's complex128 kernel, through its paths (explicit and A V sweeps)."""
+    """The Hermitian eigh's complex128 kernels, through its paths (explicit sweeps; A V
+    sweeps from LAPACK's eigenvectors)."""
     from minigrad.linalg._complex_forward import hermitian_eigh_forward
 
     rng = np.random.default_rng(4)
@@ -185,8 +186,8 @@ def _complex_eighs() -> list:
 
 
 def _eighs() -> list:
-    """eigh through each of its kernel's paths (lanes, one matrix, A V sweeps): one kernel,
-    float64 for every dtype."""
+    """eigh through each of its kernel's paths (lanes, one matrix; from 48 on, the A V
+    sweeps from LAPACK's eigenvectors): float64 for every dtype."""
     from minigrad.linalg._eigh_forward import eigh_forward
 
     rng = np.random.default_rng(1)
@@ -257,7 +258,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            checked=False),
     # (eigh_range_hermitian, the jit_only run's, is left out of the entry points: they are
     # what the compiled module must hold to count as built.)
-    Family("eigh", ("minigrad.linalg._eigh_jacobi",), ("eigh_range",), (("eigh", _eighs),),
+    Family("eigh", ("minigrad.linalg._eigh_jacobi",),
+           ("eigh_range", "eigh_load_range", "eigh_polish_range"), (("eigh", _eighs),),
            jit_only=(("Hermitian eigh, complex128", _complex_eighs),)),
     # The special functions' entry points are Python wrappers (they flatten to float64
     # vectors) around their kernels: numba's cache only.

@@ -13,11 +13,13 @@ What the Tensor layer needs to know:
   U (of V for eigh) is real (to rounding: its imaginary part is ~eps of it) and positive,
   Vh's row j turned with u_j; complement columns of a full U and rows of a full Vh on
   their own. Within a tie the basis is whatever the sweeps left, as for real input.
-- Speed: the kernels are the real general ones compiled for complex128, and one large
-  matrix starts from its Gram's eigenvectors as a real one does (_from_gram); not (yet)
-  for complex: the lanes for batches of tiny matrices, the QR-first path for a tall
-  matrix, V recovered by BLAS instead of accumulated, threads inside one matrix's sweeps
-  (batches are split over threads as real ones). benchmarks/bench_svd_complex.py.
+- Speed: the kernels are the real general ones compiled for complex128; one large
+  matrix's SVD starts from its Gram's eigenvectors as a real one does (_from_gram), and
+  the eigh of matrices from 48 x 48 from LAPACK's eigenvectors, as a real one does
+  (_eigh_forward._lapack_start). Not (yet) for complex: the lanes for batches of tiny
+  matrices, the QR-first path for a tall matrix, V recovered by BLAS instead of
+  accumulated, threads inside one matrix's sweeps (batches are split over threads as
+  real ones). benchmarks/bench_svd_complex.py.
 - The kernels compile on the first complex call (a notice says so) unless
   `python -m minigrad.warmup` has cached them; they are not in the compiled modules.
 - Accuracy: complex64 to float32's tolerances, complex128 to float64's (the kernels run

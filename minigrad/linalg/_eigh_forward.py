@@ -10,7 +10,7 @@ import numpy as np
 
 from minigrad._kernel_registry import exact, kernels
 
-from . import _threads
+from . import _memory, _threads
 from ._jacobi_contract import NOT_FINITE
 from .errors import LinAlgError
 
@@ -93,21 +93,19 @@ def _eigh(a: np.ndarray, work, lower: bool, compute_v: bool, tol: float | None,
     w = np.empty((nb, n))
     v = np.empty((nb, n, n) if compute_v else (nb, 0, 0), a3.dtype)
     status = np.empty(nb, np.int8)
-    jac = _kernels()
     entry = "eigh_range_hermitian" if cplx else "eigh_range"
     # The kernels release the GIL: the SVD's worker threads run batch ranges, never numba's
     # threading layer (whose OpenMP backend kills a forked child that launches a kernel).
     threads = _threads.num_threads() if nb * n ** 3 >= _THREADS_WORK else 1
-    if threads == 1:  # one range, on this thread (no linspace, no hand-out, and no look at
-        # the argument types, the same on every call with a3's flags (a3 is float64, or
-        # complex128 for the Hermitian kernel): a small call's)
-        args = (a3, 0, nb, bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v, status)
+    flags = (bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v, status)
+    started = n >= _START_MIN_N and _lapack_start(a3, flags, threads)
+    if not started and threads == 1:  # one range, on this thread (no linspace, no hand-out,
+        # and no look at the argument types, the same on every call with a3's flags (a3 is
+        # float64, or complex128 for the Hermitian kernel): a small call's)
+        args = (a3, 0, nb, *flags)
         exact("eigh", entry, a3.flags.num, args)(*args)
-    else:
-        cuts = np.linspace(0, nb, min(nb, threads * _CHUNKS_PER_THREAD) + 1).astype(int)
-        _threads.run(getattr(jac, entry), [(a3, int(lo), int(hi), bool(lower), bool(compute_v),
-                                            tol_, int(max_sweeps), w, v, status)
-                                           for lo, hi in zip(cuts[:-1], cuts[1:])], threads)
+    elif not started:
+        _ranges(getattr(_kernels(), entry), (a3,), flags, nb, threads)
     if np.count_nonzero(status):  # (status.any() costs ~1 us on one matrix)
         bad = np.flatnonzero(status)
         where = _where(batch, bad[0])
@@ -120,3 +118,48 @@ def _eigh(a: np.ndarray, work, lower: bool, compute_v: bool, tol: float | None,
     if not compute_v:
         return w, None
     return w, v.reshape(batch + (n, n)).astype(out_dtype, copy=False)
+
+
+def _ranges(kernel, head: tuple, tail: tuple, nb: int, threads: int) -> None:
+    """kernel(*head, lo, hi, *tail) over the batch's ranges, on `threads` threads."""
+    cuts = np.linspace(0, nb, min(nb, threads * _CHUNKS_PER_THREAD) + 1).astype(int)
+    _threads.run(kernel, [(*head, int(lo), int(hi), *tail)
+                          for lo, hi in zip(cuts[:-1], cuts[1:])], threads)
+
+
+# From the size where the kernels' own sweeps give eigenvalues to absolute accuracy only
+# (_eigh_jacobi._AV_MIN_N; below it they keep the relative accuracy of a graded matrix's
+# tiny eigenvalues, which LAPACK's vectors would lose), the sweeps start from LAPACK's.
+_START_MIN_N = 48
+_SLACK = 1 << 26  # bytes left for LAPACK's workspace (a few n x n at most) and BLAS's
+
+
+def _lapack_start(a3: np.ndarray, flags: tuple, threads: int) -> bool:
+    """The matrices a3 (nb, n, n, float64 or complex128) to eigh_range's outputs in flags
+    (lower, compute_v, tol, max_sweeps, w, v, status) by the kernels' A V sweeps started
+    from V0, the eigenvectors of LAPACK's eigh (numpy's), on B = V0^H A V0: one or two
+    sweeps, where the kernel's own start (V = I) needs 10-11 at n = 256 (and each of the
+    complex kernel's costs 2.5 LAPACK eighs). As the SVD's start from its Gram's
+    eigenvectors (_svd_gram.py); here nothing is squared, so no gates: the sweeps' test
+    and floor decide convergence as on the plain path, and w and V come from them. False
+    (nothing written) where memory is short or LAPACK fails to converge: the plain
+    sweeps then."""
+    # a3's scaled copy X, V0, V0^H and W^H (LAPACK's workspace: in the slack)
+    if not _memory.fits(4.0 * a3.nbytes + _SLACK):
+        return False
+    jac = _kernels()
+    nb = a3.shape[0]
+    x = np.empty_like(a3)
+    expo = np.empty(nb, np.int64)
+    jac.eigh_load_range(a3, 0, nb, flags[0], x, expo)
+    try:
+        v0 = np.linalg.eigh(x)[1]
+    except np.linalg.LinAlgError:
+        return False
+    vt = np.swapaxes(v0, -1, -2)
+    vt = np.ascontiguousarray(vt.conj() if a3.dtype.kind == "c" else vt)
+    del v0
+    wt = vt @ x  # W^H = V0^H X (X Hermitian)
+    del x
+    _ranges(jac.eigh_polish_range, (wt, vt, expo), flags[1:], nb, threads)
+    return True

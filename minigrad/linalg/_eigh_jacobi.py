@@ -174,6 +174,50 @@ def jacobi_sweeps_av(Wt, Vt, d, tol, floor, max_sweeps):
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _calm(bpq, dp, dq, tol, floor):
+    """Whether jacobi_sweeps_av leaves the pair with b_pq = bpq, b_pp = dp, b_qq = dq."""
+    g = split(bpq)[0]
+    return abs(g) <= floor or _rotate(g, dp, dq, tol) == 0.0
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _settled(Wt, Vt, d, tol, floor):
+    """Whether jacobi_sweeps_av(Wt, Vt, d, tol, floor, .) would rotate nothing, with d set
+    to B's diagonal: its first sweep where the start is already converged (from LAPACK's
+    vectors, as a rule), with B's entries taken two rows of Vt by two of Wt (each row
+    read once for four dots: 1.4x faster than the sweep's one by one at n = 256)."""
+    n = Wt.shape[0]
+    for j in range(n):
+        d[j] = _dot_rows(Vt, j, Wt, j).real
+    for p in range(0, n - 1, 2):
+        for q in range(p, n - 1, 2):
+            b00 = 0.0
+            b01 = 0.0
+            b10 = 0.0
+            b11 = 0.0
+            for i in range(Vt.shape[1]):
+                v0 = Vt[p, i]
+                v1 = Vt[p + 1, i]
+                w0 = conj(Wt[q, i])
+                w1 = conj(Wt[q + 1, i])
+                b00 += v0 * w0
+                b01 += v0 * w1
+                b10 += v1 * w0
+                b11 += v1 * w1
+            if not _calm(b01, d[p], d[q + 1], tol, floor):
+                return False
+            if q > p and not (_calm(b00, d[p], d[q], tol, floor)
+                              and _calm(b10, d[p + 1], d[q], tol, floor)
+                              and _calm(b11, d[p + 1], d[q + 1], tol, floor)):
+                return False
+    if n % 2:  # the last row, left out of the pairs of rows
+        for p in range(n - 1):
+            if not _calm(_dot_rows(Vt, p, Wt, n - 1), d[p], d[n - 1], tol, floor):
+                return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def _exponent(amax):
     """e with amax * 2^e in [0.5, 1) (0 for amax = 0): applied by ldexp, which stays exact
@@ -231,9 +275,12 @@ def _write(d, Vt, e, with_v, perm, w, v):
     for k in range(n):
         r = perm[k]
         best = 0
+        top = modulus(Vt[r, 0])
         for i in range(1, n):
-            if modulus(Vt[r, i]) > modulus(Vt[r, best]):
+            m = modulus(Vt[r, i])
+            if m > top:
                 best = i
+                top = m
         # Hermitian: Vt = V^H; the entry is made real and positive
         sg = conj(unit(conj(Vt[r, best])))
         for i in range(n):
@@ -419,6 +466,47 @@ def eigh_range(a, lo, hi, lower, with_v, tol, max_sweeps, w, v, status):
         for b in range(b0, b1):
             status[b] = _eigh_one(a[b], lower, with_v, tol, max_sweeps, w[b], v[b], X, Vt, d,
                                   perm)
+
+
+@njit(cache=True, nogil=True)
+def eigh_load_range(a, lo, hi, lower, X, expo):
+    """X[b] = the matrix read from a triangle of a[b] and scaled as _load does, and expo[b]
+    its exponent, lo <= b < hi: the input of LAPACK's eigh in the driver's start from its
+    eigenvectors. A non-finite a[b] gets X[b] = 0 (LAPACK never sees NaN or Inf) and
+    expo[b] = _NOT_FINITE_E, which eigh_polish_range reports."""
+    for b in range(lo, hi):
+        e = _load(a[b], lower, X[b])
+        if e == _NOT_FINITE_E:
+            X[b] = 0.0
+        expo[b] = e
+
+
+@njit(cache=True, nogil=True)
+def eigh_polish_range(Wt, Vt, expo, lo, hi, with_v, tol, max_sweeps, w, v, status):
+    """eigh_range's output for the matrices X[b] of eigh_load_range, lo <= b < hi, given
+    Vt[b] = V0^H (V0 LAPACK's eigenvectors of X[b]) and Wt[b] = V0^H X[b]: the A V sweeps
+    (jacobi_sweeps_av, its convergence test and floor) started from V0 rather than I.
+    B = V0^H X V0 is then diagonal up to rounding of eps |X|, which _settled mostly finds
+    converged: no sweep, or one or two, instead of 10-11. The floor already gave up the
+    relative accuracy of tiny eigenvalues (absolute, as LAPACK's), so the start loses none
+    of the plain sweeps' guarantees."""
+    n = Wt.shape[1]
+    d = np.empty(n)
+    perm = np.empty(n, dtype=np.int64)
+    for b in range(lo, hi):
+        if expo[b] == _NOT_FINITE_E:
+            status[b] = NOT_FINITE
+            continue
+        anorm = 0.0  # |X|_F^2 = |V0^H X|_F^2 (V0 unitary)
+        for i in range(n):
+            anorm += _dot_rows(Wt[b], i, Wt[b], i).real
+        floor = tol * math.sqrt(anorm)
+        if not _settled(Wt[b], Vt[b], d, tol, floor) and jacobi_sweeps_av(
+                Wt[b], Vt[b], d, tol, floor, max_sweeps) < 0:
+            status[b] = NOT_CONVERGED
+            continue
+        _write(d, Vt[b], expo[b], with_v, perm, w[b], v[b])
+        status[b] = OK
 
 
 @njit(cache=True, nogil=True)

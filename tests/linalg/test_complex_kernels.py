@@ -288,14 +288,24 @@ def test_eigh_one_rotation_zeroes_a_complex_pair():
     check_eigh(a, w, v)
 
 
-def test_eigh_errors_and_empty():
-    a = hermitian(np.random.default_rng(13), (3, 4, 4))
-    a[2, 3, 1] = np.nan
-    with pytest.raises(LinAlgError, match=r"batch element \(2,\).*not finite"):
+def check_non_finite_is_named(n: int, seed: int) -> np.ndarray:
+    """NaN or Inf in batch element 1's lower triangle is named; in its upper triangle (not
+    read) it changes nothing. Returns the finite batch."""
+    a = hermitian(np.random.default_rng(seed), (3, n, n))
+    a[1, n - 1, 1] = np.inf
+    with pytest.raises(LinAlgError, match=r"batch element \(1,\).*not finite"):
         hermitian_eigh_forward(a)
-    a[2, 3, 1] = 0
-    a[2, 1, 3] = np.nan  # in the triangle not read
-    hermitian_eigh_forward(a)
+    a[1, n - 1, 1] = 0
+    w, v = hermitian_eigh_forward(a)
+    a[1, 1, n - 1] = np.nan
+    np.testing.assert_array_equal(hermitian_eigh_forward(a)[0], w)
+    a[1, 1, n - 1] = 0
+    check_eigh(a, w, v)
+    return a
+
+
+def test_eigh_errors_and_empty():
+    check_non_finite_is_named(4, 13)
     with pytest.raises(LinAlgError, match="did not converge in 1 sweeps"):
         hermitian_eigh_forward(hermitian(np.random.default_rng(14), (8, 8)), max_sweeps=1)
     with pytest.raises(TypeError, match="complex"):
@@ -304,6 +314,87 @@ def test_eigh_errors_and_empty():
         hermitian_eigh_forward(np.ones((2, 3), np.complex64))
     w, v = hermitian_eigh_forward(np.zeros((2, 0, 0), np.complex64))
     assert w.shape == (2, 0) and w.dtype == np.float32 and v.dtype == np.complex64
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(256, 256), (3, 96, 96)])
+def test_eigh_of_large_matrices_starts_from_lapacks_vectors(dtype, shape):
+    """From n = 48 the sweeps start from LAPACK's eigenvectors, as the real ones do: two
+    sweeps suffice (from V = I a 256 x 256 took 11), to the same tolerances."""
+    a = hermitian(np.random.default_rng(16), shape, dtype)
+    w, v = hermitian_eigh_forward(a, max_sweeps=2)
+    check_eigh(a, w, v)
+    w2, v2 = hermitian_eigh_forward(a, compute_v=False, max_sweeps=2)
+    assert v2 is None
+    np.testing.assert_array_equal(w2, w)
+
+
+@pytest.mark.parametrize("spectrum", ["ties", "graded", "rank-deficient", "diagonal-graded"])
+def test_eigh_of_large_matrices_hard_spectra(spectrum):
+    """Tied and clustered values, values spread over 24 decades, a rank-3 matrix, a
+    diagonally graded D B D (smallest first: LAPACK's worst order): the start keeps the
+    sweeps' accuracy (absolute, c n eps max|A|, as LAPACK's)."""
+    n = 120
+    rng = np.random.default_rng(17)
+    q = unitary(rng, n)
+    if spectrum == "diagonal-graded":
+        d = np.logspace(-12, 0, n)
+        a = (q * np.linspace(1.0, 3.0, n)) @ ct(q) * d * d[:, None]
+    else:
+        lam = {"ties": np.repeat([-1.0, 2.0, 2.0 + 1e-12, 5.0], n // 4),
+               "graded": np.logspace(0, -24, n) * np.where(np.arange(n) % 2, -1.0, 1.0),
+               "rank-deficient": np.r_[3.0, -2.0, 1.0, np.zeros(n - 3)]}[spectrum]
+        a = (q * lam) @ ct(q)
+        np.testing.assert_allclose(hermitian_eigh_forward(a)[0], np.sort(lam), rtol=0,
+                                   atol=C_EIGH * n * eps(np.float64) * np.abs(a).max())
+    w, v = hermitian_eigh_forward(a, max_sweeps=3)
+    check_eigh(a, w, v)
+
+
+def test_eigh_of_large_matrices_non_finite_and_refused_starts(monkeypatch):
+    """Non-finite input in a batch is named as on the small path (LAPACK never sees it);
+    where memory is short or LAPACK fails, the plain sweeps answer; a start that is off
+    is finished by the sweeps."""
+    from minigrad.linalg import _eigh_forward, _memory
+
+    a = check_non_finite_is_named(50, 18)
+
+    def fail(x):
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+
+    monkeypatch.setattr(_memory, "fits", lambda need: False)
+    check_eigh(a, *hermitian_eigh_forward(a))
+    with pytest.raises(LinAlgError, match="did not converge in 2 sweeps"):
+        hermitian_eigh_forward(a, max_sweeps=2)  # the plain sweeps, from V = I
+    monkeypatch.undo()
+    monkeypatch.setattr(_eigh_forward.np.linalg, "eigh", fail)
+    check_eigh(a, *hermitian_eigh_forward(a))
+    monkeypatch.undo()
+    eigh = np.linalg.eigh
+    turn = unitary(np.random.default_rng(20), 50) * 1e-3 + np.eye(50)  # orthogonal to 1e-6
+    monkeypatch.setattr(_eigh_forward.np.linalg, "eigh", lambda x: (
+        eigh(x)[0], np.linalg.qr(eigh(x)[1] @ turn)[0]))  # a start the sweeps must finish
+    check_eigh(a, *hermitian_eigh_forward(a))
+    with pytest.raises(LinAlgError, match="did not converge in 1 sweeps"):
+        hermitian_eigh_forward(a, max_sweeps=1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eigh_graded_definite_keeps_relative_accuracy_below_the_start(dtype):
+    """Below n = 48 the explicit sweeps keep Jacobi's relative accuracy (Demmel-Veselic),
+    which a start from LAPACK's vectors would lose: A = D B D, D over 20 decades, smallest
+    first (where LAPACK's eigenvalues of A are off by a factor of 1e21)."""
+    rng = np.random.default_rng(19)
+    g = crandn(rng, (5, 5))
+    d = 10.0 ** np.arange(-20, 1, 5)
+    b = g @ ct(g) + 5 * np.eye(5)
+    a = (b * d * d[:, None]).astype(dtype)
+    mpmath.mp.dps = 60
+    m = mpmath.matrix([[mpmath.mpc(complex(x)) for x in row] for row in a.tolist()])
+    ref = np.sort([float(x) for x in mpmath.eighe(m)[0]])
+    w = hermitian_eigh_forward(a)[0].astype(np.float64)
+    unit = b / np.sqrt(np.outer(np.diagonal(b).real, np.diagonal(b).real))
+    assert np.max(np.abs(w - ref) / ref) <= C_EIGH * 5 * eps(dtype) * np.linalg.cond(unit)
 
 
 @pytest.mark.parametrize("scale", [1e-310, 1e-200, 1e200, 1e300])

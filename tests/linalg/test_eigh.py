@@ -57,6 +57,17 @@ def test_single_matrix_and_nested_batch():
     check(a, w, v)
 
 
+@pytest.mark.parametrize("shape", [(256, 256), (3, 64, 64)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_large_matrices_start_from_lapacks_vectors(shape, dtype):
+    """From n = 48 the sweeps start from LAPACK's eigenvectors: two sweeps suffice (a
+    256 x 256 took 10 from V = I), to the same tolerances; values alone are the same."""
+    a = rand_sym(shape, seed=4, dtype=dtype)
+    w, v = eigh_forward(a, max_sweeps=2)
+    check(a, w, v)
+    np.testing.assert_array_equal(eigh_forward(a, compute_v=False, max_sweeps=2)[0], w)
+
+
 @pytest.mark.parametrize("n, batch", [(3, 32), (8, 32), (20, 32), (8, 5), (60, 2)])
 def test_the_kernels_agree_on_the_same_matrices(n, batch):
     """The driver's kernel (lanes for a block of 24+ matrices up to 32x32, the implicit form
@@ -163,7 +174,8 @@ def test_empty_inputs():
 def test_kernels_release_the_gil():
     import minigrad.linalg._eigh_jacobi as jac
 
-    for name in ("eigh_range", "jacobi_sweeps", "jacobi_sweeps_av"):
+    for name in ("eigh_range", "jacobi_sweeps", "jacobi_sweeps_av", "eigh_load_range",
+                 "eigh_polish_range"):
         assert getattr(jac, name).targetoptions.get("nogil") is True, name
 
 
