@@ -17,19 +17,28 @@ real tie tests (not torch's 1e-2). Hermitian eigh: J = U^H gU, gA = U [diag(gL) 
 At a repeated value the policies act as for real input where that needs no second-order
 information: "zero" takes the term as 0, "lorentzian" broadens it, a pair whose numerator
 is exactly zero (a triplet the loss never reads) takes 0, and a loss of S (or L) alone
-takes the kinks' subgradient (``_kinks``). The exact limits of the other terms at a tie
-(the real case's looks downstream, within a U(k) gauge here) are not built for complex
-input yet: the default policy raises there, saying so, and so it does at a zero singular
-value whose triplet the loss reads (its 1 / s terms are 0/0 as well; "lorentzian" broadens
-them as every pole, "zero" takes 0). Near a pole but off the tie the
-plain quotient serves, with the formula's own eps |g| / gap of rounding (the real case's
-looks for O(gap^2) accuracy there are not built for complex either).
+takes the kinks' subgradient (``_kinks``). A loss that reads the top r triplets through a
+bond, A = U_r sqrt(S_r) and B = sqrt(S_r) Vh_r, unchanged by A Q, Q^H B (Q unitary: f(U S
+Vh), the MPS canonical forms' contractions), shows it in its cotangents: S Z Hermitian
+and 2 s_i gS_i = Z_ii on the read triplets, Z = J + K (``_tie_limits.bond_fit``, the
+imaginary diagonal being the phase test). At a tie among them the whole gradient is the
+bond's (``_svd_gauge``: no poles, and differentiable again into cotangents of the same
+form); a tied pair read together (coupled) or silent on its diagonal is first confirmed
+by a look downstream (the limit from second-order information must be the bond's value).
+The exact limits of the other terms at a tie (the real case's looks, within a U(k) gauge
+here) are not built for complex input yet: the default policy raises there, saying what
+the loss does, and so it does at a zero singular value whose triplet the loss reads (its
+1 / s terms are 0/0 as well, and the bond's P^-1 too; "lorentzian" broadens them as every
+pole, "zero" takes 0). Near a pole but off the tie the plain quotient serves, with the
+formula's own eps |g| / gap of rounding (the real case's looks for O(gap^2) accuracy there
+are not built for complex either).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.engine import result_is_differentiated
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
@@ -38,12 +47,35 @@ from . import ties as _ties
 from ._checks import unrecorded
 from ._complex_forward import complex_svd_forward, hermitian_eigh_forward
 from ._eigh_ties import tie_level as eigh_tie_level
-from ._svd_parts import C_NOISE, absent_triplets, colmax, quot, tie_level
+from ._svd_gauge import bond_backward, bond_inherited, bond_mark
+from ._svd_parts import (
+    C_NOISE,
+    Factors,
+    Numerators,
+    Poles,
+    absent_triplets,
+    colmax,
+    maybe_poles,
+    quot,
+    tie_level,
+)
+from ._tie_limits import bond_fit, confirmed, looked_plus
+from ._tie_sources import Downstream, Tap, nested, note_chained
 from .errors import LinAlgError
 
 _PHASE = ("the singular vectors in the complex case are specified up to multiplication "
           "by e^(i phi) (u_j and v_j together), and this loss depends on that phase: "
           "it is not a function of A there, so it has no gradient")
+
+_TIED_SVD = ("the loss reads the vectors of repeated singular values of a complex matrix in a "
+             "way that is not of a bond: its cotangents there are not those of a loss of "
+             "U_r sqrt(S_r) and sqrt(S_r) Vh_r unchanged by their unitary gauge (f(U S Vh) is "
+             "one; a matrix function U f(S) Vh other than the product, or the polar factor "
+             "U Vh, is not), so the exact gradient needs the limit of a 0/0 term from "
+             "second-order information, which minigrad takes for real input only")
+_TIED_EIGH = ("the loss reads repeated eigenvalues' vectors of a complex matrix, where the exact "
+              "gradient needs the limit of a 0/0 term, which minigrad computes for real input "
+              "only so far")
 
 
 class ComplexSVD(Function):
@@ -56,13 +88,17 @@ class ComplexSVD(Function):
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
         ctx.policy = policy
+        # At a tie a coupled pair's bond form is confirmed by a look downstream (``_bond``)
+        ctx.wants_downstream = policy.kind == "exact" and s.size > 0 and maybe_poles(
+            s, tie_level(s, float(np.finfo(s.dtype).eps)), False)
         return outs
 
     @staticmethod
     def backward(ctx: Context, gU: Tensor | None, gS: Tensor | None,
                  gVh: Tensor | None) -> tuple:
         U, S, Vh = ctx.saved_tensors
-        return complex_svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy), None, None, None, None
+        return (complex_svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, ctx),
+                None, None, None, None)
 
 
 def _quot(nu: Tensor, x: Tensor, zero: np.ndarray, policy: _ties.TiePolicy) -> Tensor:
@@ -96,19 +132,18 @@ def _at_poles(nu: Tensor, x: np.ndarray, level: np.ndarray, noise: np.ndarray,
                           "values' vectors and drops the other (a truncation inside a tie): "
                           "it depends on an arbitrary basis there and has no gradient")
     if (at & duo & ~eye).any():
-        raise LinAlgError(
-            f"{what} backward: the loss reads repeated {'eigen' if what == 'eigh' else 'singular'}"
-            " values' vectors of a complex matrix, where the exact gradient needs the limit of"
-            " a 0/0 term, which minigrad computes for real input only so far; pass"
-            " ties=\"zero\" (exact when the loss does not tell the tied vectors apart, as the"
-            " polar factor U Vh) or ties=mg.linalg.TiePolicy(\"lorentzian\", eps=...)")
+        raise LinAlgError(f"{what} backward: {_TIED_SVD if what == 'svd' else _TIED_EIGH}; pass"
+                          " ties=\"zero\" (exact when the loss does not tell the tied vectors"
+                          " apart, as the polar factor U Vh or a projector on the whole tie) or"
+                          " ties=mg.linalg.TiePolicy(\"lorentzian\", eps=...)")
     return at
 
 
 def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
-                         gS: Tensor | None, gVh: Tensor | None,
-                         policy: _ties.TiePolicy) -> Tensor:
-    """gA for A = U diag(S) Vh, A complex (module docstring)."""
+                         gS: Tensor | None, gVh: Tensor | None, policy: _ties.TiePolicy,
+                         ctx: Context | None = None) -> Tensor:
+    """gA for A = U diag(S) Vh, A complex (module docstring); ``ctx`` (the SVD's node,
+    in a backward walk) lets a read tie take the bond's backward."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
@@ -138,6 +173,15 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     nz = noise[..., None, None]
     Np, Nm = Ja + Ka, Ja - Ka
     absent = absent_triplets(gS, gUk, gVk, k)
+    if policy.kind == "exact" and nested():  # inside a look downstream: ties count as 0
+        if _read_ties(s, tie, absent).any():
+            note_chained()
+        policy = _ties.TiePolicy("zero")
+    if policy.kind == "exact" and ctx is not None and _read_ties(s, tie, absent).any():
+        gA = _bond(ctx, U, S, Vh, (gU, gS, gVh), Numerators(J, K, Np, Nm, None, None),
+                   absent, noise, eps)
+        if gA is not None:
+            return gA
     _zero_value_read(s, tie[..., 0], absent, policy)
     zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy, "svd")
     zm = _at_poles(Nm, xm._array, tie, nz, absent, policy, "svd")
@@ -153,6 +197,48 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
         Q = gVk - Vk @ (Vk.mH @ gVk)
         gA = gA + Uk @ _quot(Q, Sr, small, policy).mH
     return gA
+
+
+def _read_ties(s: np.ndarray, tie: np.ndarray, absent: np.ndarray) -> np.ndarray:
+    """(*, k, k): pairs of read triplets at a tie, and read zero values on the diagonal."""
+    read = ~absent
+    eye = np.eye(s.shape[-1], dtype=bool)
+    at = np.abs(s[..., None, :] - s[..., :, None]) <= tie
+    return read[..., :, None] & read[..., None, :] & np.where(eye, s[..., None, :] <= tie, at)
+
+
+def _bond(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Numerators,
+          absent: np.ndarray, noise: np.ndarray, eps: float) -> Tensor | None:
+    """The whole gradient by ``_svd_gauge``'s bond backward, where the cotangents are
+    those of a loss reading the top r triplets through A = U_r sqrt(S_r) and
+    B = sqrt(S_r) Vh_r and unchanged by A Q, Q^H B (Q unitary): ``bond_fit``'s test, whose
+    diagonal holds the phase test too. A tied pair the loss reads together (coupled, as
+    U S Vh does) or whose members' diagonal is silent (unwitnessed) could be a polar
+    factor or a matrix function vanishing there at first order: its bond value must equal
+    the limit a look downstream finds (``confirmed``). None where the form does not hold."""
+    gU, gS, gVh = grads
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    s = S._array
+    tie = tie_level(s, eps)
+    read = ~absent
+    if ((read[..., :, None] ^ read[..., None, :])
+            & (np.abs(s[..., None, :] - s[..., :, None]) <= tie[..., None])).any():
+        return None  # a truncation inside a tie: no gradient (``_at_poles`` says so)
+    fit = bond_fit(num, S, gS, Poles(s, tie, tie, False, absent), noise,
+                   C_NOISE * eps * np.sqrt(max(m, n)), bond_inherited(ctx))
+    if fit is None:
+        return None
+    Uk, Vhk = U[..., :, :k], Vh[..., :k, :]
+    if fit.missing.any():
+        if not ctx.wants_downstream:  # (no tie at the forward's own test)
+            return None
+        plus = looked_plus(Factors(U, Vh, Uk, Vhk.mH, k), S, gS, Downstream(ctx, grads))
+        if not confirmed(fit, plus, S, noise):
+            return None
+    M = ctx.input_like(0, (Uk._array * s[..., None, :]) @ Vhk._array)
+    gA = bond_backward(M, Uk, S, Vhk, None if gU is None else gU[..., :, :k],
+                       None if gVh is None else gVh[..., :k, :], fit.r)
+    return Tap.apply(gA, bond_mark(ctx)) if result_is_differentiated() else gA
 
 
 def _no_complement_read(gU: Tensor | None, gVh: Tensor | None, k: int) -> None:

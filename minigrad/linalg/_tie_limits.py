@@ -102,6 +102,7 @@ from ._svd_parts import (
     Terms,
     colmax,
     coupling,
+    pairwise,
     quot,
     tie_level,
 )
@@ -307,6 +308,13 @@ def bond_fit(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles, noise:
     return BondFit(r, near & ~got[0], got[1], witnessed)  # s_i + s_j poles: read, apart
 
 
+def looked_plus(f: Factors, S: Tensor, gS: Tensor | None, down: Downstream) -> Tensor | None:
+    """The + pole terms' limits at every entry from a look downstream (values only: what
+    ``confirmed`` compares with a bond's)."""
+    minus_s, plus_s = pairwise(S)
+    return _general(f, S, minus_s, plus_s, gS, down, 0).plus
+
+
 def _reads_s_apart(num: Numerators, S: Tensor, gS: Tensor | None, read: np.ndarray,
                    noise: np.ndarray, scale_noise: float) -> bool:
     """Whether some read s_i is read apart from the bond beyond rounding, judged by what
@@ -320,7 +328,8 @@ def _reads_s_apart(num: Numerators, S: Tensor, gS: Tensor | None, read: np.ndarr
     s = S._array
     g = np.zeros(s.shape) if gS is None else gS._array
     z = np.diagonal(j, 0, -2, -1) + np.diagonal(k, 0, -2, -1)
-    cols = np.sqrt((j * j).sum(axis=-2)) + np.sqrt((k * k).sum(axis=-2))  # ~ |gU_i| + |gV_i|
+    # ~ |gU_i| + |gV_i|
+    cols = np.sqrt((np.abs(j) ** 2).sum(axis=-2)) + np.sqrt((np.abs(k) ** 2).sum(axis=-2))
     safe = 2 * np.where(s > 0, s, 1.0)
     lost = np.abs(2 * s * g - z) / safe
     level = scale_noise * (cols / safe + np.abs(g).max(axis=-1, keepdims=True))
@@ -345,8 +354,11 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
                 tie: np.ndarray, weak: np.ndarray, noise: np.ndarray,
                 scale_noise: float, inherited: bool = False) -> tuple[np.ndarray, Tensor] | None:
     """``product_limits``' test and values on the triplets ``reads``; None where the test
-    fails. The mask leaves out coupled or unwitnessed tied pairs unless ``inherited``
-    (their form is then the recorded bond backward's, by construction)."""
+    fails. For complex input (J = U^H gU, K = V^H gV, a unitary gauge) the identities are
+    s_i Z_ij = conj(s_j Z_ji) and 2 s_i gS_i = Z_ii, whose imaginary part is the phase
+    test, and the value (Z_ij / s_j + conj(Z_ji) / s_i) / 2. The mask leaves out coupled
+    or unwitnessed tied pairs unless ``inherited`` (their form is then the recorded bond
+    backward's, by construction)."""
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
     # The identities are tested on every pair the rule may take, small singular values too:
@@ -361,7 +373,7 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     tol = noise[..., None] * s1 + scale_noise * s1 * np.abs(g).max(axis=-1, keepdims=True)
     at = np.maximum(s[..., :, None], s[..., None, :]) / np.where(s1 > 0, s1, 1.0)[..., None]
     sz = s[..., :, None] * (j + k)  # [i, j] = s_i Z_ij
-    if (np.where(pair, np.abs(sz - np.swapaxes(sz, -1, -2)), 0.0)
+    if (np.where(pair, np.abs(sz - np.swapaxes(sz, -1, -2).conj()), 0.0)
             > 2 * tol[..., None] * at).any():
         return None
     diag_z = np.diagonal(j, 0, -2, -1) + np.diagonal(k, 0, -2, -1)
@@ -379,7 +391,7 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
         weak | (tie & (coupled <= noise[..., None, None])))))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
-    return take, (Zq + Zq.mT) * 0.5
+    return take, (Zq + Zq.mH) * 0.5
 
 
 def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor | None,

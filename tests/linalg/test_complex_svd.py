@@ -122,10 +122,11 @@ def test_at_a_tie_a_loss_of_s_alone_is_exact_and_a_kink_takes_the_subgradient():
 
 
 def test_at_a_tie_the_policies():
-    """At A = 2 Q every pair is tied, and a loss reading the vectors has 0/0 terms whose
-    limits the complex backward does not compute yet: the default policy says so instead
-    of a number. "zero" takes them as 0, exact for the polar factor U Vh (its + terms vanish
-    identically): central differences agree."""
+    """At A = 2 Q every pair is tied, and a loss reading the vectors has 0/0 terms. The
+    product U S Vh is read through a bond and takes its backward: its gradient is conj(C)
+    exactly. The polar factor is not of a bond, and the default policy says so instead of a
+    number; "zero" takes its terms as 0, exact for it (its + terms vanish identically):
+    central differences agree."""
     Q = _unitary(3, 10)
     C = mg.tensor(cmatrix((3, 3), 11))
 
@@ -137,10 +138,12 @@ def test_at_a_tie_the_policies():
         U, S, Vh = mg.linalg.svd(a, full_matrices=False)
         return (((U * S.to(U.dtype).unsqueeze(-2)) @ Vh) * C).real.sum()
 
-    for loss in (polar, product):
-        A = mg.tensor(2 * Q, requires_grad=True)
-        with pytest.raises(LinAlgError, match="complex matrix"):
-            loss(A).backward()
+    A = mg.tensor(2 * Q, requires_grad=True)
+    product(A).backward()
+    np.testing.assert_allclose(A.grad.numpy(), C.numpy().conj(), rtol=0, atol=1e-12)
+    A = mg.tensor(2 * Q, requires_grad=True)
+    with pytest.raises(LinAlgError, match="not of a bond"):
+        polar(A).backward()
     A = mg.tensor(2 * Q, requires_grad=True)
     polar(A, "zero").backward()
     h = 1e-6
