@@ -12,26 +12,28 @@ adds, i (Im J_ii - Im K_ii) / 2 s_i. The singular vectors are fixed only up to
 u_j, v_j -> u_j e^{i phi}, v_j e^{i phi}; a loss that changes with phi has Im J_jj +
 Im K_jj != 0, and no gradient: LinAlgError, decided by the same rounding scale as the
 real tie tests (not torch's 1e-2). Hermitian eigh: J = U^H gU, gA = U [diag(gL) +
-(J - J^H)_ij / 2(l_j - l_i)] U^H, and the phase test is Im J_jj = 0.
+(J - J^H)_ij / 2(l_j - l_i)] U^H, and the phase test is Im J_jj = 0; past it the real
+eigh's backward serves with conjugate transposes, exact at repeated eigenvalues by the
+same looks downstream (``_eigh_ties``: U f(L) U^H, projectors onto whole eigenspaces).
 
-At a repeated value the policies act as for real input where that needs no second-order
-information: "zero" takes the term as 0, "lorentzian" broadens it, a pair whose numerator
-is exactly zero (a triplet the loss never reads) takes 0, and a loss of S (or L) alone
-takes the kinks' subgradient (``_kinks``). A loss that reads the top r triplets through a
-bond, A = U_r sqrt(S_r) and B = sqrt(S_r) Vh_r, unchanged by A Q, Q^H B (Q unitary: f(U S
-Vh), the MPS canonical forms' contractions), shows it in its cotangents: S Z Hermitian
-and 2 s_i gS_i = Z_ii on the read triplets, Z = J + K (``_tie_limits.bond_fit``, the
-imaginary diagonal being the phase test). At a tie among them the whole gradient is the
-bond's (``_svd_gauge``: no poles, and differentiable again into cotangents of the same
-form); a tied pair read together (coupled) or silent on its diagonal is first confirmed
-by a look downstream (the limit from second-order information must be the bond's value).
-The exact limits of the other terms at a tie (the real case's looks, within a U(k) gauge
-here) are not built for complex input yet: the default policy raises there, saying what
-the loss does, and so it does at a zero singular value whose triplet the loss reads (its
-1 / s terms are 0/0 as well, and the bond's P^-1 too; "lorentzian" broadens them as every
-pole, "zero" takes 0). Near a pole but off the tie the plain quotient serves, with the
-formula's own eps |g| / gap of rounding (the real case's looks for O(gap^2) accuracy there
-are not built for complex either).
+The rest is the SVD's. At a repeated value the policies act as for real input where that
+needs no second-order information: "zero" takes the term as 0, "lorentzian" broadens it,
+a pair whose numerator is exactly zero (a triplet the loss never reads) takes 0, and a
+loss of S alone takes the kinks' subgradient (``_kinks``). A loss that reads the top r
+triplets through a bond, A = U_r sqrt(S_r) and B = sqrt(S_r) Vh_r, unchanged by A Q, Q^H
+B (Q unitary: f(U S Vh), the MPS canonical forms' contractions), shows it in its
+cotangents: S Z Hermitian and 2 s_i gS_i = Z_ii on the read triplets, Z = J + K
+(``_tie_limits.bond_fit``, the imaginary diagonal being the phase test). At a tie among
+them the whole gradient is the bond's (``_svd_gauge``: no poles, and differentiable again
+into cotangents of the same form); a tied pair read together (coupled) or silent on its
+diagonal is first confirmed by a look downstream (the limit from second-order information
+must be the bond's value). The exact limits of the other terms at a tie (the real case's
+looks, within a U(k) gauge here) are not built for complex input yet: the default policy
+raises there, saying what the loss does, and so it does at a zero singular value whose
+triplet the loss reads (its 1 / s terms are 0/0 as well, and the bond's P^-1 too;
+"lorentzian" broadens them as every pole, "zero" takes 0). Near a pole but off the tie
+the plain quotient serves, with the formula's own eps |g| / gap of rounding (the real
+case's looks for O(gap^2) accuracy there are not built for complex either).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ from . import _kinks
 from . import ties as _ties
 from ._checks import unrecorded
 from ._complex_forward import complex_svd_forward, hermitian_eigh_forward
-from ._eigh_ties import tie_level as eigh_tie_level
+from ._eigh_ties import Downstream as EighDownstream
+from ._eigh_ties import near_level as eigh_near_level
 from ._svd_gauge import bond_backward, bond_inherited, bond_mark
 from ._svd_parts import (
     C_NOISE,
@@ -73,9 +76,7 @@ _TIED_SVD = ("the loss reads the vectors of repeated singular values of a comple
              "one; a matrix function U f(S) Vh other than the product, or the polar factor "
              "U Vh, is not), so the exact gradient needs the limit of a 0/0 term from "
              "second-order information, which minigrad takes for real input only")
-_TIED_EIGH = ("the loss reads repeated eigenvalues' vectors of a complex matrix, where the exact "
-              "gradient needs the limit of a 0/0 term, which minigrad computes for real input "
-              "only so far")
+
 
 
 class ComplexSVD(Function):
@@ -111,13 +112,14 @@ def _quot(nu: Tensor, x: Tensor, zero: np.ndarray, policy: _ties.TiePolicy) -> T
 
 
 def _at_poles(nu: Tensor, x: np.ndarray, level: np.ndarray, noise: np.ndarray,
-              absent: np.ndarray, policy: _ties.TiePolicy, what: str) -> np.ndarray:
+              absent: np.ndarray, policy: _ties.TiePolicy) -> np.ndarray:
     """Where the term nu / x is taken as 0: at |x| <= level. That is the "zero" policy's
     choice, and exact for a pair the loss never reads (both members ``absent``: their
     cotangents are exactly 0) or reads on one side only with nu = 0 (else a truncation
     inside a tie: no gradient). A pair it reads on both sides has nu = 0 there for any
     loss with a gradient, and the term's limit needs second-order information, which the
-    complex backward does not fetch yet: the exact policy says so."""
+    complex backward fetches only to confirm a bond (``_bond``, tried before): the exact
+    policy says so."""
     at = np.abs(x) <= level
     if policy.kind != "exact" or not at.any():
         return at
@@ -125,14 +127,14 @@ def _at_poles(nu: Tensor, x: np.ndarray, level: np.ndarray, noise: np.ndarray,
     duo = ~absent[..., :, None] & ~absent[..., None, :]
     eye = np.eye(x.shape[-1], dtype=bool)
     if (at & eye & (np.abs(nu._array) > noise)).any():  # s_i + s_i: a zero singular value
-        raise LinAlgError(f"{what} backward: {_PHASE} (at a zero singular value u_j and v_j "
+        raise LinAlgError(f"svd backward: {_PHASE} (at a zero singular value u_j and v_j "
                           "turn apart)")
     if (at & solo & (np.abs(nu._array) > noise)).any():
-        raise LinAlgError(f"{what} backward: the loss keeps one of two repeated singular "
+        raise LinAlgError("svd backward: the loss keeps one of two repeated singular "
                           "values' vectors and drops the other (a truncation inside a tie): "
                           "it depends on an arbitrary basis there and has no gradient")
     if (at & duo & ~eye).any():
-        raise LinAlgError(f"{what} backward: {_TIED_SVD if what == 'svd' else _TIED_EIGH}; pass"
+        raise LinAlgError(f"svd backward: {_TIED_SVD}; pass"
                           " ties=\"zero\" (exact when the loss does not tell the tied vectors"
                           " apart, as the polar factor U Vh or a projector on the whole tie) or"
                           " ties=mg.linalg.TiePolicy(\"lorentzian\", eps=...)")
@@ -183,8 +185,8 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
         if gA is not None:
             return gA
     _zero_value_read(s, tie[..., 0], absent, policy)
-    zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy, "svd")
-    zm = _at_poles(Nm, xm._array, tie, nz, absent, policy, "svd")
+    zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy)
+    zm = _at_poles(Nm, xm._array, tie, nz, absent, policy)
     X = (_quot(Np, xp, zp, policy) + _quot(Nm, xm, zm, policy)) * 0.5
     if gS is not None:
         X = X + gS.to(U.dtype).diag_embed()
@@ -269,48 +271,42 @@ class ComplexEigh(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, lower: bool, tol: float | None, max_sweeps: int,
                 policy: _ties.TiePolicy) -> tuple[Tensor, Tensor]:
+        from .eigh import _near_ties  # (eigh imports this module)
+
         w, v = hermitian_eigh_forward(A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
         outs = make_tensor(w), make_tensor(v)
         ctx.save_for_backward(*outs)
         ctx.set_materialize_grads(False)
         ctx.policy = policy
+        ctx.wants_downstream = (policy.kind == "exact" and w.shape[-1] > 1
+                                and _near_ties(w, eigh_near_level(w)))  # as the real eigh
         return outs
 
     @staticmethod
     def backward(ctx: Context, gL: Tensor | None, gU: Tensor | None) -> tuple:
         L, U = ctx.saved_tensors
-        return complex_eigh_backward(L, U, gL, gU, ctx.policy), None, None, None, None
+        down = EighDownstream(ctx, (gL, gU)) if ctx.wants_downstream else None
+        return complex_eigh_backward(L, U, gL, gU, ctx.policy, down), None, None, None, None
 
 
 def complex_eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
-                          policy: _ties.TiePolicy) -> Tensor:
-    """gA for Hermitian A = U diag(L) U^H (module docstring)."""
-    n = L.shape[-1]
-    l = L._array
-    if n == 0 or (gL is None and gU is None):
-        return make_tensor(np.zeros(U.shape, U.dtype))
-    eps = float(np.finfo(l.dtype).eps)
-    tie = eigh_tie_level(l)
-    if gU is None:
-        assert gL is not None
-        g = gL
-        if policy.kinks == "subgradient" and policy.kind == "exact":
-            g = _kinks.subgradient(g, l, tie, C_NOISE * eps * np.abs(g._array).max(axis=-1))
-        return (U * g.unsqueeze(-2).to(U.dtype)) @ U.mH
-    J = U.mH @ gU
-    noise = C_NOISE * eps * np.sqrt(n) * colmax(gU)
-    if (np.abs(np.diagonal(J._array, 0, -2, -1).imag) > noise[..., None]).any():
-        raise LinAlgError("eigh backward: the eigenvectors in the complex case are specified "
-                          "up to multiplication by e^(i phi), and this loss depends on that "
-                          "phase: it is not a function of A there, so it has no gradient")
-    N = J - J.mH
-    E = L.unsqueeze(-2) - L.unsqueeze(-1)  # [.., i, j] = l_j - l_i
-    z = np.eye(n, dtype=bool) | _at_poles(N, E._array, tie[..., None], noise[..., None, None],
-                                         absent_triplets(gL, gU, None, n), policy, "eigh")
-    X = _quot(N, E, z, policy) * 0.5
-    if gL is not None:
-        X = X + gL.to(U.dtype).diag_embed()
-    return U @ X @ U.mH
+                          policy: _ties.TiePolicy, down: EighDownstream | None = None
+                          ) -> Tensor:
+    """gA for Hermitian A = U diag(L) U^H: the phase test, then the real eigh's backward
+    with conjugate transposes, exact at repeated eigenvalues by the same looks downstream
+    (``_eigh_ties``)."""
+    from .eigh import eigh_backward  # (eigh imports this module)
+
+    if gU is not None and L.shape[-1]:
+        eps = float(np.finfo(L._array.dtype).eps)
+        J = (U.mH @ gU)._array
+        noise = C_NOISE * eps * np.sqrt(L.shape[-1]) * colmax(gU)
+        if (np.abs(np.diagonal(J, 0, -2, -1).imag) > noise[..., None]).any():
+            raise LinAlgError("eigh backward: the eigenvectors in the complex case are "
+                              "specified up to multiplication by e^(i phi), and this loss "
+                              "depends on that phase: it is not a function of A there, so it "
+                              "has no gradient")
+    return eigh_backward(L, U, gL, gU, policy, down)
 
 
 def svd(A: Tensor, full_matrices: bool, tol: float | None, max_sweeps: int,

@@ -167,3 +167,42 @@ def test_losses_no_bond_explains_keep_a_true_error():
 
     fd = (value(A0 + h * D) - value(A0 - h * D)) / (2 * h)
     assert float(np.real(np.vdot(g, D))) == pytest.approx(fd, rel=1e-6)
+
+
+def hermitian_tied(l: list[float], seed: int) -> np.ndarray:
+    Q = unitary(len(l), seed)
+    return Q @ np.diag(l) @ Q.conj().T
+
+
+def eigh_losses(C):
+    """Functions of a Hermitian A at a repeated eigenvalue: Q f(L) Q^H, and the projector onto
+    the whole tied eigenspace (of L = 2, 2)."""
+    def f(A):
+        L, Q = mg.linalg.eigh(A)
+        F = (Q * (L ** 3 + L.exp()).to(Q.dtype).unsqueeze(-2)) @ Q.mH
+        return (F * C).real.sum()
+
+    def projector(A):
+        L, Q = mg.linalg.eigh(A)
+        P = Q[..., 1:3] @ Q[..., 1:3].mH
+        return (P * C).real.sum() + ((P @ C).abs() ** 2).sum()
+    return {"Q f(L) Q^H": f, "projector": projector}
+
+
+@pytest.mark.parametrize("name", ["Q f(L) Q^H", "projector"])
+def test_eigh_at_a_repeated_eigenvalue_first_and_second_order(name):
+    """At L = (-1, 2, 2, 3) the real eigh's looks downstream take the exact limits for complex
+    input too (the default policy raised). A is built as x + x^H, the map eigh sees."""
+    C = mg.tensor(cmatrix((4, 4), 12))
+    loss = eigh_losses(C)[name]
+    X = mg.tensor(hermitian_tied([-1.0, 2.0, 2.0, 3.0], 13) / 2, requires_grad=True)
+    assert gradcheck(lambda x: loss(x + x.mH), (X,))
+    assert gradgradcheck(lambda x: loss(x + x.mH), (X,), eps=1e-4)
+
+
+def test_eigh_at_a_repeated_eigenvalue_a_basis_dependent_loss_raises():
+    """|Q[:, 1]|^4 is blind to the phase but not to the choice of basis of the tied pair."""
+    A = mg.tensor(hermitian_tied([-1.0, 2.0, 2.0, 3.0], 14), requires_grad=True)
+    L, Q = mg.linalg.eigh(A)
+    with pytest.raises(LinAlgError, match="arbitrary choice of eigenvectors"):
+        (Q[:, 1].abs() ** 4).sum().backward()
