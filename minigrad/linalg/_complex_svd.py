@@ -16,24 +16,24 @@ real tie tests (not torch's 1e-2). Hermitian eigh: J = U^H gU, gA = U [diag(gL) 
 eigh's backward serves with conjugate transposes, exact at repeated eigenvalues by the
 same looks downstream (``_eigh_ties``: U f(L) U^H, projectors onto whole eigenspaces).
 
-The rest is the SVD's. At a repeated value the policies act as for real input where that
-needs no second-order information: "zero" takes the term as 0, "lorentzian" broadens it,
-a pair whose numerator is exactly zero (a triplet the loss never reads) takes 0, and a
-loss of S alone takes the kinks' subgradient (``_kinks``). A loss that reads the top r
-triplets through a bond, A = U_r sqrt(S_r) and B = sqrt(S_r) Vh_r, unchanged by A Q, Q^H
-B (Q unitary: f(U S Vh), the MPS canonical forms' contractions), shows it in its
-cotangents: S Z Hermitian and 2 s_i gS_i = Z_ii on the read triplets, Z = J + K
-(``_tie_limits.bond_fit``, the imaginary diagonal being the phase test). At a tie among
-them the whole gradient is the bond's (``_svd_gauge``: no poles, and differentiable again
-into cotangents of the same form); a tied pair read together (coupled) or silent on its
-diagonal is first confirmed by a look downstream (the limit from second-order information
-must be the bond's value). The exact limits of the other terms at a tie (the real case's
-looks, within a U(k) gauge here) are not built for complex input yet: the default policy
-raises there, saying what the loss does, and so it does at a zero singular value whose
-triplet the loss reads (its 1 / s terms are 0/0 as well, and the bond's P^-1 too;
-"lorentzian" broadens them as every pole, "zero" takes 0). Near a pole but off the tie
-the plain quotient serves, with the formula's own eps |g| / gap of rounding (the real
-case's looks for O(gap^2) accuracy there are not built for complex either).
+The rest is the SVD's. At a repeated value the policies act as for real input: "zero"
+takes the term as 0, "lorentzian" broadens it, a pair whose numerator is exactly zero (a
+triplet the loss never reads) takes 0, and a loss of S alone takes the kinks' subgradient
+(``_kinks``). Under "exact", at a tie between read triplets or a read zero value (whose
+phase term i (Im J_jj - Im K_jj) / 2 s_j and 1 / s_j terms are 0/0 too): a loss that
+reads the top r triplets through a bond, A = U_r sqrt(S_r) and B = sqrt(S_r) Vh_r,
+unchanged by A Q, Q^H B (Q unitary: f(U S Vh), the MPS canonical forms' contractions),
+shows it in its cotangents: S Z Hermitian and 2 s_i gS_i = Z_ii on the read triplets, Z =
+J + K (``_tie_limits.bond_fit``, the imaginary diagonal being the phase test). Then the
+whole gradient is the bond's (``_svd_gauge``: no poles, and differentiable again into
+cotangents of the same form); a tied pair read together (coupled) or silent on its
+diagonal is first confirmed by a look downstream. Any other loss takes every 0/0 term's
+limit from a look downstream, the loss's second derivatives along S (``_tie_limits``,
+with two derivatives exact when the result will be differentiated), after checking that
+the loss has a gradient there (nu = x mu to rounding: else it depends on an arbitrary
+basis of the tie, LinAlgError). Near a pole but off the tie the plain quotient serves,
+with the formula's own eps |g| / gap of rounding (the real case's O(gap^2) limits there
+are not taken for complex input).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ import numpy as np
 from ..autograd.engine import result_is_differentiated
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
+from ..functions import where
 from ..tensor import Tensor
 from . import _kinks
 from . import ties as _ties
@@ -62,21 +63,20 @@ from ._svd_parts import (
     quot,
     tie_level,
 )
-from ._tie_limits import bond_fit, confirmed, looked_plus
-from ._tie_sources import Downstream, Tap, nested, note_chained
+from ._tie_limits import bond_fit, confirmed, looked_limits
+from ._tie_sources import Downstream, Held, Tap, nested, note_chained
 from .errors import LinAlgError
 
 _PHASE = ("the singular vectors in the complex case are specified up to multiplication "
           "by e^(i phi) (u_j and v_j together), and this loss depends on that phase: "
           "it is not a function of A there, so it has no gradient")
 
-_TIED_SVD = ("the loss reads the vectors of repeated singular values of a complex matrix in a "
-             "way that is not of a bond: its cotangents there are not those of a loss of "
-             "U_r sqrt(S_r) and sqrt(S_r) Vh_r unchanged by their unitary gauge (f(U S Vh) is "
-             "one; a matrix function U f(S) Vh other than the product, or the polar factor "
-             "U Vh, is not), so the exact gradient needs the limit of a 0/0 term from "
-             "second-order information, which minigrad takes for real input only")
-
+_NEEDS_WALK = ("svd backward: the exact gradient at a repeated or zero singular value of a "
+               "complex matrix takes the limit of a 0/0 term from the loss's second "
+               "derivatives, which needs the backward walk's graph; call backward() or "
+               "autograd.grad on the loss rather than the SVD's backward directly, or pass "
+               "ties=\"zero\" (exact when the loss does not tell the tied vectors apart, as "
+               "the polar factor U Vh) or ties=mg.linalg.TiePolicy(\"lorentzian\", eps=...)")
 
 
 class ComplexSVD(Function):
@@ -89,9 +89,10 @@ class ComplexSVD(Function):
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
         ctx.policy = policy
-        # At a tie a coupled pair's bond form is confirmed by a look downstream (``_bond``)
+        # At a tie or a zero value (its phase term i (Im J_jj - Im K_jj) / 2 s_j is a pole
+        # at any shape) the backward may look downstream (``_bond``, ``_looked``)
         ctx.wants_downstream = policy.kind == "exact" and s.size > 0 and maybe_poles(
-            s, tie_level(s, float(np.finfo(s.dtype).eps)), False)
+            s, tie_level(s, float(np.finfo(s.dtype).eps)), True)
         return outs
 
     @staticmethod
@@ -102,42 +103,37 @@ class ComplexSVD(Function):
                 None, None, None, None)
 
 
-def _quot(nu: Tensor, x: Tensor, zero: np.ndarray, policy: _ties.TiePolicy) -> Tensor:
-    """nu / x, 0 where ``zero`` (``quot``), or Lorentzian-broadened under that policy."""
+def _quot(nu: Tensor, x: Tensor, zero: np.ndarray, policy: _ties.TiePolicy,
+          limit: Tensor | None = None, off: np.ndarray | None = None) -> Tensor:
+    """nu / x, or where ``zero`` (``quot``) the ``limit`` a look took (0 where none, and on
+    ``off``), or Lorentzian-broadened under that policy."""
     if policy.kind == "lorentzian":
         return nu * (x / (x * x + policy.eps))
-    out = quot(nu, x, zero)
+    value = None
+    if limit is not None:
+        value = Held.apply(limit)
+        if off is not None:
+            value = where(make_tensor(np.broadcast_to(off, limit.shape)), 0.0, value)
+    out = quot(nu, x, zero, value)
     assert out is not None  # nu is given
     return out
 
 
 def _at_poles(nu: Tensor, x: np.ndarray, level: np.ndarray, noise: np.ndarray,
               absent: np.ndarray, policy: _ties.TiePolicy) -> np.ndarray:
-    """Where the term nu / x is taken as 0: at |x| <= level. That is the "zero" policy's
-    choice, and exact for a pair the loss never reads (both members ``absent``: their
-    cotangents are exactly 0) or reads on one side only with nu = 0 (else a truncation
-    inside a tie: no gradient). A pair it reads on both sides has nu = 0 there for any
-    loss with a gradient, and the term's limit needs second-order information, which the
-    complex backward fetches only to confirm a bond (``_bond``, tried before): the exact
-    policy says so."""
+    """Where the term nu / x is taken as 0 (or a look's limit): at |x| <= level. That is the
+    "zero" policy's choice, and exact for a pair the loss never reads (both members
+    ``absent``: their cotangents are exactly 0) or reads on one side only with nu = 0 (else
+    a truncation inside a tie: no gradient). A pair it reads on both sides takes the limit
+    of a look downstream under the exact policy (``_looked``)."""
     at = np.abs(x) <= level
     if policy.kind != "exact" or not at.any():
         return at
     solo = absent[..., :, None] ^ absent[..., None, :]
-    duo = ~absent[..., :, None] & ~absent[..., None, :]
-    eye = np.eye(x.shape[-1], dtype=bool)
-    if (at & eye & (np.abs(nu._array) > noise)).any():  # s_i + s_i: a zero singular value
-        raise LinAlgError(f"svd backward: {_PHASE} (at a zero singular value u_j and v_j "
-                          "turn apart)")
     if (at & solo & (np.abs(nu._array) > noise)).any():
         raise LinAlgError("svd backward: the loss keeps one of two repeated singular "
                           "values' vectors and drops the other (a truncation inside a tie): "
                           "it depends on an arbitrary basis there and has no gradient")
-    if (at & duo & ~eye).any():
-        raise LinAlgError(f"svd backward: {_TIED_SVD}; pass"
-                          " ties=\"zero\" (exact when the loss does not tell the tied vectors"
-                          " apart, as the polar factor U Vh or a projector on the whole tie) or"
-                          " ties=mg.linalg.TiePolicy(\"lorentzian\", eps=...)")
     return at
 
 
@@ -179,26 +175,72 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
         if _read_ties(s, tie, absent).any():
             note_chained()
         policy = _ties.TiePolicy("zero")
-    if policy.kind == "exact" and ctx is not None and _read_ties(s, tie, absent).any():
-        gA = _bond(ctx, U, S, Vh, (gU, gS, gVh), Numerators(J, K, Np, Nm, None, None),
-                   absent, noise, eps)
+    R = gUk - Uk @ J if m > k and gUk is not None else None
+    Q = gVk - Vk @ K if n > k and gVk is not None else None
+    mu = _NO_LIMITS
+    if policy.kind == "exact" and _read_ties(s, tie, absent).any():
+        if ctx is None or not ctx.wants_downstream:
+            raise LinAlgError(_NEEDS_WALK)
+        num = Numerators(J, K, Np, Nm, R, Q)
+        gA = _bond(ctx, U, S, Vh, (gU, gS, gVh), num, absent, noise, eps)
         if gA is not None:
             return gA
-    _zero_value_read(s, tie[..., 0], absent, policy)
+        mu = _looked(ctx, U, S, Vh, (gU, gS, gVh), num, absent, tie, noise)
     zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy)
     zm = _at_poles(Nm, xm._array, tie, nz, absent, policy)
-    X = (_quot(Np, xp, zp, policy) + _quot(Nm, xm, zm, policy)) * 0.5
+    X = (_quot(Np, xp, zp, policy, mu.plus, eye) + _quot(Nm, xm, zm, policy, mu.minus)) * 0.5
     if gS is not None:
         X = X + gS.to(U.dtype).diag_embed()
     gA = Uk @ X @ Vhk
     small = np.broadcast_to(s[..., None, :] <= tie, s.shape[:-1] + (1, k))
-    if m > k and gUk is not None:
-        R = gUk - Uk @ (Uk.mH @ gUk)
-        gA = gA + _quot(R, Sr, small, policy) @ Vhk
-    if n > k and gVk is not None:
-        Q = gVk - Vk @ (Vk.mH @ gVk)
-        gA = gA + Uk @ _quot(Q, Sr, small, policy).mH
+    if R is not None:
+        gA = gA + _quot(R, Sr, small, policy, mu.R) @ Vhk
+    if Q is not None:
+        gA = gA + Uk @ _quot(Q, Sr, small, policy, mu.Q).mH
     return gA
+
+
+_NO_LIMITS = Numerators(None, None, None, None, None, None)
+
+
+def _looked(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Numerators,
+            absent: np.ndarray, tie: np.ndarray, noise: np.ndarray) -> Numerators:
+    """The limits mu of every pole term from a look downstream (``_tie_limits``: the loss's
+    second derivatives along S, as for real input), after checking that the loss has a
+    gradient there: nu = x mu to rounding at the read ties and zero values, judged by the
+    loss's curvature where the cotangents cancelled. Two derivatives of them are exact when
+    the result will be differentiated."""
+    k = S.shape[-1]
+    m, n = U.shape[-2], Vh.shape[-1]
+    down = Downstream(ctx, grads)
+    f = Factors(U, Vh, U[..., :, :k], Vh[..., :k, :].mH, k)
+    mu = looked_limits(f, S, grads[1], down, 2 if result_is_differentiated() else 0)
+    s = S._array
+    read = ~absent
+    pair = read[..., :, None] & read[..., None, :]
+    zero = s <= tie[..., 0]
+    checks = [(num.plus, S.unsqueeze(-2) - S.unsqueeze(-1), mu.plus,
+               pair & ~np.eye(k, dtype=bool) & (np.abs(s[..., None, :] - s[..., :, None]) <= tie)),
+              (num.minus, S.unsqueeze(-2) + S.unsqueeze(-1), mu.minus,
+               pair & (s[..., None, :] + s[..., :, None] <= tie)),
+              (num.R, S.unsqueeze(-2), mu.R, (read & zero)[..., None, :]),
+              (num.Q, S.unsqueeze(-2), mu.Q, (read & zero)[..., None, :])]
+    wider = None
+    for nu, x, lim, need in checks:
+        if nu is None or not need.any():
+            continue
+        r = np.abs(nu._array if lim is None else nu._array - x._array * lim._array)
+        r = np.where(np.broadcast_to(need, r.shape), r, 0.0).max(axis=(-2, -1))
+        if (r > noise).any():
+            if wider is None:
+                wider = noise + C_NOISE * float(np.finfo(s.dtype).eps) * np.sqrt(
+                    max(m, n)) * down.hessian_scale()
+            if (r > wider).any():
+                raise LinAlgError("svd backward: the loss reads the vectors of repeated (or "
+                                  "zero) singular values of a complex matrix in a way that "
+                                  "depends on an arbitrary basis of them (it is not a "
+                                  "function of A there), so it has no gradient")
+    return mu
 
 
 def _read_ties(s: np.ndarray, tie: np.ndarray, absent: np.ndarray) -> np.ndarray:
@@ -234,7 +276,8 @@ def _bond(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Num
     if fit.missing.any():
         if not ctx.wants_downstream:  # (no tie at the forward's own test)
             return None
-        plus = looked_plus(Factors(U, Vh, Uk, Vhk.mH, k), S, gS, Downstream(ctx, grads))
+        plus = looked_limits(Factors(U, Vh, Uk, Vhk.mH, k), S, gS, Downstream(ctx, grads),
+                             0).plus
         if not confirmed(fit, plus, S, noise):
             return None
     M = ctx.input_like(0, (Uk._array * s[..., None, :]) @ Vhk._array)
@@ -251,20 +294,6 @@ def _no_complement_read(gU: Tensor | None, gVh: Tensor | None, k: int) -> None:
             raise LinAlgError("svd backward: the loss reads the columns of a full U (rows of "
                               "a full Vh) past min(m, n), an arbitrary basis of the "
                               "complement, for a complex matrix; use full_matrices=False")
-
-
-def _zero_value_read(s: np.ndarray, tie: np.ndarray, absent: np.ndarray,
-                     policy: _ties.TiePolicy) -> None:
-    """A zero singular value whose triplet the loss reads: its terms with 1 / s_j (into
-    the complement, and the phase term of the minus pole) are 0/0 for any loss with a
-    gradient, with limits that need second-order information (U S Vh reads them as
-    s_j (...) / s_j), real-only so far; "zero" takes them as 0."""
-    if policy.kind == "exact" and ((s <= tie[..., None]) & ~absent).any():
-        raise LinAlgError("svd backward: the loss reads the singular vectors of a zero "
-                          "singular value of a complex matrix, where the exact gradient needs "
-                          "the limit of a 0/0 term, which minigrad computes for real input "
-                          "only so far; pass ties=\"zero\" where those terms may be taken "
-                          "as 0")
 
 
 class ComplexEigh(Function):

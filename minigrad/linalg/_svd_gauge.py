@@ -41,6 +41,7 @@ import numpy as np
 from ..autograd.downstream import current_walk
 from ..autograd.function import Context, Function, make_tensor
 from ..tensor import Tensor
+from ._checks import adjoint
 from ._tie_sources import Mark
 from .errors import LinAlgError
 
@@ -63,8 +64,8 @@ class _Lyap(Function):
     def backward(ctx: Context, gZ: Tensor) -> tuple:
         P, Z = ctx.saved_tensors
         Y = _Lyap.apply(P, gZ)
-        gP = Z.mH @ Y + Y @ Z.mH
-        return (gP + gP.mH) * -0.5, Y
+        gP = adjoint(Z) @ Y + Y @ adjoint(Z)
+        return (gP + adjoint(gP)) * -0.5, Y
 
 
 class _Sylv(Function):
@@ -89,9 +90,9 @@ class _Sylv(Function):
     def backward(ctx: Context, gX: Tensor) -> tuple:
         W, H, X = ctx.saved_tensors
         Y = _Sylv.apply(W, H, gX, ctx.eig)
-        gW = X.mH @ Y
-        gH = Y @ X.mH
-        return (gW + gW.mH) * -0.5, (gH + gH.mH) * 0.5, Y, None
+        gW = adjoint(X) @ Y
+        gH = Y @ adjoint(X)
+        return (gW + adjoint(gW)) * -0.5, (gH + adjoint(gH)) * 0.5, Y, None
 
 
 def _cut(S: Tensor, r: int) -> np.ndarray:
@@ -126,22 +127,22 @@ def _bond_unit(M: Tensor, U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     zero_a = make_tensor(np.zeros(A.shape, A.dtype))
     gA = zero_a if gU is None else gU[..., :, :r] / h.unsqueeze(-2)
     gB = zero_a.mT if gVh is None else gVh[..., :r, :] / h.unsqueeze(-1)
-    P = (A.mH @ A + B @ B.mH) * 0.5
+    P = (adjoint(A) @ A + B @ adjoint(B)) * 0.5
     Pi = _Lyap.apply(P, make_tensor(np.broadcast_to(np.eye(r, dtype=A.dtype), P.shape)
                                     * 2.0))  # P^-1: Z P + P Z = 2 I
-    alpha, beta = A.mH @ gA, gB @ B.mH
+    alpha, beta = adjoint(A) @ gA, gB @ adjoint(B)
     Z = _Lyap.apply(P, alpha - beta)
     Ai, Bi = A @ Pi, Pi @ B  # A^+^T, B^+^T
     gM = Ai @ (beta + Z @ P) @ Bi
     if r == m == n:
         return gM
-    Bd = M - Ai @ (A.mH @ M)
-    Bd = Bd - (Bd @ B.mH) @ Bi  # (I - P_A) M (I - P_B)
+    Bd = M - Ai @ (adjoint(A) @ M)
+    Bd = Bd - (Bd @ adjoint(B)) @ Bi  # (I - P_A) M (I - P_B)
     PgA = gA - Ai @ alpha
-    QgB = gB - (gB @ B.mH) @ Bi
+    QgB = gB - (gB @ adjoint(B)) @ Bi
     eig = S._array[..., :r] ** 2, _cut(S, r), Vh._array.swapaxes(-1, -2).conj()  # V: n x n here
-    N = _Sylv.apply(P @ P, Bd.mH @ Bd, QgB.mH @ P + Bd.mH @ PgA, eig)
-    return gM + (PgA + Bd @ N) @ Bi + A @ N.mH
+    N = _Sylv.apply(P @ P, adjoint(Bd) @ Bd, adjoint(QgB) @ P + adjoint(Bd) @ PgA, eig)
+    return gM + (PgA + Bd @ N) @ Bi + A @ adjoint(N)
 
 
 def bond_mark(node: Context) -> Mark:

@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd.function import make_tensor
 from ..functions import where
 from ..tensor import Tensor
+from ._checks import adjoint
 from .errors import LinAlgError
 
 C_TIE = 16.0  # a tie: |x| <= C_TIE sqrt(k) eps s_1, the accuracy of the computed S
@@ -46,10 +47,10 @@ def numerators(Uk: Tensor, Vk: Tensor, gUe: Tensor | None, gVe: Tensor | None, t
     """N+, N- and the complement parts R, Q from the (folded) cotangents; None is zero."""
     J = Ja = K = Ka = None
     if gUe is not None:
-        J = Uk.mH @ gUe
+        J = adjoint(Uk) @ gUe
         Ja = _skew(J, Uk, gUe)
     if gVe is not None:
-        K = Vk.mH @ gVe
+        K = adjoint(Vk) @ gVe
         Ka = _skew(K, Vk, gVe)
     if Ka is None:
         plus = minus = Ja
@@ -66,7 +67,7 @@ def _skew(J: Tensor, W: Tensor, gW: Tensor) -> Tensor:
     """J - J^H for J = W^H gW. For tiny k as J - gW^H W, the same sums (so the same
     numbers): numpy subtracts a transposed stack of 3x3s 7x slower than a contiguous one,
     and a product of tiny matrices is cheap."""
-    return J - gW.mH @ W if J.shape[-1] <= 4 else J - J.mH
+    return J - adjoint(gW) @ W if J.shape[-1] <= 4 else J - adjoint(J)
 
 
 def fold_complement(W: Tensor, gW: Tensor, k: int, noise: float, name: str) -> Tensor:
@@ -95,7 +96,7 @@ def fold_linear(W: Tensor, gW: Tensor | None, k: int) -> Tensor | None:
     """The same fold as ``fold_complement`` (it is linear in gW), without its check."""
     if gW is None or W.shape[-1] == k:
         return gW
-    return gW[..., :k] - W[..., k:] @ (gW[..., k:].mH @ W[..., :k])
+    return gW[..., :k] - W[..., k:] @ (adjoint(gW[..., k:]) @ W[..., :k])
 
 
 def maybe_poles(s: np.ndarray, near: np.ndarray, has_inv: bool) -> bool:
@@ -254,7 +255,7 @@ class Factors(NamedTuple):
         """The numerators made from a derivative of the cotangents (the maps are linear)."""
         m, n = self.U.shape[-2], self.Vh.shape[-1]
         dUe = fold_linear(self.U, dU, self.k)
-        dVe = None if dVh is None else fold_linear(self.Vh.mH, dVh.mH, self.k)
+        dVe = None if dVh is None else fold_linear(adjoint(self.Vh), adjoint(dVh), self.k)
         return numerators(self.Uk, self.Vk, dUe, dVe, self.complement and m > self.k,
                           self.complement and n > self.k)
 

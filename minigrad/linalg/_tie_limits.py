@@ -95,6 +95,7 @@ import numpy as np
 from ..autograd.function import make_tensor
 from ..functions import where
 from ..tensor import Tensor
+from ._checks import adjoint
 from ._svd_parts import (
     Factors,
     Numerators,
@@ -308,11 +309,13 @@ def bond_fit(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles, noise:
     return BondFit(r, near & ~got[0], got[1], witnessed)  # s_i + s_j poles: read, apart
 
 
-def looked_plus(f: Factors, S: Tensor, gS: Tensor | None, down: Downstream) -> Tensor | None:
-    """The + pole terms' limits at every entry from a look downstream (values only: what
-    ``confirmed`` compares with a bond's)."""
+def looked_limits(f: Factors, S: Tensor, gS: Tensor | None, down: Downstream,
+                  order: int) -> Numerators:
+    """Every pole term's limit mu at every entry from a look downstream, right with its
+    first ``order`` derivatives (``_limits``): for the complex SVD, which has no other
+    source of second-order information."""
     minus_s, plus_s = pairwise(S)
-    return _general(f, S, minus_s, plus_s, gS, down, 0).plus
+    return _general(f, S, minus_s, plus_s, gS, down, order)
 
 
 def _reads_s_apart(num: Numerators, S: Tensor, gS: Tensor | None, read: np.ndarray,
@@ -391,7 +394,7 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
         weak | (tie & (coupled <= noise[..., None, None])))))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
-    return take, (Zq + Zq.mH) * 0.5
+    return take, (Zq + adjoint(Zq)) * 0.5
 
 
 def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor | None,

@@ -30,7 +30,7 @@ from . import _complex_svd as _complex
 from . import _eigh_ties as _et
 from . import _kinks
 from . import ties as _ties
-from ._checks import check_matrix, half_as_float, unrecorded
+from ._checks import adjoint, check_matrix, half_as_float, unrecorded
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
 from ._tie_sources import nested, note_chained
 
@@ -158,9 +158,9 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
             _et.check_value_cotangents(tied & gone, l, gL._array)
     if gU is None:
         assert gL is not None  # one of the two is given (above)
-        return (U * gL.unsqueeze(-2)) @ U.mH
-    J = U.mH @ gU
-    N = J - J.mH
+        return (U * gL.unsqueeze(-2)) @ adjoint(U)
+    J = adjoint(U) @ gU
+    N = J - adjoint(J)
     E = L.unsqueeze(-2) - L.unsqueeze(-1)  # [.., i, j] = l_j - l_i
     if policy.kind == "lorentzian":
         X = N * (E / (E * E + policy.eps))
@@ -179,4 +179,4 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
     X = X * 0.5
     if gL is not None:
         X = X + gL.diag_embed()
-    return U @ X @ U.mH
+    return U @ X @ adjoint(U)
