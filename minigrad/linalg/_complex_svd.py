@@ -141,7 +141,8 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
                          gS: Tensor | None, gVh: Tensor | None, policy: _ties.TiePolicy,
                          ctx: Context | None = None) -> Tensor:
     """gA for A = U diag(S) Vh, A complex (module docstring); ``ctx`` (the SVD's node,
-    in a backward walk) lets a read tie take the bond's backward."""
+    in a backward walk) lets a read tie or zero value take the bond's backward or the
+    limits of a look downstream."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
@@ -182,10 +183,11 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
         if ctx is None or not ctx.wants_downstream:
             raise LinAlgError(_NEEDS_WALK)
         num = Numerators(J, K, Np, Nm, R, Q)
-        gA = _bond(ctx, U, S, Vh, (gU, gS, gVh), num, absent, noise, eps)
+        look = _Look(ctx, U, S, Vh, (gU, gS, gVh))
+        gA = _bond(ctx, U, S, Vh, (gU, gVh), num, absent, noise, eps, look)
         if gA is not None:
             return gA
-        mu = _looked(ctx, U, S, Vh, (gU, gS, gVh), num, absent, tie, noise)
+        mu = _looked(look, S, num, absent, tie, noise, max(m, n))
     zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy)
     zm = _at_poles(Nm, xm._array, tie, nz, absent, policy)
     X = (_quot(Np, xp, zp, policy, mu.plus, eye) + _quot(Nm, xm, zm, policy, mu.minus)) * 0.5
@@ -203,18 +205,32 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
 _NO_LIMITS = Numerators(None, None, None, None, None, None)
 
 
-def _looked(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Numerators,
-            absent: np.ndarray, tie: np.ndarray, noise: np.ndarray) -> Numerators:
-    """The limits mu of every pole term from a look downstream (``_tie_limits``: the loss's
-    second derivatives along S, as for real input), after checking that the loss has a
-    gradient there: nu = x mu to rounding at the read ties and zero values, judged by the
-    loss's curvature where the cotangents cancelled. Two derivatives of them are exact when
-    the result will be differentiated."""
+class _Look:
+    """The limits mu of every pole term from one look downstream (``_tie_limits``: the
+    loss's second derivatives along S, as for real input), taken when first asked; two
+    derivatives of them are exact when the result will be differentiated."""
+
+    def __init__(self, ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple) -> None:
+        k = S.shape[-1]
+        self.down = Downstream(ctx, grads)
+        self.f = Factors(U, Vh, U[..., :, :k], Vh[..., :k, :].mH, k)
+        self.S, self.gS = S, grads[1]
+        self.mu: Numerators | None = None
+
+    def limits(self) -> Numerators:
+        if self.mu is None:
+            self.mu = looked_limits(self.f, self.S, self.gS, self.down,
+                                    2 if result_is_differentiated() else 0)
+        return self.mu
+
+
+def _looked(look: _Look, S: Tensor, num: Numerators, absent: np.ndarray, tie: np.ndarray,
+            noise: np.ndarray, size: int) -> Numerators:
+    """The look's limits, after checking that the loss has a gradient there: nu = x mu to
+    rounding at the read ties and zero values, judged by the loss's curvature where the
+    cotangents cancelled (``size``: max(m, n), the rounding's growth)."""
     k = S.shape[-1]
-    m, n = U.shape[-2], Vh.shape[-1]
-    down = Downstream(ctx, grads)
-    f = Factors(U, Vh, U[..., :, :k], Vh[..., :k, :].mH, k)
-    mu = looked_limits(f, S, grads[1], down, 2 if result_is_differentiated() else 0)
+    mu = look.limits()
     s = S._array
     read = ~absent
     pair = read[..., :, None] & read[..., None, :]
@@ -234,7 +250,7 @@ def _looked(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: N
         if (r > noise).any():
             if wider is None:
                 wider = noise + C_NOISE * float(np.finfo(s.dtype).eps) * np.sqrt(
-                    max(m, n)) * down.hessian_scale()
+                    size) * look.down.hessian_scale()
             if (r > wider).any():
                 raise LinAlgError("svd backward: the loss reads the vectors of repeated (or "
                                   "zero) singular values of a complex matrix in a way that "
@@ -252,15 +268,16 @@ def _read_ties(s: np.ndarray, tie: np.ndarray, absent: np.ndarray) -> np.ndarray
 
 
 def _bond(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Numerators,
-          absent: np.ndarray, noise: np.ndarray, eps: float) -> Tensor | None:
+          absent: np.ndarray, noise: np.ndarray, eps: float, look: _Look) -> Tensor | None:
     """The whole gradient by ``_svd_gauge``'s bond backward, where the cotangents are
     those of a loss reading the top r triplets through A = U_r sqrt(S_r) and
     B = sqrt(S_r) Vh_r and unchanged by A Q, Q^H B (Q unitary): ``bond_fit``'s test, whose
     diagonal holds the phase test too. A tied pair the loss reads together (coupled, as
     U S Vh does) or whose members' diagonal is silent (unwitnessed) could be a polar
     factor or a matrix function vanishing there at first order: its bond value must equal
-    the limit a look downstream finds (``confirmed``). None where the form does not hold."""
-    gU, gS, gVh = grads
+    the limit a look downstream finds (``confirmed``). None where the form does not hold.
+    ``grads``: (gU, gVh)."""
+    gU, gVh = grads
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     s = S._array
     tie = tie_level(s, eps)
@@ -268,18 +285,13 @@ def _bond(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Num
     if ((read[..., :, None] ^ read[..., None, :])
             & (np.abs(s[..., None, :] - s[..., :, None]) <= tie[..., None])).any():
         return None  # a truncation inside a tie: no gradient (``_at_poles`` says so)
-    fit = bond_fit(num, S, gS, Poles(s, tie, tie, False, absent), noise,
+    fit = bond_fit(num, S, look.gS, Poles(s, tie, tie, False, absent), noise,
                    C_NOISE * eps * np.sqrt(max(m, n)), bond_inherited(ctx))
     if fit is None:
         return None
     Uk, Vhk = U[..., :, :k], Vh[..., :k, :]
-    if fit.missing.any():
-        if not ctx.wants_downstream:  # (no tie at the forward's own test)
-            return None
-        plus = looked_limits(Factors(U, Vh, Uk, Vhk.mH, k), S, gS, Downstream(ctx, grads),
-                             0).plus
-        if not confirmed(fit, plus, S, noise):
-            return None
+    if fit.missing.any() and not confirmed(fit, look.limits().plus, S, noise):
+        return None
     M = ctx.input_like(0, (Uk._array * s[..., None, :]) @ Vhk._array)
     gA = bond_backward(M, Uk, S, Vhk, None if gU is None else gU[..., :, :k],
                        None if gVh is None else gVh[..., :k, :], fit.r)

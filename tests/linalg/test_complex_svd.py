@@ -204,8 +204,8 @@ def test_eigh_phase_and_eigvalsh():
 def test_a_read_zero_singular_value_takes_its_limit(shape):
     """|W U S Vh|^2 at a rank-3 A: the terms with 1 / s_4 are 0/0 with nonzero limits (they
     were taken as 0, silently wrong by O(1), then refused): a look downstream takes them, as
-    for real input, and the gradient is the closed form 2 W^H W A. "zero" still gives 0
-    there as asked, finite."""
+    for real input, and the gradient is the closed form 2 W^H W A, its derivatives the
+    Hessian. "zero" still gives 0 there as asked, finite."""
     m, n = shape
     A0 = cmatrix((m, 3), 22) @ cmatrix((3, n), 23)
     W = mg.tensor(cmatrix((m, m), 24))
@@ -219,6 +219,7 @@ def test_a_read_zero_singular_value_takes_its_limit(shape):
     w = W.numpy()
     ref = 2 * w.conj().T @ w @ A0
     np.testing.assert_allclose(A.grad.numpy(), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    assert gradgradcheck(loss, (A,), eps=1e-4, fast_mode=True)  # (splits s_4 = 0 by ~1e-4)
     A = mg.tensor(A0, requires_grad=True)
     loss(A, "zero").backward()
     assert np.isfinite(A.grad.numpy()).all()

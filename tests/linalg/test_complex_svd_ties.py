@@ -113,6 +113,38 @@ def test_second_derivatives_at_a_kept_tie(name):
     assert gradgradcheck(bond_loss(m, n, r), (A,), eps=1e-4)
 
 
+def test_a_second_pass_through_the_bond_takes_no_look(monkeypatch):
+    """At the coupled kept tie the first pass looks downstream once (first-order data cannot
+    tell a bond from a polar factor of the tied block there), finds the bond's value and
+    takes the bond backward; the second pass meets the tie with cotangents of the bond's form
+    by construction and takes it again without a look. The Hessian-vector product matches
+    central differences of the gradient."""
+    from minigrad.linalg import _complex_svd
+
+    bonds: list = []
+    looks: list = []
+    real_bond, real_look = _complex_svd.bond_backward, _complex_svd.looked_limits
+    monkeypatch.setattr(_complex_svd, "bond_backward", lambda *a: bonds.append(1) or real_bond(*a))
+    monkeypatch.setattr(_complex_svd, "looked_limits",
+                        lambda *a: looks.append(1) or real_look(*a))
+    m, n, s, r = BOND["kept tie, truncated"]
+    A0, D, E = tied(m, n, s, 5), cmatrix((m, n), 3), cmatrix((m, n), 4)
+    loss = bond_loss(m, n, r)
+    A = mg.tensor(A0, requires_grad=True)
+    (G,) = mg.autograd.grad(loss(A), A, create_graph=True)
+    assert (len(bonds), len(looks)) == (1, 1)
+    (H,) = mg.autograd.grad((G * mg.tensor(D.conj())).real.sum(), A)
+    assert (len(bonds), len(looks)) == (2, 1)
+
+    def grad(a):
+        a = mg.tensor(a, requires_grad=True)
+        return mg.autograd.grad(loss(a), a)[0].numpy()
+
+    h = 1e-4
+    fd = np.real(np.vdot(D, grad(A0 + h * E) - grad(A0 - h * E))) / (2 * h)
+    assert float(np.real(np.vdot(E, H.numpy()))) == pytest.approx(fd, rel=1e-6)
+
+
 def test_a_gram_loss_at_a_tie_against_a_directional_difference():
     """|U S Vh (U S Vh)^H|^2 + Re sum(C * U S Vh) at s = (3, 2, 2, 1). torch is no referee
     at an exact tie: its singular values come out split by rounding, and its gradient is
