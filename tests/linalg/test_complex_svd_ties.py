@@ -148,7 +148,8 @@ def test_a_second_pass_through_the_bond_takes_no_look(monkeypatch):
 def test_a_gram_loss_at_a_tie_against_a_directional_difference():
     """|U S Vh (U S Vh)^H|^2 + Re sum(C * U S Vh) at s = (3, 2, 2, 1). torch is no referee
     at an exact tie: its singular values come out split by rounding, and its gradient is
-    finite but O(1) off (its 1 / (s_j^2 - s_i^2) meets a numerator of rounding)."""
+    finite but wrong (its 1 / (s_j^2 - s_i^2) meets a numerator of rounding: 1e-2 relative
+    off here when written)."""
     m, n, s, r = BOND["square"]
     A0 = tied(m, n, s, 6)
     C = mg.tensor(cmatrix((m, n), 7))
