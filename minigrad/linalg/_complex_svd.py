@@ -12,38 +12,71 @@ adds, i (Im J_ii - Im K_ii) / 2 s_i. The singular vectors are fixed only up to
 u_j, v_j -> u_j e^{i phi}, v_j e^{i phi}; a loss that changes with phi has Im J_jj +
 Im K_jj != 0, and no gradient: LinAlgError, decided by the same rounding scale as the
 real tie tests (not torch's 1e-2). Hermitian eigh: J = U^H gU, gA = U [diag(gL) +
-(J - J^H)_ij / 2(l_j - l_i)] U^H, and the phase test is Im J_jj = 0.
+(J - J^H)_ij / 2(l_j - l_i)] U^H, and the phase test is Im J_jj = 0; past it the real
+eigh's backward serves with conjugate transposes, exact at repeated eigenvalues by the
+same looks downstream (``_eigh_ties``: U f(L) U^H, projectors onto whole eigenspaces).
 
-At a repeated value the policies act as for real input where that needs no second-order
-information: "zero" takes the term as 0, "lorentzian" broadens it, a pair whose numerator
-is exactly zero (a triplet the loss never reads) takes 0, and a loss of S (or L) alone
-takes the kinks' subgradient (``_kinks``). The exact limits of the other terms at a tie
-(the real case's looks downstream, within a U(k) gauge here) are not built for complex
-input yet: the default policy raises there, saying so, and so it does at a zero singular
-value whose triplet the loss reads (its 1 / s terms are 0/0 as well; "lorentzian" broadens
-them as every pole, "zero" takes 0). Near a pole but off the tie the
-plain quotient serves, with the formula's own eps |g| / gap of rounding (the real case's
-looks for O(gap^2) accuracy there are not built for complex either).
+The rest is the SVD's. At a repeated value the policies act as for real input: "zero"
+takes the term as 0, "lorentzian" broadens it, a pair whose numerator is exactly zero (a
+triplet the loss never reads) takes 0, and a loss of S alone takes the kinks' subgradient
+(``_kinks``). Under "exact", at a tie between read triplets or a read zero value (whose
+phase term i (Im J_jj - Im K_jj) / 2 s_j and 1 / s_j terms are 0/0 too): a loss that
+reads the top r triplets through a bond, A = U_r sqrt(S_r) and B = sqrt(S_r) Vh_r,
+unchanged by A Q, Q^H B (Q unitary: f(U S Vh), the MPS canonical forms' contractions),
+shows it in its cotangents: S Z Hermitian and 2 s_i gS_i = Z_ii on the read triplets, Z =
+J + K (``_tie_limits.bond_fit``, the imaginary diagonal being the phase test). Then the
+whole gradient is the bond's (``_svd_gauge``: no poles, and differentiable again into
+cotangents of the same form); a tied pair read together (coupled) or silent on its
+diagonal is first confirmed by a look downstream. Any other loss takes every 0/0 term's
+limit from a look downstream, the loss's second derivatives along S (``_tie_limits``,
+with two derivatives exact when the result will be differentiated), after checking that
+the loss has a gradient there (nu = x mu to rounding: else it depends on an arbitrary
+basis of the tie, LinAlgError). Near a pole but off the tie the plain quotient serves,
+with the formula's own eps |g| / gap of rounding (the real case's O(gap^2) limits there
+are not taken for complex input).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.engine import result_is_differentiated
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
+from ..functions import where
 from ..tensor import Tensor
 from . import _kinks
 from . import ties as _ties
 from ._checks import unrecorded
 from ._complex_forward import complex_svd_forward, hermitian_eigh_forward
-from ._eigh_ties import tie_level as eigh_tie_level
-from ._svd_parts import C_NOISE, absent_triplets, colmax, quot, tie_level
+from ._eigh_ties import Downstream as EighDownstream
+from ._eigh_ties import near_level as eigh_near_level
+from ._svd_gauge import bond_backward, bond_inherited, bond_mark
+from ._svd_parts import (
+    C_NOISE,
+    Factors,
+    Numerators,
+    Poles,
+    absent_triplets,
+    colmax,
+    maybe_poles,
+    quot,
+    tie_level,
+)
+from ._tie_limits import bond_fit, confirmed, looked_limits
+from ._tie_sources import Downstream, Held, Tap, nested, note_chained
 from .errors import LinAlgError
 
 _PHASE = ("the singular vectors in the complex case are specified up to multiplication "
           "by e^(i phi) (u_j and v_j together), and this loss depends on that phase: "
           "it is not a function of A there, so it has no gradient")
+
+_NEEDS_WALK = ("svd backward: the exact gradient at a repeated or zero singular value of a "
+               "complex matrix takes the limit of a 0/0 term from the loss's second "
+               "derivatives, which needs the backward walk's graph; call backward() or "
+               "autograd.grad on the loss rather than the SVD's backward directly, or pass "
+               "ties=\"zero\" (exact when the loss does not tell the tied vectors apart, as "
+               "the polar factor U Vh) or ties=mg.linalg.TiePolicy(\"lorentzian\", eps=...)")
 
 
 class ComplexSVD(Function):
@@ -56,59 +89,60 @@ class ComplexSVD(Function):
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
         ctx.policy = policy
+        # At a tie or a zero value (its phase term i (Im J_jj - Im K_jj) / 2 s_j is a pole
+        # at any shape) the backward may look downstream (``_bond``, ``_looked``)
+        ctx.wants_downstream = policy.kind == "exact" and s.size > 0 and maybe_poles(
+            s, tie_level(s, float(np.finfo(s.dtype).eps)), True)
         return outs
 
     @staticmethod
     def backward(ctx: Context, gU: Tensor | None, gS: Tensor | None,
                  gVh: Tensor | None) -> tuple:
         U, S, Vh = ctx.saved_tensors
-        return complex_svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy), None, None, None, None
+        return (complex_svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, ctx),
+                None, None, None, None)
 
 
-def _quot(nu: Tensor, x: Tensor, zero: np.ndarray, policy: _ties.TiePolicy) -> Tensor:
-    """nu / x, 0 where ``zero`` (``quot``), or Lorentzian-broadened under that policy."""
+def _quot(nu: Tensor, x: Tensor, zero: np.ndarray, policy: _ties.TiePolicy,
+          limit: Tensor | None = None, off: np.ndarray | None = None) -> Tensor:
+    """nu / x, or where ``zero`` (``quot``) the ``limit`` a look took (0 where none, and on
+    ``off``), or Lorentzian-broadened under that policy."""
     if policy.kind == "lorentzian":
         return nu * (x / (x * x + policy.eps))
-    out = quot(nu, x, zero)
+    value = None
+    if limit is not None:
+        value = Held.apply(limit)
+        if off is not None:
+            value = where(make_tensor(np.broadcast_to(off, limit.shape)), 0.0, value)
+    out = quot(nu, x, zero, value)
     assert out is not None  # nu is given
     return out
 
 
 def _at_poles(nu: Tensor, x: np.ndarray, level: np.ndarray, noise: np.ndarray,
-              absent: np.ndarray, policy: _ties.TiePolicy, what: str) -> np.ndarray:
-    """Where the term nu / x is taken as 0: at |x| <= level. That is the "zero" policy's
-    choice, and exact for a pair the loss never reads (both members ``absent``: their
-    cotangents are exactly 0) or reads on one side only with nu = 0 (else a truncation
-    inside a tie: no gradient). A pair it reads on both sides has nu = 0 there for any
-    loss with a gradient, and the term's limit needs second-order information, which the
-    complex backward does not fetch yet: the exact policy says so."""
+              absent: np.ndarray, policy: _ties.TiePolicy) -> np.ndarray:
+    """Where the term nu / x is taken as 0 (or a look's limit): at |x| <= level. That is the
+    "zero" policy's choice, and exact for a pair the loss never reads (both members
+    ``absent``: their cotangents are exactly 0) or reads on one side only with nu = 0 (else
+    a truncation inside a tie: no gradient). A pair it reads on both sides takes the limit
+    of a look downstream under the exact policy (``_looked``)."""
     at = np.abs(x) <= level
     if policy.kind != "exact" or not at.any():
         return at
     solo = absent[..., :, None] ^ absent[..., None, :]
-    duo = ~absent[..., :, None] & ~absent[..., None, :]
-    eye = np.eye(x.shape[-1], dtype=bool)
-    if (at & eye & (np.abs(nu._array) > noise)).any():  # s_i + s_i: a zero singular value
-        raise LinAlgError(f"{what} backward: {_PHASE} (at a zero singular value u_j and v_j "
-                          "turn apart)")
     if (at & solo & (np.abs(nu._array) > noise)).any():
-        raise LinAlgError(f"{what} backward: the loss keeps one of two repeated singular "
+        raise LinAlgError("svd backward: the loss keeps one of two repeated singular "
                           "values' vectors and drops the other (a truncation inside a tie): "
                           "it depends on an arbitrary basis there and has no gradient")
-    if (at & duo & ~eye).any():
-        raise LinAlgError(
-            f"{what} backward: the loss reads repeated {'eigen' if what == 'eigh' else 'singular'}"
-            " values' vectors of a complex matrix, where the exact gradient needs the limit of"
-            " a 0/0 term, which minigrad computes for real input only so far; pass"
-            " ties=\"zero\" (exact when the loss does not tell the tied vectors apart, as the"
-            " polar factor U Vh) or ties=mg.linalg.TiePolicy(\"lorentzian\", eps=...)")
     return at
 
 
 def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
-                         gS: Tensor | None, gVh: Tensor | None,
-                         policy: _ties.TiePolicy) -> Tensor:
-    """gA for A = U diag(S) Vh, A complex (module docstring)."""
+                         gS: Tensor | None, gVh: Tensor | None, policy: _ties.TiePolicy,
+                         ctx: Context | None = None) -> Tensor:
+    """gA for A = U diag(S) Vh, A complex (module docstring); ``ctx`` (the SVD's node,
+    in a backward walk) lets a read tie or zero value take the bond's backward or the
+    limits of a look downstream."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
@@ -138,21 +172,130 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     nz = noise[..., None, None]
     Np, Nm = Ja + Ka, Ja - Ka
     absent = absent_triplets(gS, gUk, gVk, k)
-    _zero_value_read(s, tie[..., 0], absent, policy)
-    zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy, "svd")
-    zm = _at_poles(Nm, xm._array, tie, nz, absent, policy, "svd")
-    X = (_quot(Np, xp, zp, policy) + _quot(Nm, xm, zm, policy)) * 0.5
+    if policy.kind == "exact" and nested():  # inside a look downstream: ties count as 0
+        if _read_ties(s, tie, absent).any():
+            note_chained()
+        policy = _ties.TiePolicy("zero")
+    R = gUk - Uk @ J if m > k and gUk is not None else None
+    Q = gVk - Vk @ K if n > k and gVk is not None else None
+    mu = _NO_LIMITS
+    if policy.kind == "exact" and _read_ties(s, tie, absent).any():
+        if ctx is None or not ctx.wants_downstream:
+            raise LinAlgError(_NEEDS_WALK)
+        num = Numerators(J, K, Np, Nm, R, Q)
+        look = _Look(ctx, U, S, Vh, (gU, gS, gVh))
+        gA = _bond(ctx, U, S, Vh, (gU, gVh), num, absent, noise, eps, look)
+        if gA is not None:
+            return gA
+        mu = _looked(look, S, num, absent, tie, noise, max(m, n))
+    zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy)
+    zm = _at_poles(Nm, xm._array, tie, nz, absent, policy)
+    X = (_quot(Np, xp, zp, policy, mu.plus, eye) + _quot(Nm, xm, zm, policy, mu.minus)) * 0.5
     if gS is not None:
         X = X + gS.to(U.dtype).diag_embed()
     gA = Uk @ X @ Vhk
     small = np.broadcast_to(s[..., None, :] <= tie, s.shape[:-1] + (1, k))
-    if m > k and gUk is not None:
-        R = gUk - Uk @ (Uk.mH @ gUk)
-        gA = gA + _quot(R, Sr, small, policy) @ Vhk
-    if n > k and gVk is not None:
-        Q = gVk - Vk @ (Vk.mH @ gVk)
-        gA = gA + Uk @ _quot(Q, Sr, small, policy).mH
+    if R is not None:
+        gA = gA + _quot(R, Sr, small, policy, mu.R) @ Vhk
+    if Q is not None:
+        gA = gA + Uk @ _quot(Q, Sr, small, policy, mu.Q).mH
     return gA
+
+
+_NO_LIMITS = Numerators(None, None, None, None, None, None)
+
+
+class _Look:
+    """The limits mu of every pole term from one look downstream (``_tie_limits``: the
+    loss's second derivatives along S, as for real input), taken when first asked; two
+    derivatives of them are exact when the result will be differentiated."""
+
+    def __init__(self, ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple) -> None:
+        k = S.shape[-1]
+        self.down = Downstream(ctx, grads)
+        self.f = Factors(U, Vh, U[..., :, :k], Vh[..., :k, :].mH, k)
+        self.S, self.gS = S, grads[1]
+        self.mu: Numerators | None = None
+
+    def limits(self) -> Numerators:
+        if self.mu is None:
+            self.mu = looked_limits(self.f, self.S, self.gS, self.down,
+                                    2 if result_is_differentiated() else 0)
+        return self.mu
+
+
+def _looked(look: _Look, S: Tensor, num: Numerators, absent: np.ndarray, tie: np.ndarray,
+            noise: np.ndarray, size: int) -> Numerators:
+    """The look's limits, after checking that the loss has a gradient there: nu = x mu to
+    rounding at the read ties and zero values, judged by the loss's curvature where the
+    cotangents cancelled (``size``: max(m, n), the rounding's growth)."""
+    k = S.shape[-1]
+    mu = look.limits()
+    s = S._array
+    read = ~absent
+    pair = read[..., :, None] & read[..., None, :]
+    zero = s <= tie[..., 0]
+    checks = [(num.plus, S.unsqueeze(-2) - S.unsqueeze(-1), mu.plus,
+               pair & ~np.eye(k, dtype=bool) & (np.abs(s[..., None, :] - s[..., :, None]) <= tie)),
+              (num.minus, S.unsqueeze(-2) + S.unsqueeze(-1), mu.minus,
+               pair & (s[..., None, :] + s[..., :, None] <= tie)),
+              (num.R, S.unsqueeze(-2), mu.R, (read & zero)[..., None, :]),
+              (num.Q, S.unsqueeze(-2), mu.Q, (read & zero)[..., None, :])]
+    wider = None
+    for nu, x, lim, need in checks:
+        if nu is None or not need.any():
+            continue
+        r = np.abs(nu._array if lim is None else nu._array - x._array * lim._array)
+        r = np.where(np.broadcast_to(need, r.shape), r, 0.0).max(axis=(-2, -1))
+        if (r > noise).any():
+            if wider is None:
+                wider = noise + C_NOISE * float(np.finfo(s.dtype).eps) * np.sqrt(
+                    size) * look.down.hessian_scale()
+            if (r > wider).any():
+                raise LinAlgError("svd backward: the loss reads the vectors of repeated (or "
+                                  "zero) singular values of a complex matrix in a way that "
+                                  "depends on an arbitrary basis of them (it is not a "
+                                  "function of A there), so it has no gradient")
+    return mu
+
+
+def _read_ties(s: np.ndarray, tie: np.ndarray, absent: np.ndarray) -> np.ndarray:
+    """(*, k, k): pairs of read triplets at a tie, and read zero values on the diagonal."""
+    read = ~absent
+    eye = np.eye(s.shape[-1], dtype=bool)
+    at = np.abs(s[..., None, :] - s[..., :, None]) <= tie
+    return read[..., :, None] & read[..., None, :] & np.where(eye, s[..., None, :] <= tie, at)
+
+
+def _bond(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Numerators,
+          absent: np.ndarray, noise: np.ndarray, eps: float, look: _Look) -> Tensor | None:
+    """The whole gradient by ``_svd_gauge``'s bond backward, where the cotangents are
+    those of a loss reading the top r triplets through A = U_r sqrt(S_r) and
+    B = sqrt(S_r) Vh_r and unchanged by A Q, Q^H B (Q unitary): ``bond_fit``'s test, whose
+    diagonal holds the phase test too. A tied pair the loss reads together (coupled, as
+    U S Vh does) or whose members' diagonal is silent (unwitnessed) could be a polar
+    factor or a matrix function vanishing there at first order: its bond value must equal
+    the limit a look downstream finds (``confirmed``). None where the form does not hold.
+    ``grads``: (gU, gVh)."""
+    gU, gVh = grads
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    s = S._array
+    tie = tie_level(s, eps)
+    read = ~absent
+    if ((read[..., :, None] ^ read[..., None, :])
+            & (np.abs(s[..., None, :] - s[..., :, None]) <= tie[..., None])).any():
+        return None  # a truncation inside a tie: no gradient (``_at_poles`` says so)
+    fit = bond_fit(num, S, look.gS, Poles(s, tie, tie, False, absent), noise,
+                   C_NOISE * eps * np.sqrt(max(m, n)), bond_inherited(ctx))
+    if fit is None:
+        return None
+    Uk, Vhk = U[..., :, :k], Vh[..., :k, :]
+    if fit.missing.any() and not confirmed(fit, look.limits().plus, S, noise):
+        return None
+    M = ctx.input_like(0, (Uk._array * s[..., None, :]) @ Vhk._array)
+    gA = bond_backward(M, Uk, S, Vhk, None if gU is None else gU[..., :, :k],
+                       None if gVh is None else gVh[..., :k, :], fit.r)
+    return Tap.apply(gA, bond_mark(ctx)) if result_is_differentiated() else gA
 
 
 def _no_complement_read(gU: Tensor | None, gVh: Tensor | None, k: int) -> None:
@@ -165,66 +308,46 @@ def _no_complement_read(gU: Tensor | None, gVh: Tensor | None, k: int) -> None:
                               "complement, for a complex matrix; use full_matrices=False")
 
 
-def _zero_value_read(s: np.ndarray, tie: np.ndarray, absent: np.ndarray,
-                     policy: _ties.TiePolicy) -> None:
-    """A zero singular value whose triplet the loss reads: its terms with 1 / s_j (into
-    the complement, and the phase term of the minus pole) are 0/0 for any loss with a
-    gradient, with limits that need second-order information (U S Vh reads them as
-    s_j (...) / s_j), real-only so far; "zero" takes them as 0."""
-    if policy.kind == "exact" and ((s <= tie[..., None]) & ~absent).any():
-        raise LinAlgError("svd backward: the loss reads the singular vectors of a zero "
-                          "singular value of a complex matrix, where the exact gradient needs "
-                          "the limit of a 0/0 term, which minigrad computes for real input "
-                          "only so far; pass ties=\"zero\" where those terms may be taken "
-                          "as 0")
-
-
 class ComplexEigh(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, lower: bool, tol: float | None, max_sweeps: int,
                 policy: _ties.TiePolicy) -> tuple[Tensor, Tensor]:
+        from .eigh import _near_ties  # (eigh imports this module)
+
         w, v = hermitian_eigh_forward(A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
         outs = make_tensor(w), make_tensor(v)
         ctx.save_for_backward(*outs)
         ctx.set_materialize_grads(False)
         ctx.policy = policy
+        ctx.wants_downstream = (policy.kind == "exact" and w.shape[-1] > 1
+                                and _near_ties(w, eigh_near_level(w)))  # as the real eigh
         return outs
 
     @staticmethod
     def backward(ctx: Context, gL: Tensor | None, gU: Tensor | None) -> tuple:
         L, U = ctx.saved_tensors
-        return complex_eigh_backward(L, U, gL, gU, ctx.policy), None, None, None, None
+        down = EighDownstream(ctx, (gL, gU)) if ctx.wants_downstream else None
+        return complex_eigh_backward(L, U, gL, gU, ctx.policy, down), None, None, None, None
 
 
 def complex_eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
-                          policy: _ties.TiePolicy) -> Tensor:
-    """gA for Hermitian A = U diag(L) U^H (module docstring)."""
-    n = L.shape[-1]
-    l = L._array
-    if n == 0 or (gL is None and gU is None):
-        return make_tensor(np.zeros(U.shape, U.dtype))
-    eps = float(np.finfo(l.dtype).eps)
-    tie = eigh_tie_level(l)
-    if gU is None:
-        assert gL is not None
-        g = gL
-        if policy.kinks == "subgradient" and policy.kind == "exact":
-            g = _kinks.subgradient(g, l, tie, C_NOISE * eps * np.abs(g._array).max(axis=-1))
-        return (U * g.unsqueeze(-2).to(U.dtype)) @ U.mH
-    J = U.mH @ gU
-    noise = C_NOISE * eps * np.sqrt(n) * colmax(gU)
-    if (np.abs(np.diagonal(J._array, 0, -2, -1).imag) > noise[..., None]).any():
-        raise LinAlgError("eigh backward: the eigenvectors in the complex case are specified "
-                          "up to multiplication by e^(i phi), and this loss depends on that "
-                          "phase: it is not a function of A there, so it has no gradient")
-    N = J - J.mH
-    E = L.unsqueeze(-2) - L.unsqueeze(-1)  # [.., i, j] = l_j - l_i
-    z = np.eye(n, dtype=bool) | _at_poles(N, E._array, tie[..., None], noise[..., None, None],
-                                         absent_triplets(gL, gU, None, n), policy, "eigh")
-    X = _quot(N, E, z, policy) * 0.5
-    if gL is not None:
-        X = X + gL.to(U.dtype).diag_embed()
-    return U @ X @ U.mH
+                          policy: _ties.TiePolicy, down: EighDownstream | None = None
+                          ) -> Tensor:
+    """gA for Hermitian A = U diag(L) U^H: the phase test, then the real eigh's backward
+    with conjugate transposes, exact at repeated eigenvalues by the same looks downstream
+    (``_eigh_ties``)."""
+    from .eigh import eigh_backward  # (eigh imports this module)
+
+    if gU is not None and L.shape[-1]:
+        eps = float(np.finfo(L._array.dtype).eps)
+        J = (U.mH @ gU)._array
+        noise = C_NOISE * eps * np.sqrt(L.shape[-1]) * colmax(gU)
+        if (np.abs(np.diagonal(J, 0, -2, -1).imag) > noise[..., None]).any():
+            raise LinAlgError("eigh backward: the eigenvectors in the complex case are "
+                              "specified up to multiplication by e^(i phi), and this loss "
+                              "depends on that phase: it is not a function of A there, so it "
+                              "has no gradient")
+    return eigh_backward(L, U, gL, gU, policy, down)
 
 
 def svd(A: Tensor, full_matrices: bool, tol: float | None, max_sweeps: int,

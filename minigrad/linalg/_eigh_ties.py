@@ -26,6 +26,7 @@ from ..autograd.grad_mode import enable_grad
 from ..functions import where
 from ..tensor import Tensor
 from . import _tie_sources
+from ._checks import adjoint
 from ._svd_parts import colmax
 from .errors import LinAlgError
 
@@ -108,8 +109,8 @@ def limits(L: Tensor, U: Tensor, E: Tensor, down: Downstream, order: int) -> Ten
     out, power = None, None  # power = (-x)^k by products: x ** k's derivatives at 0 are 0 * inf
     for k, dgU in enumerate(dts):
         power = None if k == 0 else (-E if power is None else power * -E)
-        dJ = U.mT @ dgU
-        term = (dJ - dJ.mT) / make_tensor((math.factorial(k + 1) * c ** (k + 1)).astype(
+        dJ = adjoint(U) @ dgU
+        term = (dJ - adjoint(dJ)) / make_tensor((math.factorial(k + 1) * c ** (k + 1)).astype(
             L.dtype))
         if power is not None:
             term = term * power

@@ -225,7 +225,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     fit = None
     if (policy.kind == "exact" and not inside_look and earlier is None and down is not None
             and f.complement and f.U.shape[-1] == f.Vh.shape[-2] == f.k):
-        inherited = bond_inherited(down)
+        inherited = bond_inherited(down.ctx)
         if differentiated or inherited:
             fit = bond_fit(num, S, gS, poles, noise, scale_noise, inherited)
             if fit is not None and not fit.missing.any():

@@ -28,6 +28,10 @@ out, products with M and the n x n Gram of Bd (n the smaller side; its eigenvect
 SVD's own V), O(m n^2): the order of the plain formula with full factors. M itself is
 rebuilt from the factors (U S Vh, connected where the SVD's input was): nothing is kept
 from the forward.
+
+Complex input is the same with conjugate transposes (A^H A = B B^H = P, rotations A Q,
+Q^H B with Q unitary, alpha - beta Hermitian; the solves' adjoints with P and H Hermitian):
+the complex SVD's backward takes it at a tie (``_complex_svd``).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import numpy as np
 from ..autograd.downstream import current_walk
 from ..autograd.function import Context, Function, make_tensor
 from ..tensor import Tensor
+from ._checks import adjoint
 from ._tie_sources import Mark
 from .errors import LinAlgError
 
@@ -59,8 +64,8 @@ class _Lyap(Function):
     def backward(ctx: Context, gZ: Tensor) -> tuple:
         P, Z = ctx.saved_tensors
         Y = _Lyap.apply(P, gZ)
-        gP = Z.mT @ Y + Y @ Z.mT
-        return (gP + gP.mT) * -0.5, Y
+        gP = adjoint(Z) @ Y + Y @ adjoint(Z)
+        return (gP + adjoint(gP)) * -0.5, Y
 
 
 class _Sylv(Function):
@@ -76,7 +81,7 @@ class _Sylv(Function):
         den = w[..., None, :] - h[..., :, None]
         if (den == 0).any() or (w == 0).any():
             raise LinAlgError("svd backward: a kept singular value equals a discarded one")
-        out = make_tensor(F @ ((np.swapaxes(F, -1, -2) @ R._array) / den))
+        out = make_tensor(F @ ((np.swapaxes(F, -1, -2).conj() @ R._array) / den))
         ctx.save_for_backward(W, H, out)  # the output itself: higher order flows through it
         ctx.eig = eig
         return out
@@ -85,9 +90,9 @@ class _Sylv(Function):
     def backward(ctx: Context, gX: Tensor) -> tuple:
         W, H, X = ctx.saved_tensors
         Y = _Sylv.apply(W, H, gX, ctx.eig)
-        gW = X.mT @ Y
-        gH = Y @ X.mT
-        return (gW + gW.mT) * -0.5, (gH + gH.mT) * 0.5, Y, None
+        gW = adjoint(X) @ Y
+        gH = Y @ adjoint(X)
+        return (gW + adjoint(gW)) * -0.5, (gH + adjoint(gH)) * 0.5, Y, None
 
 
 def _cut(S: Tensor, r: int) -> np.ndarray:
@@ -122,22 +127,22 @@ def _bond_unit(M: Tensor, U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     zero_a = make_tensor(np.zeros(A.shape, A.dtype))
     gA = zero_a if gU is None else gU[..., :, :r] / h.unsqueeze(-2)
     gB = zero_a.mT if gVh is None else gVh[..., :r, :] / h.unsqueeze(-1)
-    P = (A.mT @ A + B @ B.mT) * 0.5
+    P = (adjoint(A) @ A + B @ adjoint(B)) * 0.5
     Pi = _Lyap.apply(P, make_tensor(np.broadcast_to(np.eye(r, dtype=A.dtype), P.shape)
                                     * 2.0))  # P^-1: Z P + P Z = 2 I
-    alpha, beta = A.mT @ gA, gB @ B.mT
+    alpha, beta = adjoint(A) @ gA, gB @ adjoint(B)
     Z = _Lyap.apply(P, alpha - beta)
     Ai, Bi = A @ Pi, Pi @ B  # A^+^T, B^+^T
     gM = Ai @ (beta + Z @ P) @ Bi
     if r == m == n:
         return gM
-    Bd = M - Ai @ (A.mT @ M)
-    Bd = Bd - (Bd @ B.mT) @ Bi  # (I - P_A) M (I - P_B)
+    Bd = M - Ai @ (adjoint(A) @ M)
+    Bd = Bd - (Bd @ adjoint(B)) @ Bi  # (I - P_A) M (I - P_B)
     PgA = gA - Ai @ alpha
-    QgB = gB - (gB @ B.mT) @ Bi
-    eig = S._array[..., :r] ** 2, _cut(S, r), Vh._array.swapaxes(-1, -2)  # V: n x n here
-    N = _Sylv.apply(P @ P, Bd.mT @ Bd, QgB.mT @ P + Bd.mT @ PgA, eig)
-    return gM + (PgA + Bd @ N) @ Bi + A @ N.mT
+    QgB = gB - (gB @ adjoint(B)) @ Bi
+    eig = S._array[..., :r] ** 2, _cut(S, r), Vh._array.swapaxes(-1, -2).conj()  # V: n x n here
+    N = _Sylv.apply(P @ P, adjoint(Bd) @ Bd, adjoint(QgB) @ P + adjoint(Bd) @ PgA, eig)
+    return gM + (PgA + Bd @ N) @ Bi + A @ adjoint(N)
 
 
 def bond_mark(node: Context) -> Mark:
@@ -150,7 +155,7 @@ def bond_mark(node: Context) -> Mark:
     return mark
 
 
-def bond_inherited(down) -> bool:
+def bond_inherited(node: Context) -> bool:
     """Whether this walk differentiates the SVD node's own bond backward."""
-    mark = getattr(down.ctx, "bond_mark", None)
+    mark = getattr(node, "bond_mark", None)
     return mark is not None and mark.seen_by(current_walk())

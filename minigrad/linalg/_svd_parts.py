@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd.function import make_tensor
 from ..functions import where
 from ..tensor import Tensor
+from ._checks import adjoint
 from .errors import LinAlgError
 
 C_TIE = 16.0  # a tie: |x| <= C_TIE sqrt(k) eps s_1, the accuracy of the computed S
@@ -20,7 +21,8 @@ C_NOISE = 64.0  # rounding-level size of a numerator: C_NOISE sqrt(max(m, n)) ep
 
 
 class Numerators(NamedTuple):
-    """The numerators of the pole terms, all linear in the cotangents (gU, gV)."""
+    """The numerators of the pole terms, all linear in the cotangents (gU, gV); with
+    conjugate transposes for complex input."""
 
     J: Tensor | None
     K: Tensor | None
@@ -45,10 +47,10 @@ def numerators(Uk: Tensor, Vk: Tensor, gUe: Tensor | None, gVe: Tensor | None, t
     """N+, N- and the complement parts R, Q from the (folded) cotangents; None is zero."""
     J = Ja = K = Ka = None
     if gUe is not None:
-        J = Uk.mT @ gUe
+        J = adjoint(Uk) @ gUe
         Ja = _skew(J, Uk, gUe)
     if gVe is not None:
-        K = Vk.mT @ gVe
+        K = adjoint(Vk) @ gVe
         Ka = _skew(K, Vk, gVe)
     if Ka is None:
         plus = minus = Ja
@@ -62,10 +64,10 @@ def numerators(Uk: Tensor, Vk: Tensor, gUe: Tensor | None, gVe: Tensor | None, t
 
 
 def _skew(J: Tensor, W: Tensor, gW: Tensor) -> Tensor:
-    """J - J^T for J = W^T gW. For tiny k as J - gW^T W, the same sums (so the same
+    """J - J^H for J = W^H gW. For tiny k as J - gW^H W, the same sums (so the same
     numbers): numpy subtracts a transposed stack of 3x3s 7x slower than a contiguous one,
     and a product of tiny matrices is cheap."""
-    return J - gW.mT @ W if J.shape[-1] <= 4 else J - J.mT
+    return J - adjoint(gW) @ W if J.shape[-1] <= 4 else J - adjoint(J)
 
 
 def fold_complement(W: Tensor, gW: Tensor, k: int, noise: float, name: str) -> Tensor:
@@ -94,7 +96,7 @@ def fold_linear(W: Tensor, gW: Tensor | None, k: int) -> Tensor | None:
     """The same fold as ``fold_complement`` (it is linear in gW), without its check."""
     if gW is None or W.shape[-1] == k:
         return gW
-    return gW[..., :k] - W[..., k:] @ (gW[..., k:].mT @ W[..., :k])
+    return gW[..., :k] - W[..., k:] @ (adjoint(gW[..., k:]) @ W[..., :k])
 
 
 def maybe_poles(s: np.ndarray, near: np.ndarray, has_inv: bool) -> bool:
@@ -253,7 +255,7 @@ class Factors(NamedTuple):
         """The numerators made from a derivative of the cotangents (the maps are linear)."""
         m, n = self.U.shape[-2], self.Vh.shape[-1]
         dUe = fold_linear(self.U, dU, self.k)
-        dVe = None if dVh is None else fold_linear(self.Vh.mT, dVh.mT, self.k)
+        dVe = None if dVh is None else fold_linear(adjoint(self.Vh), adjoint(dVh), self.k)
         return numerators(self.Uk, self.Vk, dUe, dVe, self.complement and m > self.k,
                           self.complement and n > self.k)
 

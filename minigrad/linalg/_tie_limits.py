@@ -100,6 +100,7 @@ import numpy as np
 from ..autograd.function import make_tensor
 from ..functions import where
 from ..tensor import Tensor
+from ._checks import adjoint
 from ._svd_parts import (
     Factors,
     Numerators,
@@ -108,6 +109,7 @@ from ._svd_parts import (
     colmax,
     colnorms,
     coupling,
+    pairwise,
     quot,
     tie_level,
 )
@@ -313,6 +315,15 @@ def bond_fit(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles, noise:
     return BondFit(r, near & ~got[0], got[1], witnessed)  # s_i + s_j poles: read, apart
 
 
+def looked_limits(f: Factors, S: Tensor, gS: Tensor | None, down: Downstream,
+                  order: int) -> Numerators:
+    """Every pole term's limit mu at every entry from a look downstream, right with its
+    first ``order`` derivatives (``_limits``): for the complex SVD, which has no other
+    source of second-order information."""
+    minus_s, plus_s = pairwise(S)
+    return _general(f, S, minus_s, plus_s, gS, down, order)
+
+
 def _reads_s_apart(num: Numerators, S: Tensor, gS: Tensor | None, read: np.ndarray,
                    noise: np.ndarray, scale_noise: float) -> bool:
     """Whether some read s_i is read apart from the bond beyond rounding, judged by what
@@ -351,8 +362,11 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
                 tie: np.ndarray, weak: np.ndarray, noise: np.ndarray,
                 scale_noise: float, inherited: bool = False) -> tuple[np.ndarray, Tensor] | None:
     """``product_limits``' test and values on the triplets ``reads``; None where the test
-    fails. The mask leaves out coupled or unwitnessed tied pairs unless ``inherited``
-    (their form is then the recorded bond backward's, by construction)."""
+    fails. For complex input (J = U^H gU, K = V^H gV, a unitary gauge) the identities are
+    s_i Z_ij = conj(s_j Z_ji) and 2 s_i gS_i = Z_ii, whose imaginary part is the phase
+    test, and the value (Z_ij / s_j + conj(Z_ji) / s_i) / 2. The mask leaves out coupled
+    or unwitnessed tied pairs unless ``inherited`` (their form is then the recorded bond
+    backward's, by construction)."""
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
     # The identities are tested on every pair the rule may take, small singular values too:
@@ -367,7 +381,7 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     tol = noise[..., None] * s1 + scale_noise * s1 * np.abs(g).max(axis=-1, keepdims=True)
     at = np.maximum(s[..., :, None], s[..., None, :]) / np.where(s1 > 0, s1, 1.0)[..., None]
     sz = s[..., :, None] * (j + k)  # [i, j] = s_i Z_ij
-    if (np.where(pair, np.abs(sz - np.swapaxes(sz, -1, -2)), 0.0)
+    if (np.where(pair, np.abs(sz - np.swapaxes(sz, -1, -2).conj()), 0.0)
             > 2 * tol[..., None] * at).any():
         return None
     diag_z = np.diagonal(j, 0, -2, -1) + np.diagonal(k, 0, -2, -1)
@@ -385,7 +399,7 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
         weak | (tie & (coupled <= noise[..., None, None])))))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
-    return take, (Zq + Zq.mT) * 0.5
+    return take, (Zq + adjoint(Zq)) * 0.5
 
 
 def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor | None,

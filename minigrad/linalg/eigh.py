@@ -30,7 +30,7 @@ from . import _complex_svd as _complex
 from . import _eigh_ties as _et
 from . import _kinks
 from . import ties as _ties
-from ._checks import check_matrix, half_as_float, unrecorded
+from ._checks import adjoint, check_matrix, half_as_float, unrecorded
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
 from ._tie_sources import nested, note_chained
 
@@ -129,7 +129,8 @@ _EXACT = _ties.TiePolicy()
 def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
                   policy: _ties.TiePolicy = _EXACT, down: _et.Downstream | None = None
                   ) -> Tensor:
-    """gA = U (diag(gL) + X) U^T, X_ij = (J_ij - J_ji) / 2 (l_j - l_i), J = U^T gU."""
+    """gA = U (diag(gL) + X) U^T, X_ij = (J_ij - J_ji) / 2 (l_j - l_i), J = U^T gU (conjugate
+    transposes for complex input: ``_complex_svd``'s eigh after its phase test)."""
     n = L.shape[-1]
     if n == 0 or (gL is None and gU is None):
         return make_tensor(np.zeros(U.shape, U.dtype))
@@ -157,9 +158,9 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
             _et.check_value_cotangents(tied & gone, l, gL._array)
     if gU is None:
         assert gL is not None  # one of the two is given (above)
-        return (U * gL.unsqueeze(-2)) @ U.mT
-    J = U.mT @ gU
-    N = J - J.mT
+        return (U * gL.unsqueeze(-2)) @ adjoint(U)
+    J = adjoint(U) @ gU
+    N = J - adjoint(J)
     E = L.unsqueeze(-2) - L.unsqueeze(-1)  # [.., i, j] = l_j - l_i
     if policy.kind == "lorentzian":
         X = N * (E / (E * E + policy.eps))
@@ -178,4 +179,4 @@ def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
     X = X * 0.5
     if gL is not None:
         X = X + gL.diag_embed()
-    return U @ X @ U.mT
+    return U @ X @ adjoint(U)

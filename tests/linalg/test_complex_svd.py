@@ -122,10 +122,11 @@ def test_at_a_tie_a_loss_of_s_alone_is_exact_and_a_kink_takes_the_subgradient():
 
 
 def test_at_a_tie_the_policies():
-    """At A = 2 Q every pair is tied, and a loss reading the vectors has 0/0 terms whose
-    limits the complex backward does not compute yet: the default policy says so instead
-    of a number. "zero" takes them as 0, exact for the polar factor U Vh (its + terms vanish
-    identically): central differences agree."""
+    """At A = 2 Q every pair is tied, and a loss reading the vectors has 0/0 terms. The
+    product U S Vh is read through a bond and takes its backward: its gradient is conj(C)
+    exactly. The polar factor is not of a bond: a look downstream finds its limits (0, its
+    + terms vanish identically), and "zero" takes them as 0 without looking: central
+    differences agree with both."""
     Q = _unitary(3, 10)
     C = mg.tensor(cmatrix((3, 3), 11))
 
@@ -137,16 +138,16 @@ def test_at_a_tie_the_policies():
         U, S, Vh = mg.linalg.svd(a, full_matrices=False)
         return (((U * S.to(U.dtype).unsqueeze(-2)) @ Vh) * C).real.sum()
 
-    for loss in (polar, product):
-        A = mg.tensor(2 * Q, requires_grad=True)
-        with pytest.raises(LinAlgError, match="complex matrix"):
-            loss(A).backward()
     A = mg.tensor(2 * Q, requires_grad=True)
-    polar(A, "zero").backward()
+    product(A).backward()
+    np.testing.assert_allclose(A.grad.numpy(), C.numpy().conj(), rtol=0, atol=1e-12)
     h = 1e-6
     D = cmatrix((3, 3), 12)
     fd = (polar(mg.tensor(2 * Q + h * D)).item() - polar(mg.tensor(2 * Q - h * D)).item()) / (2 * h)
-    assert float(np.real(np.vdot(A.grad.numpy(), D))) == pytest.approx(fd, rel=1e-6)
+    for ties in (None, "zero"):
+        A = mg.tensor(2 * Q, requires_grad=True)
+        polar(A, ties).backward()
+        assert float(np.real(np.vdot(A.grad.numpy(), D))) == pytest.approx(fd, rel=1e-6)
 
 
 def eigh_losses(lib, C):
@@ -200,11 +201,11 @@ def test_eigh_phase_and_eigvalsh():
 
 
 @pytest.mark.parametrize("shape", [(6, 4), (4, 6), (4, 4)])
-def test_a_read_zero_singular_value_says_its_limit_is_not_built(shape):
-    """|W U S Vh|^2 at a rank-3 A: the terms with 1 / s_4 are 0/0 with nonzero limits (the
-    real case takes them from second-order information). They were taken as 0, silently
-    wrong by O(1); the default policy now says the complex limit is not built, and "zero"
-    still gives 0 there as asked."""
+def test_a_read_zero_singular_value_takes_its_limit(shape):
+    """|W U S Vh|^2 at a rank-3 A: the terms with 1 / s_4 are 0/0 with nonzero limits (they
+    were taken as 0, silently wrong by O(1), then refused): a look downstream takes them, as
+    for real input, and the gradient is the closed form 2 W^H W A, its derivatives the
+    Hessian. "zero" still gives 0 there as asked, finite."""
     m, n = shape
     A0 = cmatrix((m, 3), 22) @ cmatrix((3, n), 23)
     W = mg.tensor(cmatrix((m, m), 24))
@@ -213,8 +214,12 @@ def test_a_read_zero_singular_value_says_its_limit_is_not_built(shape):
         U, S, Vh = mg.linalg.svd(a, full_matrices=False, ties=ties)
         return ((W @ ((U * S.to(U.dtype).unsqueeze(-2)) @ Vh)).abs() ** 2).sum()
 
-    with pytest.raises(LinAlgError, match="zero singular value"):
-        loss(mg.tensor(A0, requires_grad=True)).backward()
+    A = mg.tensor(A0, requires_grad=True)
+    loss(A).backward()
+    w = W.numpy()
+    ref = 2 * w.conj().T @ w @ A0
+    np.testing.assert_allclose(A.grad.numpy(), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    assert gradgradcheck(loss, (A,), eps=1e-4, fast_mode=True)  # (splits s_4 = 0 by ~1e-4)
     A = mg.tensor(A0, requires_grad=True)
     loss(A, "zero").backward()
     assert np.isfinite(A.grad.numpy()).all()
