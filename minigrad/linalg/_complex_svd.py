@@ -59,6 +59,7 @@ from ._svd_parts import (
     Poles,
     absent_triplets,
     colmax,
+    fold_complement,
     maybe_poles,
     quot,
     tie_level,
@@ -147,9 +148,10 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
     Uk, Vhk = U[..., :, :k], Vh[..., :k, :]
-    _no_complement_read(gU, gVh, k)
-    gUk = None if gU is None else gU[..., :, :k]
-    gVk = None if gVh is None else gVh[..., :k, :].mH
+    # a full U's (Vh's) columns past k: their cotangents folded into the first k
+    scale_noise = C_NOISE * eps * np.sqrt(max(m, n))
+    gUk = None if gU is None else fold_complement(U, gU, k, scale_noise, "U")
+    gVk = None if gVh is None else fold_complement(Vh.mH, gVh.mH, k, scale_noise, "Vh")
     if gUk is None and gVk is None:
         g = make_tensor(np.zeros(s.shape, s.dtype)) if gS is None else gS
         if policy.kinks == "subgradient" and policy.kind == "exact":
@@ -184,7 +186,9 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
             raise LinAlgError(_NEEDS_WALK)
         num = Numerators(J, K, Np, Nm, R, Q)
         look = _Look(ctx, U, S, Vh, (gU, gS, gVh))
-        gA = _bond(ctx, U, S, Vh, (gU, gVh), num, absent, noise, eps, look)
+        # (the bond backward reads the first k factors' cotangents only)
+        gA = None if _reads_complement(gU, gVh, k) else _bond(
+            ctx, U, S, Vh, (gU, gVh), num, absent, noise, eps, look)
         if gA is not None:
             return gA
         mu = _looked(look, S, num, absent, tie, noise, max(m, n))
@@ -298,14 +302,11 @@ def _bond(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Num
     return Tap.apply(gA, bond_mark(ctx)) if result_is_differentiated() else gA
 
 
-def _no_complement_read(gU: Tensor | None, gVh: Tensor | None, k: int) -> None:
-    """A full U's (Vh's) columns past k are an arbitrary basis of the complement."""
-    for part in (None if gU is None else gU._array[..., :, k:],
-                 None if gVh is None else gVh._array[..., k:, :]):
-        if part is not None and part.size and part.any():
-            raise LinAlgError("svd backward: the loss reads the columns of a full U (rows of "
-                              "a full Vh) past min(m, n), an arbitrary basis of the "
-                              "complement, for a complex matrix; use full_matrices=False")
+def _reads_complement(gU: Tensor | None, gVh: Tensor | None, k: int) -> bool:
+    """Whether the loss reads a full U's columns (Vh's rows) past min(m, n)."""
+    return any(part is not None and part.size > 0 and bool(part.any())
+               for part in (None if gU is None else gU._array[..., :, k:],
+                            None if gVh is None else gVh._array[..., k:, :]))
 
 
 class ComplexEigh(Function):

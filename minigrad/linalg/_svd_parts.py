@@ -71,15 +71,17 @@ def _skew(J: Tensor, W: Tensor, gW: Tensor) -> Tensor:
 
 
 def fold_complement(W: Tensor, gW: Tensor, k: int, noise: float, name: str) -> Tensor:
-    """gW_eff = gW[:, :k] - Wp (gWp^T W_k): the complement Wp's cotangent folded into W_k.
+    """gW_eff = gW[:, :k] - Wp (gWp^H W_k): the complement Wp's cotangent folded into W_k
+    (the complement is the range of I - W_k W_k^H, whatever its basis).
 
-    Defined only when the loss is blind to the basis of the complement, i.e. Wp^T gWp is
-    symmetric; otherwise raise."""
+    Defined only when the loss is blind to the basis of the complement, i.e. Wp^H gWp is
+    Hermitian (a turn Wp X, X anti-Hermitian, changes it by Re tr((Wp^H gWp)^H X));
+    otherwise raise."""
     if W.shape[-1] == k:
         return gW
     Wk, Wp, gWk, gWp = W[..., :k], W[..., k:], gW[..., :k], gW[..., k:]
-    M = (Wp.mT @ gWp)._array
-    asym = np.abs(M - np.swapaxes(M, -1, -2)).max(axis=(-2, -1))
+    M = (adjoint(Wp) @ gWp)._array
+    asym = np.abs(M - np.swapaxes(M, -1, -2).conj()).max(axis=(-2, -1))
     bound = noise * np.abs(gWp._array).max(axis=(-2, -1))
     bad = np.flatnonzero(asym > bound)
     if bad.size:
@@ -88,8 +90,8 @@ def fold_complement(W: Tensor, gW: Tensor, k: int, noise: float, name: str) -> T
             f"svd backward: the loss depends on the arbitrary basis of the complement "
             f"{name}[..., {k}:] (the extra {'columns' if name == 'U' else 'rows'} of the full "
             f"factor{where_}), so it has no gradient. Use a basis-free quantity such as the "
-            f"projector {name}_p {name}_p^T, or full_matrices=False.")
-    return gWk - Wp @ (gWp.mT @ Wk)
+            f"projector {name}_p {name}_p^H, or full_matrices=False.")
+    return gWk - Wp @ (adjoint(gWp) @ Wk)
 
 
 def fold_linear(W: Tensor, gW: Tensor | None, k: int) -> Tensor | None:

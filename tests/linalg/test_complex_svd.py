@@ -245,3 +245,30 @@ def test_lorentzian_broadens_the_complement_terms_as_for_real_input():
     real = grad(A0)
     np.testing.assert_allclose(grad(A0.astype(np.complex128)).real, real, rtol=0,
                                atol=1e-4 * np.abs(real).max())
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 5, 3)])
+def test_a_full_factors_complement_read_through_its_projector(shape):
+    """full_matrices=True: a loss reading the extra columns of U (rows of Vh) through the
+    projector onto them (a function of A) folds their cotangent into the first k, as for
+    real input: gradcheck and gradgradcheck. (torch drops it.) A loss reading one of those
+    columns on its own depends on their arbitrary basis and raises."""
+    C = mg.tensor(cmatrix(shape[:-2] + (max(shape[-2:]),) * 2, seed=3))
+    k = min(shape[-2:])
+
+    def loss(A):
+        U, S, Vh = mg.linalg.svd(A, full_matrices=True)
+        Up, Vp = U[..., :, k:], Vh[..., k:, :].mH
+        Pu, Pv = Up @ Up.mH, Vp @ Vp.mH
+        m, n = Pu.shape[-1], Pv.shape[-1]
+        return ((Pu * C[..., :m, :m]).real.sum() + (Pv * C[..., :n, :n]).imag.sum()
+                + (S ** 2).sum())
+
+    A = mg.tensor(cmatrix(shape, seed=1), requires_grad=True)
+    assert gradcheck(loss, (A,))
+    assert gradgradcheck(loss, (A,))
+
+    U, S, Vh = mg.linalg.svd(A, full_matrices=True)
+    extra = U[..., :, k:] if shape[-2] > shape[-1] else Vh[..., k:, :]
+    with pytest.raises(LinAlgError, match="arbitrary basis of the complement"):
+        (extra[..., 0].abs() ** 2 * mg.arange(1.0, extra.shape[-2] + 1.0)).sum().backward()
