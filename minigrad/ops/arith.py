@@ -301,17 +301,20 @@ class Clamp(Function):
             raise NotImplementedError("clamp is not supported for complex types")
         lo_, hi_ = _arr(lo), _arr(hi)
         out = x
-        keep = np.ones(x.shape, dtype=bool)
         if lo_ is not None:
             out = np.maximum(out, np.asarray(lo_, dtype=x.dtype))
-            keep = keep & (x >= lo_)
         if hi_ is not None:
             out = np.minimum(out, np.asarray(hi_, dtype=x.dtype))
-            keep = keep & (x <= hi_)
-        ctx.keep = make_tensor(keep)
-        _, n_lo, n_hi = ctx.needs_input_grad
-        ctx.low = make_tensor(x < lo_) if n_lo else None
-        ctx.high = make_tensor(x > hi_) if n_hi else None
+        n_a, n_lo, n_hi = ctx.needs_input_grad
+        if n_a or n_lo or n_hi:  # the masks only where a backward can read them
+            keep = np.ones(x.shape, dtype=bool)
+            if lo_ is not None:
+                keep = keep & (x >= lo_)
+            if hi_ is not None:
+                keep = keep & (x <= hi_)
+            ctx.keep = make_tensor(keep)
+            ctx.low = make_tensor(x < lo_) if n_lo else None
+            ctx.high = make_tensor(x > hi_) if n_hi else None
         # np.maximum of 0-d arrays gives a numpy scalar: asarray, since copy=False would refuse it
         return np.array(out, dtype=x.dtype) if out is x else np.asarray(out, dtype=x.dtype)
 

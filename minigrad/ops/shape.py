@@ -248,6 +248,8 @@ class DiagEmbed(Function):
         out = np.zeros(batch + (n, n), dtype=x.dtype)
         r, c = _diag_index(out.shape, offset)
         out[..., r, c] = x
+        if (d1, d2) == (out.ndim - 2, out.ndim - 1):  # the usual dims: moveaxis costs ~4 us
+            return out
         return np.moveaxis(out, (-2, -1), (d1, d2))
 
     @staticmethod
