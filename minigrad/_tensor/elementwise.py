@@ -23,7 +23,7 @@ from ..autograd.function import is_tensor, make_tensor
 from ..dtypes import Number
 from ..ops import arith, bessel, binary, gamma, unary
 from ..ops import complex as complex_ops
-from ..ops._base import NotDifferentiable
+from ..ops._base import NotDifferentiable, refuse_complex
 from ._operand import arr, fill_value, real_only
 
 if TYPE_CHECKING:
@@ -323,7 +323,10 @@ class ElementwiseMethods:
         return _pick(self, other, np.less_equal)
 
     def logaddexp2(self: Tensor, other: Any) -> Tensor:
-        """log2(2^self + 2^other), without overflow."""
+        """log2(2^self + 2^other), without overflow (real only, as torch's)."""
+        for x in (self, other):
+            if arr(x).dtype.kind == "c":
+                raise refuse_complex("logaddexp2", arr(x).dtype)
         return binary.LogAddExp.apply(self * _LN2, other * _LN2) / _LN2
 
     @real_only
