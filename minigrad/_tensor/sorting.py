@@ -201,8 +201,8 @@ class SortMethods:
         at a time (each step ``logaddexp``'s branch); the scan's values can differ from it
         by 2 pi i k, which is added as a constant (no effect on the derivatives).
 
-        >>> mg.tensor([0.0, 0.0, mg.log(mg.tensor(2.0))]).logcumsumexp(0)
-        tensor([0.    , 0.6931, 1.3863])
+        >>> mg.tensor([0.0, 0.0, 0.0]).logcumsumexp(0).exp()
+        tensor([1., 2., 3.])
         """
         x = self if self.is_floating_point() or self.is_complex() else self.float()
         d = wrap_dim(dim, x.ndim)
