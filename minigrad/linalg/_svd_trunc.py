@@ -166,13 +166,13 @@ def complement_pullback(A: Tensor, U: Tensor, S: Tensor, V: Tensor, gU: Tensor |
     return (L / Sd.unsqueeze(-2).to(A.dtype)) @ adjoint(V) + U @ adjoint(N)
 
 
-def _np_mH(x: np.ndarray) -> np.ndarray:
+def np_adjoint(x: np.ndarray) -> np.ndarray:
     x = np.swapaxes(x, -1, -2)
     return x.conj() if x.dtype.kind == "c" else x
 
 
 def _deflate(A, U, V, tr=adjoint):
-    """B = P A Q = (I - U U^H) A (I - V V^H), for Tensors or (with tr=_np_mH) ndarrays."""
+    """B = P A Q = (I - U U^H) A (I - V V^H), for Tensors or (with tr=np_adjoint) ndarrays."""
     AQ = A - (A @ V) @ tr(V)
     return AQ - U @ (tr(U) @ AQ)
 
@@ -230,17 +230,17 @@ def shifted_solve(a: np.ndarray, u: np.ndarray, v: np.ndarray, shift: np.ndarray
         out = _cg(a, u, v, shift, r, int(3 * steps))
         if out is not None:
             return out
-    b = _deflate(a, u, v, _np_mH)
-    lam, w = np.linalg.eigh(_np_mH(b) @ b)
-    return w @ ((_np_mH(w) @ r) / (shift[..., None, :] - lam[..., :, None]))
+    b = _deflate(a, u, v, np_adjoint)
+    lam, w = np.linalg.eigh(np_adjoint(b) @ b)
+    return w @ ((np_adjoint(w) @ r) / (shift[..., None, :] - lam[..., :, None]))
 
 
 def _cg(a: np.ndarray, u: np.ndarray, v: np.ndarray, shift: np.ndarray, r: np.ndarray,
         max_steps: int) -> np.ndarray | None:
     def op(x: np.ndarray) -> np.ndarray:
-        y = a @ (x - v @ (_np_mH(v) @ x))
-        z = _np_mH(a) @ (y - u @ (_np_mH(u) @ y))
-        return x * shift[..., None, :] - (z - v @ (_np_mH(v) @ z))
+        y = a @ (x - v @ (np_adjoint(v) @ x))
+        z = np_adjoint(a) @ (y - u @ (np_adjoint(u) @ y))
+        return x * shift[..., None, :] - (z - v @ (np_adjoint(v) @ z))
 
     def dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:  # Re x^H y, column by column
         return np.sum((x.conj() * y).real if x.dtype.kind == "c" else x * y, axis=-2)

@@ -40,8 +40,7 @@ from . import ties as _ties
 from ._checks import adjoint, check_matrix
 from ._svd_forward import DEFAULT_MAX_SWEEPS
 from ._svd_single import _unit
-from ._svd_trunc import _np_mH as _mH
-from ._svd_trunc import dense_svd, svd_top, top_forward
+from ._svd_trunc import dense_svd, np_adjoint, svd_top, top_forward
 from .svd import svd as linalg_svd
 
 _OVERSAMPLE = 5
@@ -110,21 +109,21 @@ def _randomized(a: np.ndarray, q: int, niter: int) -> tuple:
     dtype's accuracy, or the dense SVD (module docstring)."""
     m, n = a.shape[-2:]
     if m < n:  # work on the tall form, as torch
-        u, s, vh, s_next = _randomized(_mH(a), q, niter)
-        u, vh = _fix_signs(_mH(vh), _mH(u))  # U's signs, not V's
+        u, s, vh, s_next = _randomized(np_adjoint(a), q, niter)
+        u, vh = _fix_signs(np_adjoint(vh), np_adjoint(u))  # U's signs, not V's
         return u, s, vh, s_next
     width = min(q + _OVERSAMPLE, n)
     if 2 * width > n or a.size == 0:
         return top_forward(a, q, None, DEFAULT_MAX_SWEEPS)
-    aH = _mH(a)
+    aH = np_adjoint(a)
     basis = _orth(a @ _sketch(a, n, width))
     for _ in range(niter):
         basis = _orth(a @ _orth(aH @ basis))
     tol = _C_RESID * np.sqrt(max(m, n)) * np.finfo(a.dtype).eps
     for step in range(_MAX_STEPS + 1):
-        ub, s, vh = dense_svd(_mH(basis) @ a, False, True)
+        ub, s, vh = dense_svd(np_adjoint(basis) @ a, False, True)
         u = basis @ ub
-        resid = np.linalg.norm(a @ _mH(vh) - u * s[..., None, :], axis=-2)
+        resid = np.linalg.norm(a @ np_adjoint(vh) - u * s[..., None, :], axis=-2)
         worst = np.max(resid[..., :q + 1] / (tol * s[..., :1]))
         if worst <= 1.0:
             u, vh = _fix_signs(u[..., :q], vh[..., :q, :])
