@@ -167,6 +167,7 @@ def complement_pullback(A: Tensor, U: Tensor, S: Tensor, V: Tensor, gU: Tensor |
 
 
 def np_adjoint(x: np.ndarray) -> np.ndarray:
+    """x^H of the last two dims of an ndarray (x^T when real, without a copy)."""
     x = np.swapaxes(x, -1, -2)
     return x.conj() if x.dtype.kind == "c" else x
 
@@ -178,7 +179,7 @@ def _deflate(A, U, V, tr=adjoint):
 
 
 class _ShiftedSolve(Function):
-    """N with (shift_j I - B^T B) n_j = r_j for each column j, B = P A Q (A tall).
+    """N with (shift_j I - B^H B) n_j = r_j for each column j, B = P A Q (A tall).
 
     Differentiable to every order by implicit differentiation: with W the same solve of the
     cotangent, g shift_j = -Re w_j^H n_j and (A, U, V) get the gradient of <B W, B N> with W, N
