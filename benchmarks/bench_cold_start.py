@@ -32,7 +32,9 @@ import minigrad as mg
 t1 = time.perf_counter()
 rng = np.random.default_rng(0)
 for shape, dtype, full in {cases}:
-    mg.linalg.svd(mg.tensor(rng.standard_normal(shape).astype(dtype)), full_matrices=full)
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if "complex" in dtype
+                                      else 0)
+    mg.linalg.svd(mg.tensor(a.astype(dtype)), full_matrices=full)
 t2 = time.perf_counter()
 r = resource.getrusage(resource.RUSAGE_SELF)
 print(t1 - t0, t2 - t1, r.ru_utime + r.ru_stime)
@@ -47,10 +49,14 @@ KINDS = [
     ("one 100x100, float32", [((100, 100), "float32", False)], 10.0),
 ]
 # What examples/demo.py runs: complement (3x2, full U), spectral norm (float32 32x32, 32x2,
-# 1x32), matrix completion (40x30), procrustes (64 3x3 and one 3x3).
+# 1x32), matrix completion (40x30), procrustes (64 3x3 and one 3x3), the Ising TRG (reduced
+# 16x16, 36x36 and 4x4) and the MPS ground state (reduced complex128 8x4, 4x4 and 2x2: the
+# complex kernels).
 DEMO = [((3, 2), "float64", True), ((32, 32), "float32", True), ((32, 2), "float32", True),
         ((1, 32), "float32", True), ((40, 30), "float64", True), ((64, 3, 3), "float64", True),
-        ((3, 3), "float64", True)]
+        ((3, 3), "float64", True), ((16, 16), "float64", False), ((36, 36), "float64", False),
+        ((4, 4), "float64", False), ((8, 4), "complex128", False),
+        ((4, 4), "complex128", False), ((2, 2), "complex128", False)]
 WARM = [("warm cache: import + first svd, float64", [((64, 3, 3), "float64", True)]),
         ("warm cache: import + first svd, float32", [((64, 3, 3), "float32", True)])]
 

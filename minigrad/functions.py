@@ -1,7 +1,7 @@
 """Module-level tensor functions, torch style: ``mg.cat``, ``mg.exp(x)``, ``mg.where`` ...
 
 Most are a Tensor method itself (``mg.exp is Tensor.exp``): every public method of the
-elementwise, reduction, sorting and product families, and the methods named in
+elementwise, special-function, reduction, sorting and product families, and the methods named in
 ``METHOD_FORMS`` from the others. The rest (joining, broadcasting, number-first arithmetic,
 ``where``'s argument order) are defined here."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._dims import wrap_dim
-from ._tensor import ElementwiseMethods, ProductMethods, ReduceMethods, SortMethods
+from ._tensor import ElementwiseMethods, ProductMethods, ReduceMethods, SortMethods, SpecialMethods
 from ._tensor.arith import tensor_like
 from ._tensor.complex import complex, is_complex, polar, view_as_complex, view_as_real  # noqa: F401  (public: in __all__ below)
 from ._tensor.elementwise import bool_mask
@@ -22,7 +22,8 @@ from .tensor import Tensor
 
 # Whole families: a method added to one of them is public as a function too (and in
 # mg.__all__), with no list to extend.
-WHOLE_FAMILIES = (ElementwiseMethods, ReduceMethods, SortMethods, ProductMethods)
+WHOLE_FAMILIES = (ElementwiseMethods, SpecialMethods, ReduceMethods, SortMethods,
+                  ProductMethods)
 # The function forms from the other families (arithmetic, shape, indexing, graph), by name:
 # those families also hold methods torch has no function for (view, expand, scatter_ ...).
 METHOD_FORMS = (

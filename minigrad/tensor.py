@@ -27,6 +27,7 @@ from ._tensor import (
     ReduceMethods,
     ShapeMethods,
     SortMethods,
+    SpecialMethods,
 )
 from .autograd import api as _api
 from .autograd import engine as _engine
@@ -75,8 +76,8 @@ class _HookHandle:
             self._hooks.remove(self._hook)
 
 
-class Tensor(ArithMethods, ElementwiseMethods, ReduceMethods, ShapeMethods, IndexingMethods,
-             InplaceMethods, ConvertMethods, LinalgMethods,
+class Tensor(ArithMethods, ElementwiseMethods, SpecialMethods, ReduceMethods, ShapeMethods,
+             IndexingMethods, InplaceMethods, ConvertMethods, LinalgMethods,
              SortMethods, ProductMethods, ComplexMethods):
     """An n-dimensional array that can record the operations applied to it.
 

@@ -16,7 +16,8 @@ from .products import ProductMethods
 from .reduce import ReduceMethods
 from .shape import ShapeMethods
 from .sorting import SortMethods
+from .special import SpecialMethods
 
 __all__ = ["ArithMethods", "ComplexMethods", "ConvertMethods", "ElementwiseMethods",
            "IndexingMethods", "InplaceMethods", "LinalgMethods", "ProductMethods", "ReduceMethods",
-           "ShapeMethods", "SortMethods"]
+           "ShapeMethods", "SortMethods", "SpecialMethods"]

@@ -1,12 +1,13 @@
 """Elementwise Tensor methods: exp and log, roots, the trigonometric and hyperbolic functions
-and their inverses, erf and the gamma family, activations, rounding, clamp / where /
-masked_fill, the nan and inf tests, and the small composites (rsqrt, lerp, xlogy, logit,
-addcmul, copysign ...). Integer inputs give float32 results, as in torch.
+and their inverses, activations, rounding, clamp / where / masked_fill, the nan and inf
+tests, and the small composites (rsqrt, lerp, addcmul, copysign ...). Integer inputs give
+float32 results, as in torch.
 
 Each method names its gradient rule in ops/unary.py (one tensor) or ops/binary.py (two);
 every public method here is also a function of the package (``mg.exp is Tensor.exp``).
 The arithmetic operators and their named forms (``multiply``, ``divide`` ...) are in
-_tensor/arith.py."""
+_tensor/arith.py, the special functions (erf, the gamma family, i0, sinc, xlogy, logit) in
+_tensor/special.py."""
 
 # mypy: disable-error-code="misc"
 # (The methods take self as the Tensor they are mixed into, which mypy's check that a
@@ -21,9 +22,9 @@ import numpy as np
 
 from ..autograd.function import is_tensor, make_tensor
 from ..dtypes import Number
-from ..ops import arith, bessel, binary, gamma, unary
+from ..ops import arith, binary, unary
 from ..ops import complex as complex_ops
-from ..ops._base import NotDifferentiable
+from ..ops._base import NotDifferentiable, refuse_complex
 from ._operand import arr, fill_value, real_only
 
 if TYPE_CHECKING:
@@ -190,21 +191,6 @@ class ElementwiseMethods:
         """
         return binary.LogAddExp.apply(self, other)
 
-    def erf(self: Tensor) -> Tensor:
-        """2/sqrt(pi) int_0^x exp(-t^2) dt.
-
-        >>> mg.tensor([0.0, 1.0]).erf().round(decimals=4)
-        tensor([0.    , 0.8427])
-        """
-        return unary.Erf.apply(self)
-
-    def erfc(self: Tensor) -> Tensor:
-        return unary.Erfc.apply(self)
-
-    def erfinv(self: Tensor) -> Tensor:
-        """The inverse of erf on [-1, 1] (+-inf at +-1, nan outside)."""
-        return unary.Erfinv.apply(self)
-
     def log2(self: Tensor) -> Tensor:
         return unary.Log2.apply(self)
 
@@ -213,10 +199,6 @@ class ElementwiseMethods:
 
     def exp2(self: Tensor) -> Tensor:
         return unary.Exp2.apply(self)
-
-    def sinc(self: Tensor) -> Tensor:
-        """sin(pi x) / (pi x), 1 at 0 (twice differentiable everywhere)."""
-        return unary.Sinc.apply(self)
 
     def fmod(self: Tensor, other: Any) -> Tensor:
         """self - other trunc(self / other): the remainder with the sign of ``self`` (C's)."""
@@ -233,31 +215,6 @@ class ElementwiseMethods:
     @real_only
     def rad2deg(self: Tensor) -> Tensor:
         return self * (180 / math.pi)
-
-    @real_only
-    def xlogy(self: Tensor, other: Any) -> Tensor:
-        """x log(y), 0 where x == 0 unless y is nan (even at y = 0 or inf).
-
-        >>> mg.tensor([0.0, 2.0]).xlogy(mg.tensor([0.0, 1.0]))
-        tensor([0., 0.])
-        """
-        y = arr(other)
-        with np.errstate(invalid="ignore"):
-            zero = np.asarray((self._array == 0) & ((y <= 0) | np.isinf(y)))
-        if np.any(zero):  # log would give -inf there (and nan in the gradient): log 1 = 0
-            other = arith.Where.apply(make_tensor(zero), 1, other)
-        if not is_tensor(other):
-            other = make_tensor(np.asarray(other, dtype=self._array.dtype
-                                        if self.is_floating_point() else np.float32))
-        return self * other.log()
-
-    @real_only
-    def logit(self: Tensor, eps: float | None = None) -> Tensor:
-        """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given."""
-        p = self if eps is None else self.clamp(eps, 1 - eps)
-        if not p.is_floating_point():
-            p = p.float()
-        return p.log() - (-p).log1p()
 
     def nan_to_num(self: Tensor, nan: float = 0.0, posinf: float | None = None,
                    neginf: float | None = None) -> Tensor:
@@ -323,7 +280,10 @@ class ElementwiseMethods:
         return _pick(self, other, np.less_equal)
 
     def logaddexp2(self: Tensor, other: Any) -> Tensor:
-        """log2(2^self + 2^other), without overflow."""
+        """log2(2^self + 2^other), without overflow (real only, as torch's)."""
+        for x in (self, other):
+            if arr(x).dtype.kind == "c":
+                raise refuse_complex("logaddexp2", arr(x).dtype)
         return binary.LogAddExp.apply(self * _LN2, other * _LN2) / _LN2
 
     @real_only
@@ -337,56 +297,6 @@ class ElementwiseMethods:
     def isreal(self: Tensor) -> Tensor:
         return make_tensor(np.isreal(self._array))
 
-    def lgamma(self: Tensor) -> Tensor:
-        """log|Gamma(x)|; inf at 0 and the negative integers, its poles.
-
-        >>> mg.tensor([1.0, 4.0, 0.5]).lgamma().round(decimals=4)
-        tensor([0.    , 1.7918, 0.5724])
-        """
-        return gamma.Lgamma.apply(self)
-
-    def digamma(self: Tensor) -> Tensor:
-        """psi(x) = d/dx log Gamma(x); -inf at 0, nan at the negative integers (torch's).
-
-        >>> mg.tensor([1.0, 2.0]).digamma().round(decimals=4)
-        tensor([-0.5772,  0.4228])
-        """
-        return gamma.Polygamma.apply(self, 0)
-
-    def polygamma(self: Tensor, n: int) -> Tensor:
-        """psi^(n)(x), the n-th derivative of digamma (n = 0 is digamma itself).
-
-        >>> mg.tensor([1.0, 2.0]).polygamma(1).round(decimals=4)
-        tensor([1.6449, 0.6449])
-        """
-        n = _int_arg(n, "polygamma", "n")
-        if n < 0:
-            raise RuntimeError("polygamma(n, x) does not support negative n.")
-        return gamma.Polygamma.apply(self, n)
-
-    def i0(self: Tensor) -> Tensor:
-        """I_0(x), the modified Bessel function of the first kind of order 0.
-
-        >>> mg.tensor([0.0, 1.0]).i0().round(decimals=4)
-        tensor([1.    , 1.2661])
-        """
-        return bessel.BesselI.apply(self, 0, False)
-
-    @real_only
-    def mvlgamma(self: Tensor, p: int) -> Tensor:
-        """The multivariate log-gamma of dimension p: sum_i lgamma(x - i/2) + p(p-1)/4 log pi.
-
-        >>> mg.tensor([2.0, 3.0]).mvlgamma(3).round(decimals=4)
-        tensor([1.5963, 2.6949])
-        """
-        p = _int_arg(p, "mvlgamma", "p")
-        if p < 1:
-            raise RuntimeError("p has to be greater than or equal to 1")
-        x = self if self._array.dtype.kind == "f" else self.to(np.float32)
-        halves = make_tensor(-0.5 * np.arange(p, dtype=x._array.dtype))
-        return (x.unsqueeze(-1) + halves).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
-
-
 def bool_mask(x: Any) -> Tensor:
     """``x`` (a condition or mask) as a bool Tensor; any other dtype is refused."""
     t = x if is_tensor(x) else make_tensor(np.asarray(x))
@@ -394,12 +304,6 @@ def bool_mask(x: Any) -> Tensor:
         raise TypeError(f"expected a bool condition/mask, got dtype {t._array.dtype}")
     return t
 
-
-def _int_arg(value: Any, fn: str, name: str) -> int:
-    """value as an int, or torch's TypeError for anything else (bool included)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{fn}(): argument '{name}' must be int, not {type(value).__name__}")
-    return int(value)
 
 
 def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -72,6 +72,16 @@ def _scan(x: Tensor, d: int, op: Callable[[Tensor, Tensor], Tensor]) -> Tensor:
         k *= 2
     return x
 
+
+def _running_logaddexp(x: np.ndarray, d: int) -> np.ndarray:
+    """log(cumsum(exp(x))) along d one element at a time, as torch's complex kernel."""
+    out = np.array(x, copy=True)
+    run = np.moveaxis(out, d, 0) if out.ndim else out[None]
+    for i in range(1, run.shape[0]):
+        run[i] = binary.logaddexp_complex(run[i], run[i - 1])
+    return out
+
+
 class SortMethods:
     """The sorting and selection methods of Tensor (mixed into it by tensor.py)."""
 
@@ -184,11 +194,22 @@ class SortMethods:
         return _scan(x, d, lambda a, b: a * b)
 
     @numpy_dims
-    @real_only
     def logcumsumexp(self: Tensor, dim: int) -> Tensor:
-        """log(cumsum(exp(x))) along ``dim``, without overflow (a scan of logaddexp)."""
-        x = self if self.is_floating_point() else self.float()
-        return _scan(x, wrap_dim(dim, x.ndim), binary.LogAddExp.apply)
+        """log(cumsum(exp(x))) along ``dim``, without overflow (a scan of logaddexp).
+
+        Complex x: the logarithm's branch is torch's, whose running sum takes one element
+        at a time (each step ``logaddexp``'s branch); the scan's values can differ from it
+        by 2 pi i k, which is added as a constant (no effect on the derivatives).
+
+        >>> mg.tensor([0.0, 0.0, 0.0]).logcumsumexp(0).exp()
+        tensor([1., 2., 3.])
+        """
+        x = self if self.is_floating_point() or self.is_complex() else self.float()
+        d = wrap_dim(dim, x.ndim)
+        out = _scan(x, d, binary.LogAddExp.apply)
+        if not x.is_complex():
+            return out
+        return out + make_tensor(_running_logaddexp(x._array, d) - out._array)
 
     @numpy_dims
     def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,

@@ -140,10 +140,12 @@ def _at_poles(nu: Tensor, x: np.ndarray, level: np.ndarray, noise: np.ndarray,
 
 def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
                          gS: Tensor | None, gVh: Tensor | None, policy: _ties.TiePolicy,
-                         ctx: Context | None = None) -> Tensor:
+                         ctx: Context | None = None, kept_only: bool = False) -> Tensor:
     """gA for A = U diag(S) Vh, A complex (module docstring); ``ctx`` (the SVD's node,
     in a backward walk) lets a read tie or zero value take the bond's backward or the
-    limits of a look downstream."""
+    limits of a look downstream. ``kept_only``: U, S, Vh are the top k triplets of a
+    truncated SVD, whose complement terms are not these (S^-1) but ``_svd_trunc``'s solve,
+    which the caller adds."""
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
@@ -178,8 +180,8 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
         if _read_ties(s, tie, absent).any():
             note_chained()
         policy = _ties.TiePolicy("zero")
-    R = gUk - Uk @ J if m > k and gUk is not None else None
-    Q = gVk - Vk @ K if n > k and gVk is not None else None
+    R = gUk - Uk @ J if m > k and gUk is not None and not kept_only else None
+    Q = gVk - Vk @ K if n > k and gVk is not None and not kept_only else None
     mu = _NO_LIMITS
     if policy.kind == "exact" and _read_ties(s, tie, absent).any():
         if ctx is None or not ctx.wants_downstream:
@@ -352,12 +354,8 @@ def complex_eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | 
 
 
 def svd(A: Tensor, full_matrices: bool, tol: float | None, max_sweeps: int,
-        policy: _ties.TiePolicy, top_k: int | None) -> tuple[Tensor, Tensor, Tensor]:
-    """mg.linalg.svd of a complex A (``top_k``: the leading triplets of the reduced SVD,
-    whose backward then sees the rest as unread)."""
-    if top_k is not None:
-        U, S, Vh = svd(A, False, tol, max_sweeps, policy, None)
-        return U[..., :, :top_k], S[..., :top_k], Vh[..., :top_k, :]
+        policy: _ties.TiePolicy) -> tuple[Tensor, Tensor, Tensor]:
+    """mg.linalg.svd of a complex A (its top_k is ``_svd_trunc``'s)."""
     if not A.requires_grad or not is_grad_enabled():
         u, s, vh = unrecorded(complex_svd_forward, A._array, bool(full_matrices), True,
                               tol=tol, max_sweeps=max_sweeps)

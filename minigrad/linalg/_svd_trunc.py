@@ -26,6 +26,10 @@ solve of the cotangent (implicit differentiation, with minigrad ops), so the tru
 backward differentiates again. The forward's discarded triplets are not used: the backward
 would then depend on them, and a second derivative with them.
 
+Complex A: the same with conjugate transposes (B^H B Hermitian, S real, gA = L V^H + U N^H,
+g shift_j = -Re w_j^H n_j), and the kept block's terms are the complex SVD's
+(``_complex_svd``, with its phase test).
+
 At a truncation inside a tie (s_k equal to the largest discarded value, to the accuracy of
 the computed S) the kept vectors are not a function of A and the top-k singular values have
 a kink: the backward raises (under every tie policy: the policies govern ties inside the
@@ -41,6 +45,9 @@ from ..autograd.function import Context, Function, make_tensor
 from ..functions import where
 from ..tensor import Tensor
 from . import ties as _ties
+from ._checks import adjoint
+from ._complex_forward import complex_svd_forward
+from ._complex_svd import complex_svd_backward
 from ._svd_backward import plan_backward, svd_backward
 from ._svd_forward import svd_forward
 from ._svd_parts import batch_text, tie_level
@@ -52,8 +59,13 @@ def top_forward(a: np.ndarray, k: int, tol: float | None,
                 max_sweeps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The k largest triplets of each a (*, m, n) by the dense Jacobi SVD, and the (k+1)-th
     singular value (*,) that decides whether the cut is at a tie."""
-    u, s, vh = svd_forward(a, False, True, tol=tol, max_sweeps=max_sweeps)
+    u, s, vh = dense_svd(a, False, True, tol=tol, max_sweeps=max_sweeps)
     return u[..., :k], s[..., :k], vh[..., :k, :], s[..., k]
+
+
+def dense_svd(a: np.ndarray, *args, **kwargs) -> tuple:
+    """The Jacobi SVD's ndarray forward for real or complex a."""
+    return (complex_svd_forward if a.dtype.kind == "c" else svd_forward)(a, *args, **kwargs)
 
 
 def svd_top(A: Tensor, k: int, forward, policy: _ties.TiePolicy) -> tuple[Tensor, Tensor,
@@ -72,7 +84,10 @@ class _SVDTop(Function):
         ctx.A = A  # an input: the complement solve reads it, and differentiates through it
         ctx.s_next = s_next
         ctx.set_materialize_grads(False)
-        plan_backward(ctx, s, policy, False)  # kept_only: no S^-1 terms
+        if u.dtype.kind == "c":
+            ctx.policy = policy
+        else:
+            plan_backward(ctx, s, policy, False)  # kept_only: no S^-1 terms
         return outs
 
     @staticmethod
@@ -84,12 +99,16 @@ class _SVDTop(Function):
             return make_tensor(np.zeros(A.shape, A.dtype)), None, None
         tied = _tied_at_cut(S._array, ctx.s_next)
         _check_cut(tied, gU, gS, gVh, S._array, ctx.s_next)
-        down = Downstream(ctx, (gU, gS, gVh)) if ctx.wants_downstream else None
-        gA = svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, down, ctx.no_poles,
-                          kept_only=True)
+        if U._array.dtype.kind == "c":
+            gA = complex_svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, kept_only=True)
+        else:
+            down = Downstream(ctx, (gU, gS, gVh)) if ctx.wants_downstream else None
+            gA = svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, down, ctx.no_poles,
+                              kept_only=True)
         if gU is not None or gVh is not None:
-            gA = gA + complement_pullback(A, U, S, Vh.mT, gU, None if gVh is None else gVh.mT,
-                                          ctx.s_next, tied)
+            gA = gA + complement_pullback(A, U, S, adjoint(Vh), gU,
+                                          None if gVh is None else adjoint(gVh), ctx.s_next,
+                                          tied)
         return gA, None, None
 
 
@@ -122,22 +141,21 @@ def _check_cut(tied: np.ndarray, gU: Tensor | None, gS: Tensor | None, gVh: Tens
 def complement_pullback(A: Tensor, U: Tensor, S: Tensor, V: Tensor, gU: Tensor | None,
                         gV: Tensor | None, s_next: np.ndarray,
                         skip: np.ndarray | None = None) -> Tensor:
-    """gA = L V^T + U N^T from the self-adjoint system on the complement (module docstring),
+    """gA = L V^H + U N^H from the self-adjoint system on the complement (module docstring),
     using only A and the kept triplets; ``s_next`` (*,), the largest discarded value, only
     chooses how to solve. ``skip`` (*, k): columns whose cotangents are all zero and whose
     system may be singular (kept values tied with a discarded one)."""
     if skip is not None and skip.all():
         return make_tensor(np.zeros(A.shape, A.dtype))
     if A.shape[-2] < A.shape[-1]:  # solve on the smaller side
-        return complement_pullback(A.mT, V, S, U, gV, gU, s_next, skip).mT
-    AQ = A - (A @ V) @ V.mT
-    B = AQ - U @ (U.mT @ AQ)  # P A Q, the deflated matrix
-    PgU = None if gU is None else gU - U @ (U.mT @ gU)
+        return adjoint(complement_pullback(adjoint(A), V, S, U, gV, gU, s_next, skip))
+    B = _deflate(A, U, V)  # P A Q
+    PgU = None if gU is None else gU - U @ (adjoint(U) @ gU)
     rhs = None
     if gV is not None:
-        rhs = (gV - V @ (V.mT @ gV)) * S.unsqueeze(-2)
+        rhs = (gV - V @ (adjoint(V) @ gV)) * S.unsqueeze(-2).to(A.dtype)
     if PgU is not None:
-        rhs = B.mT @ PgU if rhs is None else rhs + B.mT @ PgU
+        rhs = adjoint(B) @ PgU if rhs is None else rhs + adjoint(B) @ PgU
     shift, Sd = S * S, S
     if skip is not None and skip.any():  # zero right-hand sides: any definite shift will do
         mask = make_tensor(skip)
@@ -145,28 +163,26 @@ def complement_pullback(A: Tensor, U: Tensor, S: Tensor, V: Tensor, gU: Tensor |
         Sd = where(mask, S[..., :1], S)
     N = _ShiftedSolve.apply(A, U, V, shift, rhs, s_next * s_next)
     L = B @ N if PgU is None else PgU + B @ N
-    return (L / Sd.unsqueeze(-2)) @ V.mT + U @ N.mT
+    return (L / Sd.unsqueeze(-2).to(A.dtype)) @ adjoint(V) + U @ adjoint(N)
 
 
-def _mT(x: Tensor) -> Tensor:
-    return x.mT
+def np_adjoint(x: np.ndarray) -> np.ndarray:
+    """x^H of the last two dims of an ndarray (x^T when real, without a copy)."""
+    x = np.swapaxes(x, -1, -2)
+    return x.conj() if x.dtype.kind == "c" else x
 
 
-def _np_mT(x: np.ndarray) -> np.ndarray:
-    return np.swapaxes(x, -1, -2)
-
-
-def _deflate(A, U, V, tr=_mT):
-    """B = P A Q = (I - U U^T) A (I - V V^T), for Tensors or (with tr=_np_mT) ndarrays."""
+def _deflate(A, U, V, tr=adjoint):
+    """B = P A Q = (I - U U^H) A (I - V V^H), for Tensors or (with tr=np_adjoint) ndarrays."""
     AQ = A - (A @ V) @ tr(V)
     return AQ - U @ (tr(U) @ AQ)
 
 
 class _ShiftedSolve(Function):
-    """N with (shift_j I - B^T B) n_j = r_j for each column j, B = P A Q (A tall).
+    """N with (shift_j I - B^H B) n_j = r_j for each column j, B = P A Q (A tall).
 
     Differentiable to every order by implicit differentiation: with W the same solve of the
-    cotangent, g shift_j = -w_j . n_j and (A, U, V) get the gradient of <B W, B N> with W, N
+    cotangent, g shift_j = -Re w_j^H n_j and (A, U, V) get the gradient of <B W, B N> with W, N
     held, which is written with minigrad ops (and this solve)."""
 
     @staticmethod
@@ -183,14 +199,16 @@ class _ShiftedSolve(Function):
         A, U, V, shift, N = ctx.saved_tensors
         W = _ShiftedSolve.apply(A, U, V, shift, gN, ctx.floor)
         B = _deflate(A, U, V)
-        Z = (B @ N) @ W.mT + (B @ W) @ N.mT  # d<BW, BN> = <dB, Z>
-        ZQ = Z - (Z @ V) @ V.mT
-        PZ = Z - U @ (U.mT @ Z)
-        gA = PZ - (PZ @ V) @ V.mT  # B = P A Q: <dB, Z> = <dA, P Z Q> + <dP, Z Q A^T> + ...
-        ZtU = Z.mT @ U
-        gU = -(ZQ @ (A.mT @ U) + A @ (ZtU - V @ (V.mT @ ZtU)))  # dP = -(dU U^T + U dU^T)
-        gV = -(A.mT @ (PZ @ V) + Z.mT @ (A @ V - U @ (U.mT @ (A @ V))))
-        return gA, gU, gV, -(W * N).sum(-2), W, None
+        H = adjoint
+        Z = (B @ N) @ H(W) + (B @ W) @ H(N)  # d<BW, BN> = <dB, Z>
+        ZQ = Z - (Z @ V) @ H(V)
+        PZ = Z - U @ (H(U) @ Z)
+        gA = PZ - (PZ @ V) @ H(V)  # B = P A Q: <dB, Z> = <dA, P Z Q> + <dP, Z Q A^H> + ...
+        ZtU = H(Z) @ U
+        gU = -(ZQ @ (H(A) @ U) + A @ (ZtU - V @ (H(V) @ ZtU)))  # dP = -(dU U^H + U dU^H)
+        gV = -(H(A) @ (PZ @ V) + H(Z) @ (A @ V - U @ (H(U) @ (A @ V))))
+        WN = (W.conj() * N).real if W._array.dtype.kind == "c" else W * N
+        return gA, gU, gV, -WN.sum(-2), W, None
 
 
 def shifted_solve(a: np.ndarray, u: np.ndarray, v: np.ndarray, shift: np.ndarray,
@@ -213,33 +231,36 @@ def shifted_solve(a: np.ndarray, u: np.ndarray, v: np.ndarray, shift: np.ndarray
         out = _cg(a, u, v, shift, r, int(3 * steps))
         if out is not None:
             return out
-    b = _deflate(a, u, v, _np_mT)
-    lam, w = np.linalg.eigh(_np_mT(b) @ b)
-    return w @ ((_np_mT(w) @ r) / (shift[..., None, :] - lam[..., :, None]))
+    b = _deflate(a, u, v, np_adjoint)
+    lam, w = np.linalg.eigh(np_adjoint(b) @ b)
+    return w @ ((np_adjoint(w) @ r) / (shift[..., None, :] - lam[..., :, None]))
 
 
 def _cg(a: np.ndarray, u: np.ndarray, v: np.ndarray, shift: np.ndarray, r: np.ndarray,
         max_steps: int) -> np.ndarray | None:
     def op(x: np.ndarray) -> np.ndarray:
-        y = a @ (x - v @ (_np_mT(v) @ x))
-        z = _np_mT(a) @ (y - u @ (_np_mT(u) @ y))
-        return x * shift[..., None, :] - (z - v @ (_np_mT(v) @ z))
+        y = a @ (x - v @ (np_adjoint(v) @ x))
+        z = np_adjoint(a) @ (y - u @ (np_adjoint(u) @ y))
+        return x * shift[..., None, :] - (z - v @ (np_adjoint(v) @ z))
+
+    def dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:  # Re x^H y, column by column
+        return np.sum((x.conj() * y).real if x.dtype.kind == "c" else x * y, axis=-2)
 
     x = np.zeros_like(r)
     res = r.copy()
     p = res.copy()
-    rs = np.sum(res * res, axis=-2)
+    rs = dot(res, res)
     stop = (64.0 * np.sqrt(a.shape[-1]) * np.finfo(a.dtype).eps) ** 2 * rs
     for _ in range(max_steps):
         live = rs > stop
         if not live.any():
             return x
         mp = op(p)
-        curv = np.sum(p * mp, axis=-2)
+        curv = dot(p, mp)
         alpha = np.where(live, rs / np.where(live, curv, 1.0), 0.0)
         x += alpha[..., None, :] * p
         res -= alpha[..., None, :] * mp
-        rs_new = np.sum(res * res, axis=-2)
+        rs_new = dot(res, res)
         p = res + np.where(live, rs_new / np.where(live, rs, 1.0), 0.0)[..., None, :] * p
         rs = rs_new
     return None

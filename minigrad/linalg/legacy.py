@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd.function import make_tensor
 from ..tensor import Tensor
-from ._checks import check_matrix
+from ._checks import adjoint, check_matrix
 from .qr import QRResult
 from .qr import qr as linalg_qr
 from .solve import cholesky as linalg_cholesky
@@ -25,7 +25,7 @@ class SVDLegacyResult(NamedTuple):
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVDLegacyResult:
-    """torch.svd: input = U diag(S) V^T, returning V itself (linalg.svd returns Vh = V^T).
+    """torch.svd: input = U diag(S) V^H, returning V itself (linalg.svd returns Vh = V^H).
 
     ``some=True`` gives the reduced U (*, m, k) and V (*, n, k); ``some=False`` the full
     (*, m, m) and (*, n, n). With ``compute_uv=False`` only S is computed and U, V are
@@ -34,7 +34,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVDLegacyR
     >>> U, S, V = mg.svd(mg.tensor([[3.0, 0.0], [0.0, -4.0]])); S, V.shape
     (tensor([4., 3.]), (2, 2))
     """
-    check_matrix(input, "svd", "input")
+    check_matrix(input, "svd", "input", complex_ok=True)
     if not compute_uv:
         m, n = input.shape[-2:]
         batch = input.shape[:-2]
@@ -42,7 +42,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVDLegacyR
         V = make_tensor(np.zeros(batch + (n, n), input.dtype))
         return SVDLegacyResult(U, svdvals(input), V)
     U, S, Vh = linalg_svd(input, full_matrices=not some)
-    return SVDLegacyResult(U, S, Vh.mT)
+    return SVDLegacyResult(U, S, adjoint(Vh))
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:

@@ -21,6 +21,11 @@ So ``niter`` only sets where the refinement starts, and the values are the same 
 seed up to the signs of the singular vectors (fixed as the SVD's: the first entry of largest
 magnitude of each u_j is positive). The sketch is drawn from minigrad's default generator,
 as torch draws from its global one. Dense tensors only.
+
+Complex A as torch's: U, V complex, S real, A - M ~ U diag(S) V^H; the sketch is complex
+Gaussian, the transposes conjugate, and the phase of each u_j is fixed as the complex SVD's
+(that entry real and positive). The backward is the complex truncated SVD's, which raises,
+as the complex SVD's, where the loss depends on the phases.
 """
 
 from __future__ import annotations
@@ -32,9 +37,10 @@ import numpy as np
 from ..creation import rng_of
 from ..tensor import Tensor
 from . import ties as _ties
-from ._checks import check_matrix
-from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
-from ._svd_trunc import svd_top, top_forward
+from ._checks import adjoint, check_matrix
+from ._svd_forward import DEFAULT_MAX_SWEEPS
+from ._svd_single import _unit
+from ._svd_trunc import dense_svd, np_adjoint, svd_top, top_forward
 from .svd import svd as linalg_svd
 
 _OVERSAMPLE = 5
@@ -44,15 +50,16 @@ _C_RESID = 64.0
 
 def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,
                 M: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
-    """The top k = min(q, m, n) triplets of A - M (M broadcast to A): A - M ~ U diag(S) V^T,
-    U (*, m, k), S (*, k), V (*, n, k) (V, not Vh, as torch), with the exact gradient of the
-    truncated SVD (torch's differentiates the random sketch instead; see the module).
+    """The top k = min(q, m, n) triplets of A - M (M broadcast to A): A - M ~ U diag(S) V^H,
+    U (*, m, k), S (*, k), V (*, n, k) (V, not Vh, as torch; complex A gives complex U, V
+    and real S), with the exact gradient of the truncated SVD (torch's differentiates the
+    random sketch instead; see the module).
 
     >>> A = mg.tensor([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]])
     >>> U, S, V = mg.svd_lowrank(A, q=2); S
     tensor([3., 2.])
     """
-    check_matrix(A, "svd_lowrank")
+    check_matrix(A, "svd_lowrank", complex_ok=True)
     q = 6 if q is None else int(q)
     niter = 2 if niter is None else int(niter)
     if q < 0:
@@ -69,7 +76,7 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,
         U, S, Vh = linalg_svd(A, full_matrices=False)
     else:
         U, S, Vh = svd_top(A, k, partial(_randomized, q=k, niter=niter), _ties.current())
-    return U, S, Vh.mT
+    return U, S, adjoint(Vh)
 
 
 def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,
@@ -83,7 +90,7 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,
     (tensor([2.]), tensor([[1.],
             [0.]]))
     """
-    check_matrix(A, "pca_lowrank")
+    check_matrix(A, "pca_lowrank", complex_ok=True)
     m, n = A.shape[-2:]
     if q is None:
         q = min(6, m, n)
@@ -102,20 +109,21 @@ def _randomized(a: np.ndarray, q: int, niter: int) -> tuple:
     dtype's accuracy, or the dense SVD (module docstring)."""
     m, n = a.shape[-2:]
     if m < n:  # work on the tall form, as torch
-        u, s, vh, s_next = _randomized(np.swapaxes(a, -1, -2), q, niter)
-        return np.swapaxes(vh, -1, -2), s, np.swapaxes(u, -1, -2), s_next
+        u, s, vh, s_next = _randomized(np_adjoint(a), q, niter)
+        u, vh = _fix_signs(np_adjoint(vh), np_adjoint(u))  # U's signs, not V's
+        return u, s, vh, s_next
     width = min(q + _OVERSAMPLE, n)
     if 2 * width > n or a.size == 0:
         return top_forward(a, q, None, DEFAULT_MAX_SWEEPS)
-    aT = np.swapaxes(a, -1, -2)
-    basis = _orth(a @ rng_of(None).standard_normal((n, width)).astype(a.dtype))
+    aH = np_adjoint(a)
+    basis = _orth(a @ _sketch(a, n, width))
     for _ in range(niter):
-        basis = _orth(a @ _orth(aT @ basis))
+        basis = _orth(a @ _orth(aH @ basis))
     tol = _C_RESID * np.sqrt(max(m, n)) * np.finfo(a.dtype).eps
     for step in range(_MAX_STEPS + 1):
-        ub, s, vh = svd_forward(np.swapaxes(basis, -1, -2) @ a, False, True)
+        ub, s, vh = dense_svd(np_adjoint(basis) @ a, False, True)
         u = basis @ ub
-        resid = np.linalg.norm(a @ np.swapaxes(vh, -1, -2) - u * s[..., None, :], axis=-2)
+        resid = np.linalg.norm(a @ np_adjoint(vh) - u * s[..., None, :], axis=-2)
         worst = np.max(resid[..., :q + 1] / (tol * s[..., :1]))
         if worst <= 1.0:
             u, vh = _fix_signs(u[..., :q], vh[..., :q, :])
@@ -125,7 +133,7 @@ def _randomized(a: np.ndarray, q: int, niter: int) -> tuple:
         rate = np.max((s[..., -1] / np.maximum(s[..., q], np.finfo(a.dtype).tiny)) ** 2)
         if rate >= 1.0 or np.log(worst) > -np.log(rate) * (_MAX_STEPS - step):
             break
-        basis = _orth(a @ _orth(aT @ basis))
+        basis = _orth(a @ _orth(aH @ basis))
     return top_forward(a, q, None, DEFAULT_MAX_SWEEPS)
 
 
@@ -133,9 +141,19 @@ def _orth(x: np.ndarray) -> np.ndarray:
     return np.linalg.qr(x)[0]
 
 
+def _sketch(a: np.ndarray, n: int, width: int) -> np.ndarray:
+    """A Gaussian n x width test matrix in a's dtype (complex: unit variance, as torch's
+    complex randn)."""
+    rng = rng_of(None)
+    if a.dtype.kind != "c":
+        return rng.standard_normal((n, width)).astype(a.dtype)
+    return ((rng.standard_normal((n, width)) + 1j * rng.standard_normal((n, width)))
+            * np.sqrt(0.5)).astype(a.dtype)
+
+
 def _fix_signs(u: np.ndarray, vh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The SVD's sign convention: each u_j's first entry of largest magnitude is positive,
-    v_j flipping with it."""
+    """The SVD's sign convention: each u_j's first entry of largest magnitude is positive
+    (complex: real and positive), v_j turning with it."""
     at = np.argmax(np.abs(u), axis=-2)[..., None, :]
-    sign = np.where(np.take_along_axis(u, at, axis=-2) < 0, -1.0, 1.0).astype(u.dtype)
-    return u * sign, vh * np.swapaxes(sign, -1, -2)
+    phase = _unit(np.take_along_axis(u, at, axis=-2)).astype(u.dtype)
+    return u * phase.conj(), vh * np.swapaxes(phase, -1, -2)

@@ -50,19 +50,18 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     >>> U, S, Vh = mg.linalg.svd(mg.eye(4) * mg.arange(1.0, 5.0), False, top_k=2); S
     tensor([4., 3.])
     """
-    if isinstance(A, Tensor) and A._array.dtype.kind == "c" and A.ndim >= 2:
-        k = None if top_k is None else _check_top_k(top_k, full_matrices, A.shape)
-        return SVDResult(*_complex.svd(A, full_matrices, tol, max_sweeps,
-                                       _ties.resolve(ties), k))
-    check_matrix(A, "linalg.svd")
+    check_matrix(A, "linalg.svd", complex_ok=True)
     # (the policy in force is looked up only where it is used: ~0.5 us of a lone 3x3's call)
     policy = None if ties is None else _ties.resolve(ties)
-    if top_k is not None and A.ndim >= 2:
+    if top_k is not None:
         k = _check_top_k(top_k, full_matrices, A.shape)
         if k < min(A.shape[-2:]):
             return SVDResult(*svd_top(A, k, partial(top_forward, k=k, tol=tol,
                                                     max_sweeps=max_sweeps),
                                       _ties.resolve(None) if policy is None else policy))
+    if A._array.dtype.kind == "c":
+        return SVDResult(*_complex.svd(A, full_matrices, tol, max_sweeps,
+                                       _ties.resolve(None) if policy is None else policy))
     if not (A.requires_grad and is_grad_enabled()):  # nothing to record: no node, no plan
         return SVDResult(*map(make_tensor, unrecorded(svd_forward, A._array,
                                                        bool(full_matrices), True, tol=tol,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Context, Function, make_tensor
-from ._base import float_operands, refuse_complex, save_operands, saved_operands
+from ._base import conj, float_operands, refuse_complex, save_operands, saved_operands
 from .arith import Remainder, Where
 
 
@@ -68,12 +68,16 @@ class Hypot(_Binary):
 
 class LogAddExp(Function):
     """log(exp(a) + exp(b)) without overflow; d/da = sigmoid(a - b), 1/2 where a == b (also
-    for equal infinities, where a - b is nan)."""
+    for equal infinities, where a - b is nan). Complex: torch's branch of the logarithm
+    (``logaddexp_complex``) and d/da = exp(a - out), its conjugate in the gradient."""
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
         save_operands(ctx, a, b, True, True)
-        x, y = _real(float_operands(a, b), "logaddexp")
+        x, y = float_operands(a, b)
+        if x.dtype.kind == "c":
+            ctx.tie = None
+            return logaddexp_complex(x, y)
         ctx.tie = make_tensor(np.broadcast_to(x == y, np.broadcast_shapes(np.shape(x),
                                                                       np.shape(y))))
         return np.logaddexp(x, y)  # nan in, nan out
@@ -81,10 +85,31 @@ class LogAddExp(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         a, b = saved_operands(ctx)
+        na, nb = ctx.needs_input_grad
+        if ctx.tie is None:  # complex: holomorphic, so g times the conjugate derivative
+            out = LogAddExp.apply(a, b)
+            return (g * conj((a - out).exp()) if na else None), (
+                g * conj((b - out).exp()) if nb else None)
         d = Where.apply(ctx.tie, 0, a - b)
         wa = Where.apply(ctx.tie, 0.5, d.sigmoid())
-        na, nb = ctx.needs_input_grad
         return (g * wa if na else None), (g * (1 - wa) if nb else None)
+
+
+def logaddexp_complex(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """log(e^x + e^y) for complex x, y on torch's branch: m + log1p(e^(n - m)), m the operand
+    of larger real part (x at a tie) and n the other, so the imaginary part is Im m plus an
+    angle in (-pi/2, pi/2], not reduced to (-pi, pi]; nan + nan i where either has a nan,
+    n where both real parts are -inf, log(e^x + e^y) where both are +inf."""
+    x, y = np.broadcast_arrays(x, y)
+    swap = x.real < y.real
+    hi, lo = np.where(swap, y, x), np.where(swap, x, y)
+    with np.errstate(all="ignore"):
+        out = hi + np.log1p(np.exp(lo - hi))
+        inf = np.isinf(lo.real) & (lo.real == hi.real)
+        if inf.any():
+            out = np.where(inf, np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi))), out)
+    out = np.where(np.isnan(x) | np.isnan(y), complex(np.nan, np.nan), out)
+    return out.astype(x.dtype, copy=False)
 
 
 class Fmod(Remainder):

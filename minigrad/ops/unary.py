@@ -281,15 +281,16 @@ def _sinc_grad2(x: np.ndarray) -> np.ndarray:
 
 
 class Sinc(_Unary):
-    """sin(pi a) / (pi a), 1 at a = 0."""
+    """sin(pi a) / (pi a), 1 at a = 0 (complex a too)."""
 
-    fn = staticmethod(_sinc)  # sinc(inf) = nan, as in torch
+    fn = complex_fn = staticmethod(_sinc)  # sinc(inf) = nan, as in torch
     grad = staticmethod(lambda a, g: g * SincGrad.apply(a))
 
 
 class SincGrad(Function):
     """sinc'(a). Its own derivative is computed in numpy, so sinc is twice differentiable;
-    a third derivative raises (once_differentiable)."""
+    a third derivative raises (once_differentiable). Complex a: sinc' is holomorphic, so
+    the gradient takes the conjugate of sinc''."""
 
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
@@ -300,7 +301,7 @@ class SincGrad(Function):
     @once_differentiable
     def backward(ctx: Context, g: Any) -> Any:
         (a,) = ctx.saved_tensors
-        return g * make_tensor(_sinc_grad2(a._array))
+        return g * make_tensor(np.conj(_sinc_grad2(a._array)))
 
 
 class Entr(Function):

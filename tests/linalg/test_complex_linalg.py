@@ -268,22 +268,6 @@ def test_logdet_of_a_singular_complex_matrix_is_torchs() -> None:
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-15)  # -inf + nan i
 
 
-# (svd, svdvals, eigh and eigvalsh take complex input on main since the complex SVD landed;
-# these, built on them, wait for their own complex rules)
-NOT_YET = {
-    "svd_lowrank": lambda A: mg.svd_lowrank(A, q=2),
-    "pca_lowrank": lambda A: mg.pca_lowrank(A, q=2),
-}
-
-
-@pytest.mark.parametrize("name", list(NOT_YET))
-def test_complex_input_without_support_yet_says_so(name: str) -> None:
-    A = mg.tensor(np.eye(3) * (1 + 2j))
-    with pytest.raises(NotImplementedError, match="complex") as err:
-        NOT_YET[name](A)
-    assert ".float()" not in str(err.value)  # which would drop the imaginary part
-
-
 SPECTRAL = {
     "matrix_norm 2": lambda lib, A: lib.linalg.matrix_norm(A, 2),
     "matrix_norm -2": lambda lib, A: lib.linalg.matrix_norm(A, -2),

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+import minigrad.linalg._svd_trunc as trunc
 import minigrad.linalg.lowrank as lowrank
 from minigrad.autograd import gradcheck, gradgradcheck
 from minigrad.linalg import LinAlgError
@@ -115,18 +116,27 @@ def test_ties_and_noise_among_the_discarded_values_never_enter() -> None:
                                rtol=1e-9, atol=1e-11)
 
 
+def results_of(monkeypatch: pytest.MonkeyPatch, module, name: str) -> list:
+    """Filled with the result of each call of module.name (which still runs)."""
+    results: list = []
+    fn = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        results.append(fn(*args, **kwargs))
+        return results[-1]
+    monkeypatch.setattr(module, name, spy)
+    return results
+
+
 def test_the_iterative_complement_solve_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
     # A wide gap at the cut and few kept triplets: conjugate gradients cost less than the
     # dense solve, and must give its numbers (the full SVD's gradient).
-    import minigrad.linalg._svd_trunc as trunc
-    ran = []
-    cg = trunc._cg
-    monkeypatch.setattr(trunc, "_cg", lambda *a: ran.append(cg(*a) is not None) or cg(*a))
+    ran = results_of(monkeypatch, trunc, "_cg")
     a = decaying(22, 60, 50, 0.5)
     loss = spectral_loss(23, 60, 50)
     np.testing.assert_allclose(grad_of(loss, top, a, 2), grad_of(loss, leading, a, 2),
                                rtol=1e-9, atol=1e-11)
-    assert ran and all(ran)
+    assert ran and all(r is not None for r in ran)
 
 
 def test_a_tie_inside_the_kept_block_takes_the_exact_limit() -> None:
@@ -200,10 +210,7 @@ def test_lowrank_values_are_the_exact_top_q(monkeypatch: pytest.MonkeyPatch, rat
     # Either way the values are the same for every seed and niter, unlike torch's.
     a = decaying(13, 40, 30, rate)
     ex_u, ex_s, ex_vh = np.linalg.svd(a)
-    dense = lowrank.top_forward
-    called = []
-    monkeypatch.setattr(lowrank, "top_forward", lambda *x, **y: called.append(1) or dense(
-        *x, **y))
+    called = results_of(monkeypatch, lowrank, "top_forward")
     for seed, niter in ((0, 0), (1, 2)):
         mg.manual_seed(seed)
         U, S, V = mg.svd_lowrank(mg.tensor(a), q=3, niter=niter)

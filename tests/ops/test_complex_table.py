@@ -83,3 +83,21 @@ def test_complex_gradcheck(op: Op) -> None:
 def test_complex_gradgradcheck(op: Op) -> None:
     leaves = [mg.tensor(a, requires_grad=True) for a in complex_arrays(op)]
     assert mg.autograd.gradgradcheck(lambda *xs: op.fn(mg, *xs), leaves, fast_mode=True)
+
+
+def test_logcumsumexp_takes_torchs_branch_of_the_logarithm() -> None:
+    # Imaginary parts spread over more than pi: the doubling scan's logaddexp steps can land
+    # 2 pi k off torch's one-at-a-time running sum (the same exp, another log); the values
+    # must be torch's, the gradient is the same either way.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(27)
+    a = rng.uniform(-3, 3, (50, 12)) + 1j * rng.uniform(-3, 3, (50, 12))
+    ours, theirs = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    out, out_t = ours.logcumsumexp(1), theirs.logcumsumexp(1)
+    np.testing.assert_allclose(out.detach().numpy(), out_t.detach().numpy(), rtol=1e-12,
+                               atol=1e-12)
+    w = rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape)
+    (out * mg.tensor(w)).real.sum().backward()
+    (out_t * torch.tensor(w)).real.sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.resolve_conj().numpy(), rtol=1e-10,
+                               atol=1e-12)

@@ -170,6 +170,7 @@ REFUSED = {
     "isposinf": lambda z: z.isposinf(), "deg2rad": lambda z: z.deg2rad(),
     "digamma": lambda z: z.digamma(), "i0": lambda z: z.i0(), "atan2": lambda z: z.atan2(z),
     "hypot": lambda z: z.hypot(z), "mode": lambda z: z.mode(), "unique": lambda z: z.unique(),
+    "logaddexp2": lambda z: z.logaddexp2(z), "logaddexp2_real": lambda z: z.real.logaddexp2(z),
 }
 
 
