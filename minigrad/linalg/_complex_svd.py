@@ -80,6 +80,15 @@ _NEEDS_WALK = ("svd backward: the exact gradient at a repeated or zero singular 
                "the polar factor U Vh) or ties=mg.linalg.TiePolicy(\"lorentzian\", eps=...)")
 
 
+def plan_complex_backward(ctx: Context, s: np.ndarray, policy: _ties.TiePolicy) -> None:
+    """In a complex SVD's forward (full or truncated): at a tie or a zero value (its phase
+    term i (Im J_jj - Im K_jj) / 2 s_j is a pole at any shape) the backward may look
+    downstream (``_bond``, ``_looked``)."""
+    ctx.policy = policy
+    ctx.wants_downstream = policy.kind == "exact" and s.size > 0 and maybe_poles(
+        s, tie_level(s, float(np.finfo(s.dtype).eps)), True)
+
+
 class ComplexSVD(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, full_matrices: bool, tol: float | None,
@@ -89,11 +98,7 @@ class ComplexSVD(Function):
         outs = make_tensor(u), make_tensor(s), make_tensor(vh)
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
-        ctx.policy = policy
-        # At a tie or a zero value (its phase term i (Im J_jj - Im K_jj) / 2 s_j is a pole
-        # at any shape) the backward may look downstream (``_bond``, ``_looked``)
-        ctx.wants_downstream = policy.kind == "exact" and s.size > 0 and maybe_poles(
-            s, tie_level(s, float(np.finfo(s.dtype).eps)), True)
+        plan_complex_backward(ctx, s, policy)
         return outs
 
     @staticmethod
@@ -187,9 +192,10 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
         if ctx is None or not ctx.wants_downstream:
             raise LinAlgError(_NEEDS_WALK)
         num = Numerators(J, K, Np, Nm, R, Q)
-        look = _Look(ctx, U, S, Vh, (gU, gS, gVh))
-        # (the bond backward reads the first k factors' cotangents only)
-        gA = None if _reads_complement(gU, gVh, k) else _bond(
+        look = _Look(ctx, U, S, Vh, (gU, gS, gVh), kept_only)
+        # (the bond backward reads the first k factors' cotangents only, and rebuilds the
+        # input from them: not a truncated SVD's)
+        gA = None if kept_only or _reads_complement(gU, gVh, k) else _bond(
             ctx, U, S, Vh, (gU, gVh), num, absent, noise, eps, look)
         if gA is not None:
             return gA
@@ -216,10 +222,11 @@ class _Look:
     loss's second derivatives along S, as for real input), taken when first asked; two
     derivatives of them are exact when the result will be differentiated."""
 
-    def __init__(self, ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple) -> None:
+    def __init__(self, ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple,
+                 kept_only: bool = False) -> None:
         k = S.shape[-1]
         self.down = Downstream(ctx, grads)
-        self.f = Factors(U, Vh, U[..., :, :k], Vh[..., :k, :].mH, k)
+        self.f = Factors(U, Vh, U[..., :, :k], Vh[..., :k, :].mH, k, not kept_only)
         self.S, self.gS = S, grads[1]
         self.mu: Numerators | None = None
 

@@ -47,7 +47,7 @@ from ..tensor import Tensor
 from . import ties as _ties
 from ._checks import adjoint
 from ._complex_forward import complex_svd_forward
-from ._complex_svd import complex_svd_backward
+from ._complex_svd import complex_svd_backward, plan_complex_backward
 from ._svd_backward import plan_backward, svd_backward
 from ._svd_forward import svd_forward
 from ._svd_parts import batch_text, tie_level
@@ -85,7 +85,7 @@ class _SVDTop(Function):
         ctx.s_next = s_next
         ctx.set_materialize_grads(False)
         if u.dtype.kind == "c":
-            ctx.policy = policy
+            plan_complex_backward(ctx, s, policy)
         else:
             plan_backward(ctx, s, policy, False)  # kept_only: no S^-1 terms
         return outs
@@ -100,7 +100,7 @@ class _SVDTop(Function):
         tied = _tied_at_cut(S._array, ctx.s_next)
         _check_cut(tied, gU, gS, gVh, S._array, ctx.s_next)
         if U._array.dtype.kind == "c":
-            gA = complex_svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, kept_only=True)
+            gA = complex_svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, ctx, kept_only=True)
         else:
             down = Downstream(ctx, (gU, gS, gVh)) if ctx.wants_downstream else None
             gA = svd_backward(U, S, Vh, gU, gS, gVh, ctx.policy, down, ctx.no_poles,

@@ -244,3 +244,33 @@ def test_eigh_at_a_repeated_eigenvalue_a_basis_dependent_loss_raises():
     L, Q = mg.linalg.eigh(A)
     with pytest.raises(LinAlgError, match="arbitrary choice of eigenvectors"):
         (Q[:, 1].abs() ** 4).sum().backward()
+
+
+@pytest.mark.parametrize("shape", [(6, 5), (5, 6)])
+def test_a_truncated_svd_with_a_tie_inside_its_kept_block(shape):
+    """top_k = 3 of singular values 3, 2, 2, 1, 0.5: the cut is gapped, the tie is kept, so
+    the kept U S Vh is a function of A. Its gradient (the kept block's limits from a look
+    downstream, the complement by the truncated SVD's own solve) equals the full SVD's
+    sliced, and first and second order match differences (the default policy raised)."""
+    m, n = shape
+    A0 = tied(m, n, [3.0, 2.0, 2.0, 1.0, 0.5], 4)
+    C = mg.tensor(cmatrix((m, n), 5))
+
+    def loss(A, top):
+        if top:
+            U, S, Vh = mg.linalg.svd(A, full_matrices=False, top_k=3)
+        else:
+            U, S, Vh = svd(A, 3)
+        X = (U * S.to(U.dtype).unsqueeze(-2)) @ Vh
+        return (X * C).real.sum() + (X.abs() ** 2).sum() ** 2
+
+    grads = []
+    for top in (True, False):
+        A = mg.tensor(A0, requires_grad=True)
+        loss(A, top).backward()
+        grads.append(A.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=0, atol=1e-11 * np.abs(grads[1]).max())
+    A = mg.tensor(A0, requires_grad=True)
+    assert gradcheck(lambda a: loss(a, True), (A,))
+    # differences off the tie (its neighbours' plain quotients carry eps |g| / gap)
+    assert gradgradcheck(lambda a: loss(a, True), (A,), eps=1e-4)
