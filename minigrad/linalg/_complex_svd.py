@@ -61,6 +61,7 @@ from ._svd_parts import (
     colmax,
     fold_complement,
     maybe_poles,
+    near_level,
     quot,
     tie_level,
 )
@@ -86,7 +87,7 @@ def plan_complex_backward(ctx: Context, s: np.ndarray, policy: _ties.TiePolicy) 
     downstream (``_bond``, ``_looked``)."""
     ctx.policy = policy
     ctx.wants_downstream = policy.kind == "exact" and s.size > 0 and maybe_poles(
-        s, tie_level(s, float(np.finfo(s.dtype).eps)), True)
+        s, near_level(s, float(np.finfo(s.dtype).eps)), True)
 
 
 class ComplexSVD(Function):
@@ -177,6 +178,9 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     Sr, Sc = S.unsqueeze(-2), S.unsqueeze(-1)  # [.., i, j] = s_j, s_i
     xp, xm = Sr - Sc, Sr + Sc
     tie = tie_level(s, eps)[..., None]
+    # near a tie (within eps^(1/3) s_1) nu / x loses digits: the exact policy takes the
+    # look's series there too (O(x^2)-exact), or the bond's backward
+    near = near_level(s, eps)[..., None] if policy.kind == "exact" else tie
     eye = np.eye(k, dtype=bool)
     nz = noise[..., None, None]
     Np, Nm = Ja + Ka, Ja - Ka
@@ -188,29 +192,41 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     R = gUk - Uk @ J if m > k and gUk is not None and not kept_only else None
     Q = gVk - Vk @ K if n > k and gVk is not None and not kept_only else None
     mu = _NO_LIMITS
-    if policy.kind == "exact" and _read_ties(s, tie, absent).any():
+    close = _read_ties(s, near, absent)
+    if policy.kind == "exact" and close.any():
+        weak = bool((close & ~_read_ties(s, tie, absent)).any())  # near-ties off the ties
         if ctx is None or not ctx.wants_downstream:
             raise LinAlgError(_NEEDS_WALK)
         num = Numerators(J, K, Np, Nm, R, Q)
-        look = _Look(ctx, U, S, Vh, (gU, gS, gVh), kept_only)
+        look = _Look(ctx, U, S, Vh, (gU, gS, gVh), kept_only, weak)
         # (the bond backward reads the first k factors' cotangents only, and rebuilds the
         # input from them: not a truncated SVD's)
         gA = None if kept_only or _reads_complement(gU, gVh, k) else _bond(
-            ctx, U, S, Vh, (gU, gVh), num, absent, noise, eps, look)
+            ctx, U, S, Vh, (gU, gVh), num, absent, noise, eps, look, near)
         if gA is not None:
             return gA
         mu = _looked(look, S, num, absent, tie, noise, max(m, n))
     zp = eye | _at_poles(Np, xp._array, tie, nz, absent, policy)
     zm = _at_poles(Nm, xm._array, tie, nz, absent, policy)
+    if policy.kind == "exact":  # the series' entries beside the ties, where it was taken;
+        # where none was (the loss's cotangents do not depend on S: mu = 0), those whose
+        # numerator is rounding are 0 too (nu / x there is rounding over a small x)
+        beside = close & ~eye
+        zp = zp | (beside if mu.plus is not None else beside & (np.abs(Np._array) <= nz))
+        beside = close & (s[..., None, :] + s[..., :, None] <= near)
+        zm = zm | (beside if mu.minus is not None else beside & (np.abs(Nm._array) <= nz))
     X = (_quot(Np, xp, zp, policy, mu.plus, eye) + _quot(Nm, xm, zm, policy, mu.minus)) * 0.5
     if gS is not None:
         X = X + gS.to(U.dtype).diag_embed()
     gA = Uk @ X @ Vhk
-    small = np.broadcast_to(s[..., None, :] <= tie, s.shape[:-1] + (1, k))
+    def small(lim: Tensor | None) -> np.ndarray:
+        level = tie if lim is None else near  # (a limit taken: its series near 0 too)
+        return np.broadcast_to(s[..., None, :] <= level, s.shape[:-1] + (1, k))
+
     if R is not None:
-        gA = gA + _quot(R, Sr, small, policy, mu.R) @ Vhk
+        gA = gA + _quot(R, Sr, small(mu.R), policy, mu.R) @ Vhk
     if Q is not None:
-        gA = gA + Uk @ _quot(Q, Sr, small, policy, mu.Q).mH
+        gA = gA + Uk @ _quot(Q, Sr, small(mu.Q), policy, mu.Q).mH
     return gA
 
 
@@ -223,17 +239,18 @@ class _Look:
     derivatives of them are exact when the result will be differentiated."""
 
     def __init__(self, ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple,
-                 kept_only: bool = False) -> None:
+                 kept_only: bool = False, weak: bool = False) -> None:
         k = S.shape[-1]
         self.down = Downstream(ctx, grads)
         self.f = Factors(U, Vh, U[..., :, :k], Vh[..., :k, :].mH, k, not kept_only)
         self.S, self.gS = S, grads[1]
+        self.weak = weak  # near-ties off the ties: the value's first derivative too
         self.mu: Numerators | None = None
 
     def limits(self) -> Numerators:
         if self.mu is None:
             self.mu = looked_limits(self.f, self.S, self.gS, self.down,
-                                    2 if result_is_differentiated() else 0)
+                                    2 if result_is_differentiated() else int(self.weak))
         return self.mu
 
 
@@ -281,7 +298,8 @@ def _read_ties(s: np.ndarray, tie: np.ndarray, absent: np.ndarray) -> np.ndarray
 
 
 def _bond(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Numerators,
-          absent: np.ndarray, noise: np.ndarray, eps: float, look: _Look) -> Tensor | None:
+          absent: np.ndarray, noise: np.ndarray, eps: float, look: _Look,
+          near: np.ndarray) -> Tensor | None:
     """The whole gradient by ``_svd_gauge``'s bond backward, where the cotangents are
     those of a loss reading the top r triplets through A = U_r sqrt(S_r) and
     B = sqrt(S_r) Vh_r and unchanged by A Q, Q^H B (Q unitary): ``bond_fit``'s test, whose
@@ -298,7 +316,7 @@ def _bond(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Num
     if ((read[..., :, None] ^ read[..., None, :])
             & (np.abs(s[..., None, :] - s[..., :, None]) <= tie[..., None])).any():
         return None  # a truncation inside a tie: no gradient (``_at_poles`` says so)
-    fit = bond_fit(num, S, look.gS, Poles(s, tie, tie, False, absent), noise,
+    fit = bond_fit(num, S, look.gS, Poles(s, tie, near[..., 0], False, absent), noise,
                    C_NOISE * eps * np.sqrt(max(m, n)), bond_inherited(ctx))
     if fit is None:
         return None

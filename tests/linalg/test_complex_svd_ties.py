@@ -274,3 +274,42 @@ def test_a_truncated_svd_with_a_tie_inside_its_kept_block(shape):
     assert gradcheck(lambda a: loss(a, True), (A,))
     # differences off the tie (its neighbours' plain quotients carry eps |g| / gap)
     assert gradgradcheck(lambda a: loss(a, True), (A,), eps=1e-4)
+
+
+def _central(f, A0: np.ndarray, h: float = 1e-5) -> np.ndarray:
+    """dL/dA in torch's convention (dL/dRe + i dL/dIm) by central differences."""
+    g = np.zeros(A0.shape, complex)
+    for idx in np.ndindex(A0.shape):
+        for unit in (1.0, 1j):
+            E = np.zeros(A0.shape, complex)
+            E[idx] = unit * h
+            d = (f(mg.tensor(A0 + E)).item() - f(mg.tensor(A0 - E)).item()) / (2 * h)
+            g[idx] += d * unit
+    return g
+
+
+@pytest.mark.parametrize("gap", [1e-7, 1e-10, 1e-13])
+def test_near_a_tie_the_gradient_keeps_its_digits(gap):
+    """Singular values 2 + gap and 2: the plain quotient nu / gap carries eps |g| / gap (5e-4
+    of the gradient at 1e-13 for U S^2 Vh, 1e-6 at 1e-10 for the polar factor). Within
+    eps^(1/3) s_1 of a tie the look's series (or the bond's backward) is taken instead, as
+    for real input: the closed form of a function of U S Vh, and differences for the
+    polar factor and U S^2 Vh, to 1e-8."""
+    A0 = tied(4, 4, [3.0, 2.0 + gap, 2.0, 1.0], 1)
+    W, C = cmatrix((4, 4), 2), cmatrix((4, 4), 3)
+
+    def run(A, kind):
+        U, S, Vh = svd(A)
+        power = {"U S Vh": 1, "polar": 0, "U S^2 Vh": 2}[kind]
+        X = (U * (S ** power).unsqueeze(-2)) @ Vh
+        extra = ((mg.tensor(W) @ X).abs() ** 2).sum() if power == 1 else 0.0
+        return extra + (X * mg.tensor(C)).real.sum()
+
+    for kind in ("U S Vh", "polar", "U S^2 Vh"):
+        A = mg.tensor(A0, requires_grad=True)
+        run(A, kind).backward()
+        if kind == "U S Vh":
+            ref = 2 * W.conj().T @ W @ A0 + C.conj()
+        else:
+            ref = _central(lambda a, kind=kind: run(a, kind), A0)
+        np.testing.assert_allclose(A.grad.numpy(), ref, rtol=0, atol=1e-8 * np.abs(ref).max())
