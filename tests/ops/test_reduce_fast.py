@@ -11,6 +11,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.ops import reduce, reduce_fast
+from minigrad.ops._layout_kernels import BLOCK as KERNEL_BLOCK
 from minigrad.ops.reduce_fast import fast_max, fast_sum, fast_sumsq, plain_sum
 
 SHAPES = [(256, 100, 3), (64, 3, 1000), (300, 40), (5, 1, 7, 300, 2), (3000, 2), (2, 5000),
@@ -217,3 +218,22 @@ def test_a_sum_of_everything_is_one_product_and_numpys_sum(dtype, monkeypatch) -
         x.grad = None
         x.mean(keepdim=keepdim).backward()
         np.testing.assert_allclose(x.grad.numpy(), np.full(x.shape, 1 / x.numel()), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_sum_kernel_over_block_edges_and_levels_matches_the_plain_sum(dtype) -> None:
+    # a whole contiguous array: the kernel's blocks, their tails and a third level
+    rng = np.random.default_rng(9)
+    block = KERNEL_BLOCK
+    for n in (4096, block * 5 - 1, block * 5 + 1, block * block, block * block + 17,
+              2 * block * block + 5):
+        a = rng.standard_normal(n).astype(dtype)
+        got, ref = fast_sum(a, (0,), False), plain_sum(a, (0,), False)
+        assert got.shape == ref.shape == () and got.dtype == ref.dtype
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(n))
+    for bad, want in (([np.nan], np.nan), ([np.inf], np.inf), ([np.inf, -np.inf], np.nan),
+                      ([-np.inf], -np.inf)):
+        a = np.ones(5000, dtype)
+        a[[17, 4999][:len(bad)]] = bad
+        np.testing.assert_array_equal(fast_sum(a, (0,), False), np.asarray(want, dtype))
