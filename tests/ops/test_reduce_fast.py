@@ -237,3 +237,23 @@ def test_the_sum_kernel_over_block_edges_and_levels_matches_the_plain_sum(dtype)
         a = np.ones(5000, dtype)
         a[[17, 4999][:len(bad)]] = bad
         np.testing.assert_array_equal(fast_sum(a, (0,), False), np.asarray(want, dtype))
+
+
+def test_var_is_one_node_with_one_temporary_and_second_derivatives_through_it() -> None:
+    import tracemalloc
+    a = np.random.default_rng(10).standard_normal((500, 400))
+    x = mg.tensor(a, requires_grad=True)
+    tracemalloc.start()
+    try:
+        y = x.var(0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * a.nbytes  # the centred copy, squared in place; no squares beside it
+    assert y.grad_fn.name() == "VarBackward"  # one node (as ops, the last was a divide)
+    b = mg.tensor(a[:6, :5], requires_grad=True)
+    for dim, correction in ((0, 1), (1, 0), ((0, 1), 2), (None, 1)):
+        def f(t, dim=dim, correction=correction):
+            return (t.var(dim, correction=correction) ** 2).sum()
+        assert mg.autograd.gradcheck(f, (b,))
+        assert mg.autograd.gradgradcheck(f, (b,))
