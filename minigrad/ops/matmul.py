@@ -27,6 +27,10 @@ class MatMul(Function):
                 f"mat1 and mat2 shapes cannot be multiplied ({x.shape[-2]}x{x.shape[-1]} "
                 f"and {y.shape[-2]}x{y.shape[-1]})"
             )
+        # a stack of transposed matrices (x.mT of a contiguous x) gets its gradient in that
+        # layout, as (B G^T)^T: added to the contiguous gradient its base gets elsewhere, it
+        # then makes one contiguous loop, not a strided one
+        ctx.swapped = (_swapped(x) if na else False), (_swapped(y) if nb else False)
         out = _tiny_batched(x, y)
         return np.matmul(_blasable(x), _blasable(y)) if out is None else out
 
@@ -36,7 +40,15 @@ class MatMul(Function):
         na, nb = ctx.needs_input_grad
         if g._array.dtype.kind == "c":  # g B^H and A^H g (a real side's: their real parts)
             return (g @ b.mH if na else None), (a.mH @ g if nb else None)
-        return (g @ b.mT if na else None), (a.mT @ g if nb else None)
+        sa, sb = ctx.swapped
+        ga = ((b @ g.mT).mT if sa else g @ b.mT) if na else None
+        gb = ((g.mT @ a).mT if sb else a.mT @ g) if nb else None
+        return ga, gb
+
+
+def _swapped(x: np.ndarray) -> bool:
+    """Whether x is a batch of transposed matrices: x.mT C-contiguous, x not."""
+    return x.ndim > 2 and not x.flags.c_contiguous and x.swapaxes(-1, -2).flags.c_contiguous
 
 
 def _blasable(x: np.ndarray) -> np.ndarray:

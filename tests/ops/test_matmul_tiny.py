@@ -108,3 +108,27 @@ def test_a_kernel_that_compiles_says_so_once_on_stderr(monkeypatch, capsys, seco
     assert kernel is abs
     err = capsys.readouterr().err
     assert ("compiling a test kernel, once" in err) is said
+
+
+@pytest.mark.parametrize("shapes", [((16, 10, 3), (16, 10, 3)), ((8, 5, 4), (8, 5, 6))])
+def test_a_transposed_stacks_gradient_comes_in_its_bases_layout(shapes):
+    # the alignment's X^T Y: X's gradient arrives C-contiguous (it was a transposed view,
+    # added to X's other gradients by a strided loop), with torch's values; the same for a
+    # transposed right operand (Y^T X: Y^T on the right is X^T Y's mirror)
+    torch = pytest.importorskip("torch")
+    a, b = (rng.standard_normal(s) for s in shapes)
+    x, y = mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True)
+    u, v = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    g = rng.standard_normal((shapes[0][0], shapes[0][2], shapes[1][2]))
+    (x.transpose(2, 1) @ y).backward(mg.tensor(g))
+    (u.transpose(2, 1) @ v).backward(torch.tensor(g))
+    gt = rng.standard_normal((shapes[0][0], shapes[1][2], shapes[0][2]))
+    (y.transpose(2, 1) @ x).backward(mg.tensor(gt))  # x is now the right operand
+    (v.transpose(2, 1) @ u).backward(torch.tensor(gt))
+    assert x.grad.numpy().flags.c_contiguous and y.grad.numpy().flags.c_contiguous
+    np.testing.assert_allclose(x.grad.numpy(), u.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), v.grad.numpy(), rtol=1e-12)
+    p, q = (mg.tensor(t[:2, :3], requires_grad=True) for t in (a, b))
+    assert gradgradcheck(lambda p, q: (p.transpose(2, 1) @ q).sin().sum(), (p, q))
+    w = mg.tensor(rng.standard_normal((2, 2, shapes[0][2])), requires_grad=True)
+    assert gradgradcheck(lambda w, p: (w @ p.transpose(2, 1)).sin().sum(), (w, p))

@@ -100,3 +100,25 @@ def test_short_rows_are_repeated_by_the_kernel(monkeypatch) -> None:
     monkeypatch.setattr(_broadcast.np, "repeat", None)  # np.repeat is not called
     y = np.arange(6.0).reshape(2, 1, 3)
     np.testing.assert_array_equal(widen(y, (2, 4000, 3)), np.broadcast_to(y, (2, 4000, 3)))
+
+
+def test_a_broadcast_subtrahend_is_summed_before_it_is_negated(monkeypatch) -> None:
+    # x - mean(x): the mean's gradient is -sum(g), negated at the mean's size, not g's
+    torch = pytest.importorskip("torch")
+    negated = []
+    real = mg.Tensor.__neg__
+
+    def spy(t):
+        negated.append(tuple(t.shape))
+        return real(t)
+
+    monkeypatch.setattr(mg.Tensor, "__neg__", spy)
+    a = np.random.default_rng(3).standard_normal((64, 80, 3))
+    g = np.random.default_rng(4).standard_normal(a.shape)
+    x, u = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    (x - x.mean(1, keepdim=True)).backward(mg.tensor(g))
+    (u - u.mean(1, keepdim=True)).backward(torch.tensor(g))
+    assert negated == [(64, 1, 3)]
+    np.testing.assert_allclose(x.grad.numpy(), u.grad.numpy(), rtol=1e-12, atol=1e-14)
+    c = mg.tensor(a[:2, :3], requires_grad=True)  # and to second order, a 1-d subtrahend
+    assert mg.autograd.gradgradcheck(lambda c: ((c - c[0, 0]) ** 3).sum(), (c,))
