@@ -214,7 +214,8 @@ def _small() -> list:
             b = rng.standard_normal((4, n, n)).astype(dtype)
             out += [(_small.det(b), _small.inv(b), _small.solve(b, b), _small.cofactor(b))]
         long = rng.standard_normal(5000).astype(dtype)
-        out += [(fast_sum(long, (0,), False), widen(long[:24].reshape(8, 1, 3), (8, 700, 3)))]
+        out += [(fast_sum(long, (0,), False), fast_sum(long.reshape(50, 100), (1,), False),
+                 widen(long[:24].reshape(8, 1, 3), (8, 700, 3)))]
     return out
 
 
@@ -255,7 +256,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            jit_only=(("complex SVD, complex128", _complex_svds),)),
     Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel",
                      "minigrad.linalg._small_kernels", "minigrad.ops._layout_kernels"),
-           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp", "closed", "sum")
+           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp", "closed", "sum", "rows")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
            (("batched small matmul, SVD backward, det, inv and solve, sum and repeat",
              _small),),

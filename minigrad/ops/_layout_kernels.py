@@ -7,7 +7,8 @@
 - ``sum_all``: the sum of a contiguous vector. Blocks of ``BLOCK`` terms are each summed in
   SIMD lanes (reassociation allowed there, as a BLAS dot does), and the block sums are
   summed again the same way: numpy's pairwise sum keeps no more digits, and runs
-  without SIMD (4x slower on float32).
+  without SIMD (4x slower on float32). ``sum_rows``: each row of a matrix so, faster than
+  BLAS's row dots with a ones vector (float64 (1000, 1000): 94 us against 140).
 
 One signature per dtype, compiled on first use and cached on disk; the warm-up also
 compiles them ahead of time (minigrad/_aot.py).
@@ -64,15 +65,46 @@ def _block_sums(src, n, out):
         out[i] = s
 
 
-def _sum_all(f):
+@njit(nogil=True, inline="always")
+def _cascade(f, sums):
+    """The sum of f by levels of block sums, ``sums`` a scratch of f's block count."""
     n = f.shape[0]
     m = (n + BLOCK - 1) // BLOCK
-    sums = np.empty(m, f.dtype)
     _block_sums(f, n, sums)
     while m > 1:
         n, m = m, (m + BLOCK - 1) // BLOCK
         _block_sums(sums, n, sums)
+    return sums[0]
+
+
+def _sum_all(f):
+    sums = np.empty((f.shape[0] + BLOCK - 1) // BLOCK, f.dtype)
+    _cascade(f, sums)
     return sums[:1]
+
+
+@njit(nogil=True, fastmath=_FAST, cache=True, no_cpython_wrapper=True,
+      no_cfunc_wrapper=True)
+def _short_rows(a, out):
+    """out[i] = the sum of row i, rows of at most BLOCK terms: one plain loop (a call per
+    row doubled the time of rows of 3)."""
+    for i in range(a.shape[0]):
+        row = a[i]
+        s = row[0]
+        for j in range(1, row.shape[0]):
+            s += row[j]
+        out[i] = s
+
+
+def _sum_rows(a):
+    out = np.empty(a.shape[0], a.dtype)
+    if a.shape[1] <= BLOCK:
+        _short_rows(a, out)
+        return out
+    sums = np.empty((a.shape[1] + BLOCK - 1) // BLOCK, a.dtype)
+    for i in range(a.shape[0]):
+        out[i] = _cascade(a[i], sums)
+    return out
 
 
 def repeat_kernel(itemsize: int):
@@ -87,21 +119,25 @@ def repeat_kernel(itemsize: int):
                        f"the broadcast repeat of {itemsize}-byte items", name)
 
 
-def sum_kernel(dtype: np.dtype):
+def sum_kernel(dtype: np.dtype, rows: bool = False):
     """kernel(f) -> the sum of f, a C-contiguous vector of ``dtype`` with at least one term,
-    as an array of one element."""
-    name = f"sum_{np.dtype(dtype)}"
+    as an array of one element; with ``rows``, kernel(a) -> the sums of the rows of a
+    C-contiguous (b, r) ``a``, r >= 1, as a (b,) array."""
+    name = f"{'rows' if rows else 'sum'}_{np.dtype(dtype)}"
     if name in jitted:
         return jitted[name]
     dt = from_dtype(np.dtype(dtype))
-    return compile_for(_sum_all, types.Array(dt, 1, "C")(types.Array(dt, 1, "C", readonly=True)),
-                       f"the blocked sum for {dtype}", name)
+    given = types.Array(dt, 2 if rows else 1, "C", readonly=True)
+    return compile_for(_sum_rows if rows else _sum_all, types.Array(dt, 1, "C")(given),
+                       f"the blocked {'row sums' if rows else 'sum'} for {dtype}", name)
 
 
 def __getattr__(name: str):
-    """repeat_<4|8> and sum_<dtype>, by their entry points' names (the registry's)."""
+    """repeat_<4|8>, sum_<dtype> and rows_<dtype>, by their entry points' names (the
+    registry's)."""
     if name in ("repeat_4", "repeat_8"):
         return repeat_kernel(int(name[7:]))
-    if name in ("sum_float32", "sum_float64"):
-        return sum_kernel(np.dtype(name[4:]))
+    kind, _, dtype = name.partition("_")
+    if kind in ("sum", "rows") and dtype in ("float32", "float64"):
+        return sum_kernel(np.dtype(dtype), kind == "rows")
     raise AttributeError(name)

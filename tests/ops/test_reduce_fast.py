@@ -232,6 +232,11 @@ def test_the_sum_kernel_over_block_edges_and_levels_matches_the_plain_sum(dtype)
         assert got.shape == ref.shape == () and got.dtype == ref.dtype
         tol = 1e-5 if dtype == np.float32 else 1e-12
         np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(n))
+        if n <= block * block + 17:  # and as rows: the row kernel, its scratch reused
+            rows = rng.standard_normal((3, n)).astype(dtype)
+            got, ref = fast_sum(rows, (1,), True), plain_sum(rows, (1,), True)
+            assert got.shape == ref.shape == (3, 1) and got.dtype == ref.dtype
+            np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(n))
     for bad, want in (([np.nan], np.nan), ([np.inf], np.inf), ([np.inf, -np.inf], np.nan),
                       ([-np.inf], -np.inf)):
         a = np.ones(5000, dtype)
