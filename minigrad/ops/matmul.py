@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from .._kernel_registry import kernels
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
+from ..autograd.grad_mode import _state
 from ._base import operands
 
 
@@ -31,8 +32,7 @@ class MatMul(Function):
         # layout, as (B G^T)^T: added to the contiguous gradient its base gets elsewhere, it
         # then makes one contiguous loop, not a strided one
         ctx.swapped = (_swapped(x) if na else False), (_swapped(y) if nb else False)
-        out = _tiny_batched(x, y)
-        return np.matmul(_blasable(x), _blasable(y)) if out is None else out
+        return _product(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -41,9 +41,27 @@ class MatMul(Function):
         if g._array.dtype.kind == "c":  # g B^H and A^H g (a real side's: their real parts)
             return (g @ b.mH if na else None), (a.mH @ g if nb else None)
         sa, sb = ctx.swapped
+        if not _state.enabled:  # nothing records (a first-order walk): the products alone
+            ga = gb = None
+            if na:
+                x, y = operands(g, b)
+                ga = make_tensor(_T(_product(y, _T(x))) if sa else _product(x, _T(y)))
+            if nb:
+                x, y = operands(a, g)
+                gb = make_tensor(_T(_product(_T(y), x)) if sb else _product(_T(x), y))
+            return ga, gb
         ga = ((b @ g.mT).mT if sa else g @ b.mT) if na else None
         gb = ((g.mT @ a).mT if sb else a.mT @ g) if nb else None
         return ga, gb
+
+
+def _T(x: np.ndarray) -> np.ndarray:
+    return x.swapaxes(-1, -2)
+
+
+def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    out = _tiny_batched(x, y)
+    return np.matmul(_blasable(x), _blasable(y)) if out is None else out
 
 
 def _swapped(x: np.ndarray) -> bool:

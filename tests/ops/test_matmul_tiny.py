@@ -132,3 +132,36 @@ def test_a_transposed_stacks_gradient_comes_in_its_bases_layout(shapes):
     assert gradgradcheck(lambda p, q: (p.transpose(2, 1) @ q).sin().sum(), (p, q))
     w = mg.tensor(rng.standard_normal((2, 2, shapes[0][2])), requires_grad=True)
     assert gradgradcheck(lambda w, p: (w @ p.transpose(2, 1)).sin().sum(), (w, p))
+
+
+def test_a_first_order_backward_multiplies_without_recording_ops(monkeypatch):
+    # no MatMul or transpose nodes in a plain backward: the products alone, same numbers
+    torch = pytest.importorskip("torch")
+    for sa, sb in (((64, 3, 3), (64, 3, 3)), ((6, 100, 3), (6, 3, 3)), ((2, 3), (40, 3, 1)),
+                   ((5, 4, 7), (7, 2))):
+        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+        g = rng.standard_normal(np.broadcast_shapes(sa[:-1] + (1,), sb[:-2] + (1, 1))[:-1]
+                                + (sb[-1],))
+        x, y = mg.tensor(a, requires_grad=True), mg.tensor(b.astype(np.float32),
+                                                            requires_grad=True)
+        # (torch refuses a float64 @ float32 product: its y in float64, the same values)
+        u, v = torch.tensor(a, requires_grad=True), torch.tensor(
+            b.astype(np.float32).astype(np.float64), requires_grad=True)
+        out = x.transpose(-1, -2).transpose(-1, -2) @ y
+        calls: list = []
+
+        def counted(cls, *args, calls=calls):
+            calls.append(1)
+            return Function_apply(cls, *args)
+
+        monkeypatch.setattr(M.MatMul, "apply", classmethod(counted))
+        out.backward(mg.tensor(g))
+        monkeypatch.undo()
+        (u @ v).backward(torch.tensor(g))
+        assert calls == []
+        np.testing.assert_allclose(x.grad.numpy(), u.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(y.grad.numpy(), v.grad.numpy(), rtol=1e-5)
+        assert y.grad.dtype == mg.float32
+
+
+Function_apply = M.Function.apply.__func__
