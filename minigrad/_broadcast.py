@@ -59,7 +59,8 @@ def repeat(y: np.ndarray, n: int, axis: int) -> np.ndarray:
     """np.repeat(y, n, axis) for a y of length 1 along ``axis``: a new C-contiguous array."""
     k = math.prod(y.shape[axis + 1:])
     uint = _UINT.get(y.dtype.itemsize)
-    if k >= _SHORT or uint is None or y.dtype.kind not in "biufc":  # rows long enough
+    # rows long enough, or items the kernels do not take (their typed, aligned arrays)
+    if k >= _SHORT or uint is None or y.dtype.kind not in "biufc" or not y.flags.aligned:
         return np.repeat(y, n, axis=axis)
     b = math.prod(y.shape[:axis])
     out = np.empty(y.shape[:axis] + (n,) + y.shape[axis + 1:], y.dtype)

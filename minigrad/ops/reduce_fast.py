@@ -58,7 +58,10 @@ def plain_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray
 def fast_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     """sum over ``dims`` (distinct, non-negative) of a float array, by ones-vector products
     where that is faster; always a new array."""
-    if x.size < _FAST_FROM or x.dtype.char not in "fd" or not dims:  # the hot path: inlined
+    # the hot path, inlined; the kernels read aligned native floats only (a big-endian
+    # one's bytes would be summed as they lie)
+    if x.size < _FAST_FROM or x.dtype.char not in "fd" or not dims or not x.dtype.isnative \
+            or not x.flags.aligned:
         return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
     contiguous = x.flags.c_contiguous
     if contiguous and len(dims) == x.ndim:  # everything (loss.sum()): no routing to pay for

@@ -237,6 +237,13 @@ def test_the_sum_kernel_over_block_edges_and_levels_matches_the_plain_sum(dtype)
             got, ref = fast_sum(rows, (1,), True), plain_sum(rows, (1,), True)
             assert got.shape == ref.shape == (3, 1) and got.dtype == ref.dtype
             np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(n))
+    swapped = rng.standard_normal((5, 1000)).astype(np.dtype(dtype).newbyteorder())
+    raw = np.zeros(5000 * swapped.itemsize + 1, np.uint8)
+    unaligned = np.ndarray(swapped.shape, dtype, raw.data, 1)  # one byte off
+    unaligned[...] = swapped
+    for v in (swapped, unaligned):  # neither is the kernels' (a big-endian one's bytes)
+        for dims in ((0, 1), (1,), (0,)):
+            np.testing.assert_allclose(fast_sum(v, dims, False), swapped.sum(dims), rtol=1e-5)
     for bad, want in (([np.nan], np.nan), ([np.inf], np.inf), ([np.inf, -np.inf], np.nan),
                       ([-np.inf], -np.inf)):
         a = np.ones(5000, dtype)

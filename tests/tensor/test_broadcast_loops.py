@@ -90,6 +90,10 @@ def test_the_repeat_kernel_gives_numpys_repeat_for_every_item_size_and_layout(dt
             got = _broadcast.repeat(v, 37, axis)
             assert got.flags.c_contiguous and got.dtype == v.dtype
             np.testing.assert_array_equal(got, np.repeat(v, 37, axis=axis))
+    raw = np.zeros(24 * np.dtype(dtype).itemsize + 1, np.uint8)
+    unaligned = np.ndarray((8, 1, 3), dtype, raw.data, 1)  # one byte off: np.repeat's
+    np.testing.assert_array_equal(_broadcast.repeat(unaligned, 4, 1),
+                                  np.repeat(unaligned, 4, axis=1))
     nan = np.array([[[np.nan, -0.0, np.inf]]], dtype) if np.dtype(dtype).kind in "fc" else None
     if nan is not None:  # bits, not values: nan and -0.0 stay what they were
         got = _broadcast.repeat(nan, 5, 1)
