@@ -22,6 +22,7 @@ from ._kernel_registry import kernels
 _FROM = 4096
 _SHORT = 16
 _UINT = {4: np.uint32, 8: np.uint64}
+_REPEAT = {4: "repeat_4", 8: "repeat_8"}  # the kernels' names, by item size
 
 
 def widen(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -65,7 +66,7 @@ def repeat(y: np.ndarray, n: int, axis: int) -> np.ndarray:
     b = math.prod(y.shape[:axis])
     out = np.empty(y.shape[:axis] + (n,) + y.shape[axis + 1:], y.dtype)
     # the items' bits, whatever their type: a kernel per item size
-    getattr(kernels("small"), f"repeat_{y.dtype.itemsize}")(
+    getattr(kernels("small"), _REPEAT[y.dtype.itemsize])(
         y.reshape(b, k).view(uint), out.reshape(b, n, k).view(uint))
     return out
 
