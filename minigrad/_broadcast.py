@@ -5,6 +5,8 @@ numpy runs an elementwise op as an inner loop over the trailing axes it can merg
 ~10x a contiguous one (torch's time ~5x less). Repeating the broadcast operand along the
 axis that breaks the loop (a memcpy of rows) and then running the op over long loops is
 that much faster. ``widen`` does that for one operand, only where the loop would be short.
+np.repeat itself copies one short row at a time (5x the op's own time): a numba loop
+(ops/_layout_kernels.py) repeats rows of up to ``_SHORT`` items of 4 or 8 bytes.
 """
 
 from __future__ import annotations
@@ -13,10 +15,14 @@ import math
 
 import numpy as np
 
+from ._kernel_registry import kernels
+
 # The op's size from which this pays (below, numpy's fixed cost is the larger one), and
 # the inner-loop length below which a loop is short.
 _FROM = 4096
 _SHORT = 16
+_UINT = {4: np.uint32, 8: np.uint64}
+_REPEAT = {4: "repeat_4", 8: "repeat_8"}  # the kernels' names, by item size
 
 
 def widen(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -43,11 +49,26 @@ def widen(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         # the loop breaks here: repeat y along the axes that make it whole again
         for k in range(j if spread[j] else j + 1, len(shape) if not spread[j] else j + 1):
             if spread[k]:
-                y = np.repeat(y, shape[k], axis=k)
+                y = repeat(y, shape[k], k)
                 spread[k], repeated = False, True
         kind = False
         run *= shape[j]
     return y if repeated else given
+
+
+def repeat(y: np.ndarray, n: int, axis: int) -> np.ndarray:
+    """np.repeat(y, n, axis) for a y of length 1 along ``axis``: a new C-contiguous array."""
+    k = math.prod(y.shape[axis + 1:])
+    uint = _UINT.get(y.dtype.itemsize)
+    # rows long enough, or items the kernels do not take (their typed, aligned arrays)
+    if k >= _SHORT or uint is None or y.dtype.kind not in "biufc" or not y.flags.aligned:
+        return np.repeat(y, n, axis=axis)
+    b = math.prod(y.shape[:axis])
+    out = np.empty(y.shape[:axis] + (n,) + y.shape[axis + 1:], y.dtype)
+    # the items' bits, whatever their type: a kernel per item size
+    getattr(kernels("small"), _REPEAT[y.dtype.itemsize])(
+        y.reshape(b, k).view(uint), out.reshape(b, n, k).view(uint))
+    return out
 
 
 def long_loops(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -196,12 +196,14 @@ def _eighs() -> list:
 
 
 def _small() -> list:
-    """The small-batch matmul, the fused SVD backward and the closed forms of det, inv and
-    solve (each size), once per dtype."""
+    """The small-batch matmul, the fused SVD backward, the closed forms of det, inv and
+    solve (each size), the blocked sum and the broadcast repeat, once per dtype."""
     import minigrad as mg
+    from minigrad._broadcast import widen
     from minigrad.linalg import _small
     from minigrad.linalg._svd_backward import svd_vjp_square
     from minigrad.linalg._svd_forward import svd_forward
+    from minigrad.ops.reduce_fast import fast_sum
 
     rng, out = np.random.default_rng(2), []
     for dtype in DTYPES:
@@ -212,6 +214,9 @@ def _small() -> list:
         for n in _small.SIZES:
             b = rng.standard_normal((4, n, n)).astype(dtype)
             out += [(_small.det(b), _small.inv(b), _small.solve(b, b), _small.cofactor(b))]
+        long = rng.standard_normal(5000).astype(dtype)
+        out += [(fast_sum(long, (0,), False), fast_sum(long.reshape(50, 100), (1,), False),
+                 widen(long[:24].reshape(8, 1, 3), (8, 700, 3)))]
     return out
 
 
@@ -251,10 +256,11 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            tuple(_svd(*kind, dtype) for dtype in DTYPES for kind in _SVD_KINDS),
            jit_only=(("complex SVD, complex128", _complex_svds),)),
     Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel",
-                     "minigrad.linalg._small_kernels"),
-           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp", "closed")
-                 for d in DTYPES),
-           (("batched small matmul, SVD backward, det, inv and solve", _small),),
+                     "minigrad.linalg._small_kernels", "minigrad.ops._layout_kernels"),
+           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp", "closed", "sum", "rows")
+                 for d in DTYPES) + ("repeat_4", "repeat_8"),
+           (("batched small matmul, SVD backward, det, inv and solve, sum and repeat",
+             _small),),
            checked=False),
     # (eigh_range_hermitian, the jit_only run's, is left out of the entry points: they are
     # what the compiled module must hold to count as built.)

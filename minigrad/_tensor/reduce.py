@@ -142,11 +142,11 @@ class ReduceMethods:
             warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly "
                           "less than the reduction factor (input numel divided by output "
                           "numel).", UserWarning, stacklevel=2)
+        if self._array.dtype.kind == "f":
+            return reduce.Var.apply(self, dims, correction, keepdim)
         centred = self - reduce.Mean.apply(self, dims, True)
-        if centred._array.dtype.kind == "c":  # |c|^2 as Re^2 + Im^2: smooth where c = 0
-            squares = centred.real.square() + centred.imag.square()
-        else:
-            squares = centred * centred
+        # |c|^2 as Re^2 + Im^2: smooth where c = 0
+        squares = centred.real.square() + centred.imag.square()
         return squares.sum(dims, keepdim=keepdim) / max(count - correction, 0)
 
     @numpy_dims

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
 from ._base import (
@@ -59,7 +60,10 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        return g, (-g if ctx.needs_input_grad[1] else None)
+        if not ctx.needs_input_grad[1]:
+            return g, None
+        shape = ctx._next_edges[1][2]  # b's shape: a broadcast b is summed before negating
+        return g, (-sum_to_shape(g, shape) if shape != g.shape else -g)
 
 
 def _is_bool(x: Any) -> bool:

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from .._kernel_registry import kernels
-from ..autograd.function import Context, Function
+from ..autograd.function import Context, Function, make_tensor
+from ..autograd.grad_mode import _state
 from ._base import operands
 
 
@@ -27,8 +28,11 @@ class MatMul(Function):
                 f"mat1 and mat2 shapes cannot be multiplied ({x.shape[-2]}x{x.shape[-1]} "
                 f"and {y.shape[-2]}x{y.shape[-1]})"
             )
-        out = _tiny_batched(x, y)
-        return np.matmul(_blasable(x), _blasable(y)) if out is None else out
+        # a stack of transposed matrices (x.mT of a contiguous x) gets its gradient in that
+        # layout, as (B G^T)^T: added to the contiguous gradient its base gets elsewhere, it
+        # then makes one contiguous loop, not a strided one
+        ctx.swapped = (_swapped(x) if na else False), (_swapped(y) if nb else False)
+        return _product(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -36,7 +40,33 @@ class MatMul(Function):
         na, nb = ctx.needs_input_grad
         if g._array.dtype.kind == "c":  # g B^H and A^H g (a real side's: their real parts)
             return (g @ b.mH if na else None), (a.mH @ g if nb else None)
-        return (g @ b.mT if na else None), (a.mT @ g if nb else None)
+        sa, sb = ctx.swapped
+        if not _state.enabled:  # nothing records (a first-order walk): the products alone
+            ga = gb = None
+            if na:
+                x, y = operands(g, b)
+                ga = make_tensor(_T(_product(y, _T(x))) if sa else _product(x, _T(y)))
+            if nb:
+                x, y = operands(a, g)
+                gb = make_tensor(_T(_product(_T(y), x)) if sb else _product(_T(x), y))
+            return ga, gb
+        ga = ((b @ g.mT).mT if sa else g @ b.mT) if na else None
+        gb = ((g.mT @ a).mT if sb else a.mT @ g) if nb else None
+        return ga, gb
+
+
+def _T(x: np.ndarray) -> np.ndarray:
+    return x.swapaxes(-1, -2)
+
+
+def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    out = _tiny_batched(x, y)
+    return np.matmul(_blasable(x), _blasable(y)) if out is None else out
+
+
+def _swapped(x: np.ndarray) -> bool:
+    """Whether x is a batch of transposed matrices: x.mT C-contiguous, x not."""
+    return x.ndim > 2 and not x.flags.c_contiguous and x.swapaxes(-1, -2).flags.c_contiguous
 
 
 def _blasable(x: np.ndarray) -> np.ndarray:
@@ -47,6 +77,8 @@ def _blasable(x: np.ndarray) -> np.ndarray:
 
 _TINY = 64  # m k n at most this: the numba loop beats numpy's ~150 ns per matrix (4x4: 3.5x)
 _MIN_BATCH = 16  # below, numpy's fixed cost is smaller than the kernel's dispatch
+# The kernels' names by dtype char: f"bmm_{dtype}" formats the dtype: ~5 us a call.
+_BMM = {"f": "bmm_float32", "d": "bmm_float64"}
 
 
 def _tiny_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
@@ -71,5 +103,5 @@ def _tiny_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     y3 = np.broadcast_to(y, (count, k, n)) if y.ndim == 2 else y.reshape(count, k, n)
     out = np.empty((count, m, n), dt)
     # The kernel compiled ahead of time by the warm-up (no numba import), else numba's.
-    getattr(kernels("small"), f"bmm_{dt}")(x3, y3, out)
+    getattr(kernels("small"), _BMM[dt.char])(x3, y3, out)
     return out.reshape(batch + (m, n))

@@ -236,6 +236,8 @@ def _numpy_forward_args(cls):
         return (x, (0,), False)
     if cls is reduce.Amax:
         return (x, (0,), False, True)
+    if cls is reduce.Var:
+        return (x, (0,), 1, False)
     if cls.__name__ == "_SmallDet":
         return (x,)
     if cls is reduce.SumBackward:

@@ -108,3 +108,60 @@ def test_a_kernel_that_compiles_says_so_once_on_stderr(monkeypatch, capsys, seco
     assert kernel is abs
     err = capsys.readouterr().err
     assert ("compiling a test kernel, once" in err) is said
+
+
+@pytest.mark.parametrize("shapes", [((16, 10, 3), (16, 10, 3)), ((8, 5, 4), (8, 5, 6))])
+def test_a_transposed_stacks_gradient_comes_in_its_bases_layout(shapes):
+    # the alignment's X^T Y: X's gradient arrives C-contiguous (it was a transposed view,
+    # added to X's other gradients by a strided loop), with torch's values; the same for a
+    # transposed right operand (Y^T X: Y^T on the right is X^T Y's mirror)
+    torch = pytest.importorskip("torch")
+    a, b = (rng.standard_normal(s) for s in shapes)
+    x, y = mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True)
+    u, v = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    g = rng.standard_normal((shapes[0][0], shapes[0][2], shapes[1][2]))
+    (x.transpose(2, 1) @ y).backward(mg.tensor(g))
+    (u.transpose(2, 1) @ v).backward(torch.tensor(g))
+    gt = rng.standard_normal((shapes[0][0], shapes[1][2], shapes[0][2]))
+    (y.transpose(2, 1) @ x).backward(mg.tensor(gt))  # x is now the right operand
+    (v.transpose(2, 1) @ u).backward(torch.tensor(gt))
+    assert x.grad.numpy().flags.c_contiguous and y.grad.numpy().flags.c_contiguous
+    np.testing.assert_allclose(x.grad.numpy(), u.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), v.grad.numpy(), rtol=1e-12)
+    p, q = (mg.tensor(t[:2, :3], requires_grad=True) for t in (a, b))
+    assert gradgradcheck(lambda p, q: (p.transpose(2, 1) @ q).sin().sum(), (p, q))
+    w = mg.tensor(rng.standard_normal((2, 2, shapes[0][2])), requires_grad=True)
+    assert gradgradcheck(lambda w, p: (w @ p.transpose(2, 1)).sin().sum(), (w, p))
+
+
+def test_a_first_order_backward_multiplies_without_recording_ops(monkeypatch):
+    # no MatMul or transpose nodes in a plain backward: the products alone, same numbers
+    torch = pytest.importorskip("torch")
+    for sa, sb in (((64, 3, 3), (64, 3, 3)), ((6, 100, 3), (6, 3, 3)), ((2, 3), (40, 3, 1)),
+                   ((5, 4, 7), (7, 2))):
+        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+        g = rng.standard_normal(np.broadcast_shapes(sa[:-1] + (1,), sb[:-2] + (1, 1))[:-1]
+                                + (sb[-1],))
+        x, y = mg.tensor(a, requires_grad=True), mg.tensor(b.astype(np.float32),
+                                                            requires_grad=True)
+        # (torch refuses a float64 @ float32 product: its y in float64, the same values)
+        u, v = torch.tensor(a, requires_grad=True), torch.tensor(
+            b.astype(np.float32).astype(np.float64), requires_grad=True)
+        out = x.transpose(-1, -2).transpose(-1, -2) @ y
+        calls: list = []
+
+        def counted(cls, *args, calls=calls):
+            calls.append(1)
+            return Function_apply(cls, *args)
+
+        monkeypatch.setattr(M.MatMul, "apply", classmethod(counted))
+        out.backward(mg.tensor(g))
+        monkeypatch.undo()
+        (u @ v).backward(torch.tensor(g))
+        assert calls == []
+        np.testing.assert_allclose(x.grad.numpy(), u.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(y.grad.numpy(), v.grad.numpy(), rtol=1e-5)
+        assert y.grad.dtype == mg.float32
+
+
+Function_apply = M.Function.apply.__func__

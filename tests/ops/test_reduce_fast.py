@@ -11,6 +11,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.ops import reduce, reduce_fast
+from minigrad.ops._layout_kernels import BLOCK as KERNEL_BLOCK
 from minigrad.ops.reduce_fast import fast_max, fast_sum, fast_sumsq, plain_sum
 
 SHAPES = [(256, 100, 3), (64, 3, 1000), (300, 40), (5, 1, 7, 300, 2), (3000, 2), (2, 5000),
@@ -217,3 +218,54 @@ def test_a_sum_of_everything_is_one_product_and_numpys_sum(dtype, monkeypatch) -
         x.grad = None
         x.mean(keepdim=keepdim).backward()
         np.testing.assert_allclose(x.grad.numpy(), np.full(x.shape, 1 / x.numel()), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_sum_kernel_over_block_edges_and_levels_matches_the_plain_sum(dtype) -> None:
+    # a whole contiguous array: the kernel's blocks, their tails and a third level
+    rng = np.random.default_rng(9)
+    block = KERNEL_BLOCK
+    for n in (4096, block * 5 - 1, block * 5 + 1, block * block, block * block + 17,
+              2 * block * block + 5):
+        a = rng.standard_normal(n).astype(dtype)
+        got, ref = fast_sum(a, (0,), False), plain_sum(a, (0,), False)
+        assert got.shape == ref.shape == () and got.dtype == ref.dtype
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(n))
+        if n <= block * block + 17:  # and as rows: the row kernel, its scratch reused
+            rows = rng.standard_normal((3, n)).astype(dtype)
+            got, ref = fast_sum(rows, (1,), True), plain_sum(rows, (1,), True)
+            assert got.shape == ref.shape == (3, 1) and got.dtype == ref.dtype
+            np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.sqrt(n))
+    swapped = rng.standard_normal((5, 1000)).astype(np.dtype(dtype).newbyteorder())
+    raw = np.zeros(5000 * swapped.itemsize + 1, np.uint8)
+    unaligned = np.ndarray(swapped.shape, dtype, raw.data, 1)  # one byte off
+    unaligned[...] = swapped
+    for v in (swapped, unaligned):  # neither is the kernels' (a big-endian one's bytes)
+        for dims in ((0, 1), (1,), (0,)):
+            np.testing.assert_allclose(fast_sum(v, dims, False), swapped.sum(dims), rtol=1e-5)
+    for bad, want in (([np.nan], np.nan), ([np.inf], np.inf), ([np.inf, -np.inf], np.nan),
+                      ([-np.inf], -np.inf)):
+        a = np.ones(5000, dtype)
+        a[[17, 4999][:len(bad)]] = bad
+        np.testing.assert_array_equal(fast_sum(a, (0,), False), np.asarray(want, dtype))
+
+
+def test_var_is_one_node_with_one_temporary_and_second_derivatives_through_it() -> None:
+    import tracemalloc
+    a = np.random.default_rng(10).standard_normal((500, 400))
+    x = mg.tensor(a, requires_grad=True)
+    tracemalloc.start()
+    try:
+        y = x.var(0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * a.nbytes  # the centred copy, squared in place; no squares beside it
+    assert y.grad_fn.name() == "VarBackward"  # one node (as ops, the last was a divide)
+    b = mg.tensor(a[:6, :5], requires_grad=True)
+    for dim, correction in ((0, 1), (1, 0), ((0, 1), 2), (None, 1)):
+        def f(t, dim=dim, correction=correction):
+            return (t.var(dim, correction=correction) ** 2).sum()
+        assert mg.autograd.gradcheck(f, (b,))
+        assert mg.autograd.gradgradcheck(f, (b,))

@@ -76,3 +76,53 @@ def test_a_scalar_operand_is_left_as_it_is() -> None:
     x = mg.tensor(np.ones((256, 100, 3)))
     with np.errstate(all="raise"):
         assert np.isinf((x / mg.tensor(0.0)).numpy()).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.complex64,
+                                   np.uint8, np.complex128])
+def test_the_repeat_kernel_gives_numpys_repeat_for_every_item_size_and_layout(dtype) -> None:
+    # 4- and 8-byte items take the kernel (their bits copied), the others np.repeat
+    rng = np.random.default_rng(2)
+    for shape, axis in (((256, 1, 3), 1), ((7, 1), 1), ((1, 5), 0), ((3, 1, 4, 2), 1),
+                        ((2, 3, 1, 5), 2), ((4, 1, 20), 1)):
+        y = (rng.standard_normal(shape) * 100).astype(dtype)
+        for v in (y, np.asfortranarray(y), y[::-1]):
+            got = _broadcast.repeat(v, 37, axis)
+            assert got.flags.c_contiguous and got.dtype == v.dtype
+            np.testing.assert_array_equal(got, np.repeat(v, 37, axis=axis))
+    raw = np.zeros(24 * np.dtype(dtype).itemsize + 1, np.uint8)
+    unaligned = np.ndarray((8, 1, 3), dtype, raw.data, 1)  # one byte off: np.repeat's
+    np.testing.assert_array_equal(_broadcast.repeat(unaligned, 4, 1),
+                                  np.repeat(unaligned, 4, axis=1))
+    nan = np.array([[[np.nan, -0.0, np.inf]]], dtype) if np.dtype(dtype).kind in "fc" else None
+    if nan is not None:  # bits, not values: nan and -0.0 stay what they were
+        got = _broadcast.repeat(nan, 5, 1)
+        assert np.array_equal(got.view(np.uint8), np.repeat(nan, 5, axis=1).view(np.uint8))
+
+
+def test_short_rows_are_repeated_by_the_kernel(monkeypatch) -> None:
+    monkeypatch.setattr(_broadcast.np, "repeat", None)  # np.repeat is not called
+    y = np.arange(6.0).reshape(2, 1, 3)
+    np.testing.assert_array_equal(widen(y, (2, 4000, 3)), np.broadcast_to(y, (2, 4000, 3)))
+
+
+def test_a_broadcast_subtrahend_is_summed_before_it_is_negated(monkeypatch) -> None:
+    # x - mean(x): the mean's gradient is -sum(g), negated at the mean's size, not g's
+    torch = pytest.importorskip("torch")
+    negated = []
+    real = mg.Tensor.__neg__
+
+    def spy(t):
+        negated.append(tuple(t.shape))
+        return real(t)
+
+    monkeypatch.setattr(mg.Tensor, "__neg__", spy)
+    a = np.random.default_rng(3).standard_normal((64, 80, 3))
+    g = np.random.default_rng(4).standard_normal(a.shape)
+    x, u = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    (x - x.mean(1, keepdim=True)).backward(mg.tensor(g))
+    (u - u.mean(1, keepdim=True)).backward(torch.tensor(g))
+    assert negated == [(64, 1, 3)]
+    np.testing.assert_allclose(x.grad.numpy(), u.grad.numpy(), rtol=1e-12, atol=1e-14)
+    c = mg.tensor(a[:2, :3], requires_grad=True)  # and to second order, a 1-d subtrahend
+    assert mg.autograd.gradgradcheck(lambda c: ((c - c[0, 0]) ** 3).sum(), (c,))
