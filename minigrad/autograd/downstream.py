@@ -69,13 +69,23 @@ def reaches_wanting(starts: Sequence[Node],
             continue
         if getattr(node, "_wants_downstream", False):  # an AccumulateGrad has no ctx flags
             wants = True
-        if node._hooks or node._retained:
+        if node._hooks or node._retained or not _replayable(node):
             hooked = True
         for edge in node._next_edges:
             if edge is not None and edge[0] not in seen:
                 seen.add(edge[0])
                 stack.append(edge[0])
     return wants, hooked, len(seen)
+
+
+def _replayable(node: Node) -> bool:
+    """Whether running ``node``'s backward again (a replay, a Restart) is invisible: minigrad's
+    own Functions, and those that say so (``replayable = True``). A user's backward may have
+    side effects or consume its ctx, as torch allows (one run per walk)."""
+    fn = getattr(node, "_fn", None)
+    if fn is None:
+        return True
+    return getattr(fn, "replayable", fn.__module__.startswith("minigrad."))
 
 
 class RunningWalk(Protocol):

@@ -139,6 +139,9 @@ def _drive(walk: _Walk, buffers: dict[WalkNode, list[Tensor | None]],
     except downstream.Restart:
         walk.kept = []  # the walk runs again over the graph: free none of it yet
         raise
+    except BaseException:
+        walk.flush()  # leaves reached before the error keep their gradients, as a plain walk's
+        raise
     finally:
         quiet.leave(token)
         _state.enabled = prev
@@ -209,6 +212,8 @@ class _Walk:
         wants = hooked = False
         if not (create_graph or record) and look_downstream:
             wants, hooked, self.size = downstream.reaches_wanting(starts, self.only)
+            # autograd.grad's inputs run their hooks even where off ``only`` (_arrive)
+            hooked = hooked or (wants and any(n._hooks or n._retained for n in self.targets))
         self.records = create_graph or record or (wants and hooked)
         self.optimistic = wants and not hooked
         self.create_graph = create_graph

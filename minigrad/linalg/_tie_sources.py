@@ -174,21 +174,23 @@ class Downstream(Source):
     def _remembered(self, look: Callable, *args: Any) -> Any:
         """What ``look`` finds, the first time; in a replay of the walk (downstream.py),
         what it found then, without looking again. The same calls come in the same order
-        (the replay computes the same cotangents); one more than were made then looks."""
+        (the replay computes the same cotangents); one that does not match what was found
+        then (another look, or one more) looks afresh."""
         walk = downstream.running.stack[-1]
         main = walk.replaying or (walk if walk.optimistic else None)
         if main is None:
             return look(*args)
         found = main.looks.setdefault(self.ctx, [])
+        name = look.__name__
         if walk is main:
             out = look(*args)
-            found.append(_detached(out))  # a look's graph is not kept: Held cuts it anyway
+            found.append((name, _detached(out)))  # a look's graph is not kept: Held cuts it
             return out
         i = walk.cursor.get(self.ctx, 0)
-        if i == len(found):
+        if i == len(found) or found[i][0] != name:
             return look(*args)
         walk.cursor[self.ctx] = i + 1
-        return found[i]
+        return found[i][1]
 
 
 def _detached(x: Any) -> Any:

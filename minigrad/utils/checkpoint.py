@@ -7,6 +7,9 @@ is then cut down to one node whose edges are those exits; the intermediate resul
 die with it. The node's backward runs the segment again (the random state as it was) and
 walks the fresh graph to the same exits, recording when the outer walk records, so
 create_graph (double backward) and autograd.grad work as in torch's non-reentrant variant.
+A segment holding a node that may look at the loss past it in its backward (an SVD or eigh
+near a tie, autograd/downstream.py) keeps its graph: a recomputed segment's walk starts
+from constant gradients, where such a look would see no second derivatives beyond it.
 """
 
 from __future__ import annotations
@@ -57,7 +60,11 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
     outs = [t for t in _tensors(out) if t.grad_fn is not None and end < t.grad_fn._order < start]
     if not outs:
         return out  # nothing of the segment's graph reaches its outputs: nothing to drop
-    exits = _exits([t.grad_fn for t in outs], start, end)
+    exits, wants = _exits([t.grad_fn for t in outs], start, end)
+    if wants:
+        # a node inside (an SVD or eigh near a tie) may look at the loss past the segment
+        # in its backward: that needs this graph itself, so the segment keeps it
+        return out
     ctx = Context((True,) * len(exits), _Recompute)
     ctx.save_for_backward(*_tensors((args, kwargs)))
     ctx.rerun, ctx.rng_state = (lambda: function(*args, **kwargs)), rng_state
@@ -118,12 +125,15 @@ def _tensors(obj: Any) -> Iterable:
             yield from _tensors(o)
 
 
-def _exits(nodes: list, start: int, end: int) -> list[tuple]:
+def _exits(nodes: list, start: int, end: int) -> tuple[list[tuple], bool]:
     """The edges by which the graph recorded between orders ``start`` and ``end`` (orders
     fall) leaves it, each once: to leaves' sinks and to nodes recorded before it."""
     seen, todo, exits, found = set(nodes), list(nodes), [], set()
+    wants = False
     while todo:
-        for edge in todo.pop()._next_edges:
+        node = todo.pop()
+        wants = wants or getattr(node, "_wants_downstream", False)
+        for edge in node._next_edges:
             if edge is None:
                 continue
             child = edge[0]
@@ -135,7 +145,7 @@ def _exits(nodes: list, start: int, end: int) -> list[tuple]:
             elif (child, edge[1]) not in found:
                 found.add((child, edge[1]))
                 exits.append(edge)
-    return exits
+    return exits, wants
 
 
 def checkpoint_sequential(functions: Any, segments: int, input: Any,

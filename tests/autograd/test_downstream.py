@@ -22,6 +22,7 @@ class _Curious(Function):
     loss downstream, the tie limits' use)."""
 
     log: list = []
+    replayable = True  # its backward may run again in a replay
     inside = False  # in its own look: then other nodes answer plainly (as nested() looks)
 
     @staticmethod
@@ -146,3 +147,104 @@ def test_replays_that_would_cost_more_than_a_record_give_way_to_one() -> None:
     for e in _Curious.log:
         if "hvp" in e:
             np.testing.assert_allclose(e["hvp"], [2.0, 2.0])  # d(2 y . 1)/dy
+
+
+def _tied_svd_loss(A: mg.Tensor, W: mg.Tensor) -> mg.Tensor:
+    """<W, U S^3 Vh> = <W, A A^T A>: a function of A, read at a tie (a look downstream)."""
+    U, S, Vh = mg.linalg.svd(A, full_matrices=False)
+    return ((U * (S ** 3).unsqueeze(-2)) @ Vh) * W
+
+
+def _tied() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    Q1, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    Q2, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    A0 = Q1[:, :3] @ np.diag([2.0, 1.0, 1.0]) @ Q2.T  # s_2 = s_3
+    W = rng.standard_normal((4, 3))
+    return A0, W, W @ A0.T @ A0 + A0 @ W.T @ A0 + A0 @ A0.T @ W
+
+
+class _Once(Function):
+    """Doubles; its backward consumes its ctx (torch runs a backward once per walk)."""
+
+    calls = 0
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.k = 2.0
+        return x._array * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        _Once.calls += 1
+        k = ctx.k
+        del ctx.k
+        return g * k
+
+
+def test_a_users_backward_runs_once_though_a_node_below_it_looks() -> None:
+    """A replay would run the backwards between the loss and the looking node again: a
+    Function not minigrad's own (not ``replayable``) makes the walk record from the start."""
+    A0, W, exact = _tied()
+    _Once.calls = 0
+    A = f64(A0)
+    (_Once.apply(_tied_svd_loss(A, mg.tensor(W)))).sum().backward()
+    assert _Once.calls == 1
+    np.testing.assert_allclose(A.grad.numpy(), 2 * exact, rtol=0, atol=1e-12)
+
+
+def test_a_hook_on_an_input_of_grad_runs_once_through_a_restart() -> None:
+    """autograd.grad runs the hooks of its inputs even off the paths to the others, where
+    the test for hooks did not look: then too the walk records from the start."""
+    calls = []
+    x = f64([0.5, 1.5])
+    y = x * 1.0
+    for _ in range(6):  # enough asking nodes that replays give way to a Restart
+        y = _Curious.apply(y, True) * 1.0
+    z = f64([1.0, 2.0]) * 3.0
+    z.register_hook(lambda g: calls.append(1))
+    gx, gz = mg.autograd.grad((y ** 2).sum() + (z * z).sum(), [x, z])
+    assert calls == [1]
+    np.testing.assert_allclose(gz.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(gx.numpy(), [1.0, 3.0])
+
+
+class _Boom(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x._array.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ValueError("boom")
+
+
+def test_leaves_reached_before_an_error_keep_their_gradients() -> None:
+    """As in a plain walk (and torch's): an optimistic walk holds back what it adds into
+    leaves until it ends, and an error ends it too."""
+    a = f64([1.0, 2.0])
+    b = f64([3.0, 4.0])
+    loss = _Boom.apply(_Curious.apply(a * 1.0, False)).sum()
+    loss = loss + (b * 2.0).sum()  # b's node is newer than _Boom's: reached first
+    try:
+        loss.backward()
+    except ValueError:
+        pass
+    np.testing.assert_allclose(b.grad.numpy(), [2.0, 2.0])
+
+
+def test_a_checkpointed_svd_at_a_tie_looks_at_the_loss_past_its_segment() -> None:
+    """A recomputed segment's walk starts from constant gradients, where a look downstream
+    would see no second derivatives past the segment (0.41 off, silently): a segment
+    holding a node that may look keeps its graph instead."""
+    from minigrad.utils.checkpoint import checkpoint
+
+    A0, W, exact = _tied()
+    A = f64(A0)
+
+    def svd(a):
+        return mg.linalg.svd(a, full_matrices=False)
+
+    U, S, Vh = checkpoint(svd, A, use_reentrant=False)
+    (((U * (S ** 3).unsqueeze(-2)) @ Vh) * mg.tensor(W)).sum().backward()
+    np.testing.assert_allclose(A.grad.numpy(), exact, rtol=0, atol=1e-12)
