@@ -268,6 +268,15 @@ class _NoGrads(dict):
 _NO_GRADS = _NoGrads()
 
 
+class OnceDifferentiableError(RuntimeError):
+    """Raised where a ``once_differentiable`` backward would be differentiated (torch raises a
+    RuntimeError there too); ``fn_name`` names that backward."""
+
+    def __init__(self, message: str, fn_name: str) -> None:
+        super().__init__(message)
+        self.fn_name = fn_name
+
+
 class DelayedError(Function):
     """The node behind a gradient that a ``once_differentiable`` backward produced while
     recording: reaching it means differentiating that backward, which it cannot do."""
@@ -278,12 +287,11 @@ class DelayedError(Function):
 
     @staticmethod
     def backward(ctx: Context, *grads: Any) -> Any:
-        raise RuntimeError(
+        raise OnceDifferentiableError(
             f"trying to differentiate twice a function that was marked with "
             f"@once_differentiable: {ctx.fn_name} computes its gradient outside the graph, so "
             "it has no second derivative; take this derivative without create_graph=True, "
-            "or write that backward with minigrad ops"
-        )
+            "or write that backward with minigrad ops", ctx.fn_name)
 
 
 def once_differentiable(backward: Callable) -> Callable:

@@ -25,7 +25,7 @@ from ..autograd.engine import (
     result_is_differentiated,
     run_backward,
 )
-from ..autograd.function import Context, Function, make_tensor
+from ..autograd.function import Context, Function, OnceDifferentiableError, make_tensor
 from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor
 from ._svd_parts import Poles, colmax
@@ -85,9 +85,19 @@ class Source:
         if not q.requires_grad:
             return [None] * len(wrt)
         one = make_tensor(np.ones((), q.dtype))
-        with looking_downstream():
-            out = run_backward([q], [one], True, create_graph, inputs=wrt,
-                               look_downstream=False)
+        try:
+            with looking_downstream():
+                out = run_backward([q], [one], True, create_graph, inputs=wrt,
+                                   look_downstream=False)
+        except OnceDifferentiableError as e:  # say why a first-order walk differentiates it
+            raise OnceDifferentiableError(
+                f"the gradient at a repeated (or zero) singular value or eigenvalue is the "
+                f"limit of a 0/0 term, taken from the second derivatives of the loss after "
+                f"the decomposition, and {e.fn_name} on that path is @once_differentiable: it "
+                f"has none. Write that backward with minigrad ops, or pass a tie policy that "
+                f"needs no second derivatives: ties=\"zero\" (exact only where the loss does "
+                f"not tell the tied vectors apart, as the polar factor U Vh) or "
+                f"mg.linalg.TiePolicy(\"lorentzian\", eps=...)", e.fn_name) from e
         assert out is not None  # a walk given inputs returns their gradients
         return out
 

@@ -248,3 +248,33 @@ def test_a_checkpointed_svd_at_a_tie_looks_at_the_loss_past_its_segment() -> Non
     U, S, Vh = checkpoint(svd, A, use_reentrant=False)
     (((U * (S ** 3).unsqueeze(-2)) @ Vh) * mg.tensor(W)).sum().backward()
     np.testing.assert_allclose(A.grad.numpy(), exact, rtol=0, atol=1e-12)
+
+
+def test_a_look_through_a_once_differentiable_backward_says_why_it_needs_one() -> None:
+    """A first-order backward: the look at a tie differentiates the loss after the SVD
+    again, which a once_differentiable Function cannot be. The error (torch's kind, a
+    RuntimeError) says so and names the policies that need no look, instead of telling
+    the user to drop a create_graph=True they never passed."""
+    from minigrad.autograd.function import once_differentiable
+
+    class Cube(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x._array ** 3
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * mg.tensor(3 * x._array ** 2)
+
+    A0, W, _ = _tied()
+    A = f64(A0)
+    try:
+        Cube.apply(_tied_svd_loss(A, mg.tensor(W))).sum().backward()
+    except RuntimeError as e:
+        assert "once_differentiable" in str(e) and "CubeBackward" in str(e)
+        assert "ties=" in str(e) and "create_graph" not in str(e)
+    else:
+        raise AssertionError("the look through a once_differentiable backward did not raise")
