@@ -56,8 +56,8 @@ class Context(Node):
     @property
     def wants_downstream(self) -> bool:
         """Set True in forward by a node whose backward may call
-        ``recorded_output_grads``; a walk that reaches such a node records itself (see
-        downstream.py)."""
+        ``recorded_output_grads``; a walk that reaches such a node keeps the graph and
+        records itself when the node asks (see downstream.py)."""
         return self._wants_downstream
 
     @wants_downstream.setter

@@ -11,15 +11,19 @@ recording but keeps the graph to its end (``optimistic``). When a node's backwar
 and hands over that record; once the node's backward is done the record is dropped. A node
 passed on the way that looked already takes what it found then (its ``looks``, kept by the
 walk), so a replay runs each backward between once and never looks. A walk through hooks
-(they must run once) or with create_graph records itself from the start, hands out detached
-results unless create_graph was asked for, and frees nothing until it ends. From inside its
+or through a Function not minigrad's own (each must run once: a user's backward may have
+side effects or consume its ctx, unless its Function says ``replayable = True``), or with
+create_graph, records itself from the start, hands out detached results unless
+create_graph was asked for, and frees nothing until it ends. From inside its
 backward the node reads ``recorded_output_grads`` and the state of the walk running it
 (``current_walk``, ``result_is_differentiated``).
 
 Cost, for a graph of G nodes: a walk where no node asks costs the plain walk's time and
 holds the forward graph to its end (the forward's own peak); each node that asks costs a
-recorded walk of the part of the graph below it (at most G), one at a time in memory. Along
-a chain of n asking nodes that is O(n G) time, never more memory than one replay.
+recorded walk of the part of the graph below it (at most G), one at a time in memory.
+Replays that would run more than G nodes in all give way to one recorded walk from the
+start (``Restart``). Along a chain of n asking nodes that is O(n G) time, never more memory
+than one recorded walk.
 """
 
 from __future__ import annotations
@@ -92,13 +96,13 @@ class RunningWalk(Protocol):
     """What a backward may read of the walk running it."""
 
     records: bool  # the walk records the gradients it computes as functions of the graph
-    optimistic: bool  # it does not, but replays itself recording for a node that asks
+    create_graph: bool  # its caller asked for create_graph=True
+    optimistic: bool  # it does not record, but replays itself recording for a node that asks
     replaying: Any  # a replay: the optimistic walk (a RunningWalk) it records for
     looks: dict  # an optimistic walk's: node -> what its looks found, in order
     cursor: dict  # a replay's: node -> how many of those it has taken
 
     def replay(self, node: Node) -> list[Tensor | None]: ...
-    create_graph: bool  # its caller asked for create_graph=True
 
 
 class _Walks(threading.local):

@@ -7,8 +7,9 @@ With ``inputs`` (autograd.grad) only the nodes on a path to an input run, as in 
 walk stops at the inputs.
 
 ``reference.py`` is the plain definition of this walk. It has one extension point: a walk
-records itself when it reaches a node that asks for its downstream (``downstream.py``,
-used by the SVD's and eigh's tie limits); ``look_downstream=False`` turns that off.
+that reaches a node asking for its downstream (the SVD's and eigh's tie limits) keeps the
+graph, and records itself for the nodes that ask, by replays or from the start
+(``downstream.py``); ``look_downstream=False`` turns that off.
 """
 
 from __future__ import annotations
@@ -171,7 +172,8 @@ def _seed(roots: Sequence[Tensor], grad_roots: Sequence[Tensor],
 
 class _Walk:
     """One backward pass: which nodes run, where it stops, what it hands back, whether it
-    records itself. ``downstream.current_walk()`` is the innermost one running."""
+    records itself (or may replay itself, recording: ``optimistic``). The innermost one
+    running is ``downstream.running.stack[-1]``."""
 
     # Class-level defaults, the settings of a loss's backward() (to the leaves, recording
     # nothing, freeing as it goes), which run_backward makes without calling __init__.
