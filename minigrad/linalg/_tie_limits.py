@@ -78,12 +78,12 @@ every near-pole entry as the plain quotient and uncoupled kept ties as 0
 (``Poles.through_recorded``); its coupled kept ties still look, each walking the
 recorded first pass downstream of it. Measured (benchmarks/bench_tensor_networks.py, one
 thread, CPU time and peak memory over "zero"'s, T = 1.8 and 2.5): TRG at bond 16, 20
-steps, the energy 1.35-1.40x and 1.13-1.25x (it recorded the whole walk for its 2 looks
-near the loss: 1.5x and 2.3x); its specific heat 1.1-1.2x and 1.3x, where the second
+steps, the energy 1.2-1.45x and 1.1-1.25x (it recorded the whole walk for its 2 looks
+near the loss: 1.5x and 2.3x); its specific heat 1.1-1.4x and 1.3x, where the second
 pass had taken 20 looks (28-36x and 11.5x); the first pass still takes 2 (a 4-fold tie
 read at rounding level, which first-order data cannot tell from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
-(chi 24, 60 iterations) stays 4.8-8.6x the time: its projector reads U alone, a function of
+(chi 24, 60 iterations) stays 4.8-8.9x the time: its projector reads U alone, a function of
 the kept subspace that the bond's test does not cover, and whose cotangents show that
 invariance only to 1e-6..1e-1 (rounding amplified by near-ties at later cuts), so no
 first-order test can take it.
