@@ -1,6 +1,7 @@
-"""The complex SVD and the Hermitian eigh as differentiable Tensors: the forwards are
-``_complex_forward``'s, the backwards the real ones' closed forms with conjugate transposes,
-in torch's convention (a cotangent is dL/dRe + i dL/dIm).
+"""The complex SVD as a differentiable Tensor: the forward is ``_complex_forward``'s, the
+backward the real one's closed form with conjugate transposes, in torch's convention (a
+cotangent is dL/dRe + i dL/dIm). (The Hermitian eigh is eigh.py's own node, its forward
+chosen by dtype.)
 
 SVD: with J = U^H gU and K = V^H gV (reduced factors),
 
@@ -11,10 +12,9 @@ where the s_j + s_j diagonal of the second term is the imaginary part the comple
 adds, i (Im J_ii - Im K_ii) / 2 s_i. The singular vectors are fixed only up to
 u_j, v_j -> u_j e^{i phi}, v_j e^{i phi}; a loss that changes with phi has Im J_jj +
 Im K_jj != 0, and no gradient: LinAlgError, decided by the same rounding scale as the
-real tie tests (not torch's 1e-2). Hermitian eigh: J = U^H gU, gA = U [diag(gL) +
-(J - J^H)_ij / 2(l_j - l_i)] U^H, and the phase test is Im J_jj = 0; past it the real
-eigh's backward serves with conjugate transposes, exact at repeated eigenvalues by the
-same looks downstream (``_eigh_ties``: U f(L) U^H, projectors onto whole eigenspaces).
+real tie tests (not torch's 1e-2). For the Hermitian eigh the phase test is Im J_jj = 0
+(J = U^H gU: ``eigh._check_phase``); past it the real backward serves, conjugate transposes
+and looks at repeated eigenvalues included.
 
 The rest is the SVD's. At a repeated value the policies act as for real input: "zero"
 takes the term as 0, "lorentzian" broadens it, a pair whose numerator is exactly zero (a
@@ -48,9 +48,7 @@ from ..tensor import Tensor
 from . import _kinks
 from . import ties as _ties
 from ._checks import unrecorded
-from ._complex_forward import complex_svd_forward, hermitian_eigh_forward
-from ._eigh_ties import Downstream as EighDownstream
-from ._eigh_ties import near_level as eigh_near_level
+from ._complex_forward import complex_svd_forward
 from ._svd_gauge import bond_backward, bond_inherited, bond_mark
 from ._svd_parts import (
     C_NOISE,
@@ -336,46 +334,6 @@ def _reads_complement(gU: Tensor | None, gVh: Tensor | None, k: int) -> bool:
                             None if gVh is None else gVh._array[..., k:, :]))
 
 
-class ComplexEigh(Function):
-    @staticmethod
-    def forward(ctx: Context, A: Tensor, lower: bool, tol: float | None, max_sweeps: int,
-                policy: _ties.TiePolicy) -> tuple[Tensor, Tensor]:
-        from .eigh import _near_ties  # (eigh imports this module)
-
-        w, v = hermitian_eigh_forward(A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
-        outs = make_tensor(w), make_tensor(v)
-        ctx.save_for_backward(*outs)
-        ctx.set_materialize_grads(False)
-        ctx.policy = policy
-        ctx.wants_downstream = (policy.kind == "exact" and w.shape[-1] > 1
-                                and _near_ties(w, eigh_near_level(w)))  # as the real eigh
-        return outs
-
-    @staticmethod
-    def backward(ctx: Context, gL: Tensor | None, gU: Tensor | None) -> tuple:
-        L, U = ctx.saved_tensors
-        down = EighDownstream(ctx, (gL, gU)) if ctx.wants_downstream else None
-        return complex_eigh_backward(L, U, gL, gU, ctx.policy, down), None, None, None, None
-
-
-def complex_eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
-                          policy: _ties.TiePolicy, down: EighDownstream | None = None
-                          ) -> Tensor:
-    """gA for Hermitian A = U diag(L) U^H: the phase test, then the real eigh's backward
-    with conjugate transposes, exact at repeated eigenvalues by the same looks downstream
-    (``_eigh_ties``)."""
-    from .eigh import eigh_backward  # (eigh imports this module)
-
-    if gU is not None and L.shape[-1]:
-        eps = float(np.finfo(L._array.dtype).eps)
-        J = (U.mH @ gU)._array
-        noise = C_NOISE * eps * np.sqrt(L.shape[-1]) * colmax(gU)
-        if (np.abs(np.diagonal(J, 0, -2, -1).imag) > noise[..., None]).any():
-            raise LinAlgError("eigh backward: the eigenvectors in the complex case are "
-                              "specified up to multiplication by e^(i phi), and this loss "
-                              "depends on that phase: it is not a function of A there, so it "
-                              "has no gradient")
-    return eigh_backward(L, U, gL, gU, policy, down)
 
 
 def svd(A: Tensor, full_matrices: bool, tol: float | None, max_sweeps: int,
@@ -386,13 +344,3 @@ def svd(A: Tensor, full_matrices: bool, tol: float | None, max_sweeps: int,
                               tol=tol, max_sweeps=max_sweeps)
         return make_tensor(u), make_tensor(s), make_tensor(vh)
     return ComplexSVD.apply(A, bool(full_matrices), tol, max_sweeps, policy)
-
-
-def eigh(A: Tensor, lower: bool, tol: float | None, max_sweeps: int,
-         policy: _ties.TiePolicy) -> tuple[Tensor, Tensor]:
-    """mg.linalg.eigh of a complex (Hermitian) A."""
-    if not A.requires_grad or not is_grad_enabled():
-        w, v = unrecorded(hermitian_eigh_forward, A._array, lower, True, tol=tol,
-                          max_sweeps=max_sweeps)
-        return make_tensor(w), make_tensor(v)
-    return ComplexEigh.apply(A, lower, tol, max_sweeps, policy)

@@ -26,13 +26,15 @@ import numpy as np
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
-from . import _complex_svd as _complex
 from . import _eigh_ties as _et
 from . import _kinks
 from . import ties as _ties
 from ._checks import adjoint, check_matrix, half_as_float, unrecorded
+from ._complex_forward import hermitian_eigh_forward
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
+from ._svd_parts import C_NOISE, colmax
 from ._tie_sources import nested, note_chained
+from .errors import LinAlgError
 
 
 class EighResult(NamedTuple):
@@ -66,13 +68,13 @@ def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     """
     if isinstance(A, Tensor) and A._array.dtype.kind == "c":
         check_matrix(A.real, "linalg.eigh", square=True)  # (its shape errors: torch's)
-        return EighResult(*_complex.eigh(A, _lower(UPLO), tol, max_sweeps,
-                                         _ties.resolve(ties)))
-    A = check_matrix(A, "linalg.eigh", square=True)
+    else:
+        A = check_matrix(A, "linalg.eigh", square=True)
     lower = _lower(UPLO)
     policy = None if ties is None else _ties.resolve(ties)  # (the one in force: below)
     if not (A.requires_grad and is_grad_enabled()):  # nothing to record: no node, no tie test
-        w, v = unrecorded(eigh_forward, A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
+        w, v = unrecorded(_forward(A._array), A._array, lower, True, tol=tol,
+                          max_sweeps=max_sweeps)
         return EighResult(make_tensor(w), make_tensor(v))
     return EighResult(*_Eigh.apply(A, lower, tol, max_sweeps,
                                    _ties.resolve(None) if policy is None else policy))
@@ -100,7 +102,7 @@ class _Eigh(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, lower: bool, tol: float | None, max_sweeps: int,
                 policy: _ties.TiePolicy) -> tuple[Tensor, Tensor]:
-        w, v = eigh_forward(A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
+        w, v = _forward(A._array)(A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
         outs = make_tensor(w), make_tensor(v)
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
@@ -118,6 +120,11 @@ class _Eigh(Function):
         return eigh_backward(L, U, gL, gU, ctx.policy, down), None, None, None, None
 
 
+def _forward(a: np.ndarray):
+    """The ndarray eigh for a's dtype: the real kernels', or the Hermitian ones'."""
+    return hermitian_eigh_forward if a.dtype.kind == "c" else eigh_forward
+
+
 def _near_ties(l: np.ndarray, level: np.ndarray) -> bool:
     """Whether two eigenvalues lie within ``level`` (l is sorted: neighbours tell)."""
     return l.shape[-1] > 1 and bool(np.any(l[..., 1:] - l[..., :-1] <= level))
@@ -126,14 +133,29 @@ def _near_ties(l: np.ndarray, level: np.ndarray) -> bool:
 _EXACT = _ties.TiePolicy()
 
 
+def _check_phase(U: Tensor, gU: Tensor) -> None:
+    """A complex loss may not read the eigenvectors' phases (u_j -> u_j e^(i phi) leaves A
+    alone): Im (U^H gU)_jj must be rounding."""
+    n = U.shape[-1]
+    eps = float(np.finfo(U._array.real.dtype).eps)
+    J = (U.mH @ gU)._array
+    noise = C_NOISE * eps * np.sqrt(n) * colmax(gU)
+    if (np.abs(np.diagonal(J, 0, -2, -1).imag) > noise[..., None]).any():
+        raise LinAlgError("eigh backward: the eigenvectors in the complex case are specified "
+                          "up to multiplication by e^(i phi), and this loss depends on that "
+                          "phase: it is not a function of A there, so it has no gradient")
+
+
 def eigh_backward(L: Tensor, U: Tensor, gL: Tensor | None, gU: Tensor | None,
                   policy: _ties.TiePolicy = _EXACT, down: _et.Downstream | None = None
                   ) -> Tensor:
     """gA = U (diag(gL) + X) U^T, X_ij = (J_ij - J_ji) / 2 (l_j - l_i), J = U^T gU (conjugate
-    transposes for complex input: ``_complex_svd``'s eigh after its phase test)."""
+    transposes for complex input, after its phase test)."""
     n = L.shape[-1]
     if n == 0 or (gL is None and gU is None):
         return make_tensor(np.zeros(U.shape, U.dtype))
+    if gU is not None and U._array.dtype.kind == "c":
+        _check_phase(U, gU)
     l = L._array
     exact = policy.kind == "exact"
     tie = _et.tie_level(l)
