@@ -19,8 +19,9 @@ backward the node reads ``recorded_output_grads`` and the state of the walk runn
 (``current_walk``, ``result_is_differentiated``).
 
 Cost, for a graph of G nodes: a walk where no node asks costs the plain walk's time and
-holds the forward graph to its end (the forward's own peak); each node that asks costs a
-recorded walk of the part of the graph below it (at most G), one at a time in memory.
+holds the forward graph to its end (the forward's own peak), after one O(G) scan for
+wanting nodes and hooks; each node that asks costs a scan for the nodes leading to it (O(G))
+and a recorded walk of the part of the graph below it (at most G), one at a time in memory.
 Replays that would run more than G nodes in all give way to one recorded walk from the
 start (``Restart``). Along a chain of n asking nodes that is O(n G) time, never more memory
 than one recorded walk.

@@ -183,8 +183,9 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     nz = noise[..., None, None]
     Np, Nm = Ja + Ka, Ja - Ka
     absent = absent_triplets(gS, gUk, gVk, k)
+    at_ties = _read_ties(s, tie, absent)
     if policy.kind == "exact" and nested():  # inside a look downstream: ties count as 0
-        if _read_ties(s, tie, absent).any():
+        if at_ties.any():
             note_chained()
         policy = _ties.TiePolicy("zero")
     R = gUk - Uk @ J if m > k and gUk is not None and not kept_only else None
@@ -192,7 +193,7 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     mu = _NO_LIMITS
     close = _read_ties(s, near, absent)
     if policy.kind == "exact" and close.any():
-        weak = bool((close & ~_read_ties(s, tie, absent)).any())  # near-ties off the ties
+        weak = bool((close & ~at_ties).any())  # near-ties off the ties
         if ctx is None or not ctx.wants_downstream:
             raise LinAlgError(_NEEDS_WALK)
         num = Numerators(J, K, Np, Nm, R, Q)
