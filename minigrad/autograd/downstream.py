@@ -74,7 +74,9 @@ def reaches_wanting(starts: Sequence[Node],
             continue
         if getattr(node, "_wants_downstream", False):  # an AccumulateGrad has no ctx flags
             wants = True
-        if node._hooks or node._retained or not _replayable(node):
+        # (a node that must not run twice: a replay or Restart would, see Function.replayable)
+        if not hooked and (node._hooks or node._retained
+                           or not getattr(getattr(node, "_fn", None), "replayable", True)):
             hooked = True
         for edge in node._next_edges:
             if edge is not None and edge[0] not in seen:
@@ -83,14 +85,6 @@ def reaches_wanting(starts: Sequence[Node],
     return wants, hooked, len(seen)
 
 
-def _replayable(node: Node) -> bool:
-    """Whether running ``node``'s backward again (a replay, a Restart) is invisible: minigrad's
-    own Functions, and those that say so (``replayable = True``). A user's backward may have
-    side effects or consume its ctx, as torch allows (one run per walk)."""
-    fn = getattr(node, "_fn", None)
-    if fn is None:
-        return True
-    return getattr(fn, "replayable", fn.__module__.startswith("minigrad."))
 
 
 class RunningWalk(Protocol):

@@ -71,6 +71,10 @@ class Function:
     # and that subclass's forward signature (None: positional, without defaults).
     _with_ctx: type[Function]
     _signature: inspect.Signature | None
+    # Whether running backward again in one walk is invisible (a replay, downstream.py):
+    # minigrad's own Functions; a user's says so itself (its backward may have side effects
+    # or consume its ctx, which torch allows: one run per walk). Set per class below.
+    replayable: bool = True
 
     @staticmethod
     def forward(ctx: Context, *args: Any) -> Any:
@@ -88,6 +92,8 @@ class Function:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "replayable" not in vars(cls):
+            cls.replayable = cls.__module__.startswith("minigrad.")
         # The setup_context style gets an apply of its own, so the hot apply below (which
         # calls forward(ctx, ...)) stays as it is for every other Function.
         if cls.setup_context is not Function.setup_context and "apply" not in vars(cls):

@@ -49,7 +49,7 @@ from . import _kinks
 from . import ties as _ties
 from ._checks import unrecorded
 from ._complex_forward import complex_svd_forward
-from ._svd_gauge import bond_backward, bond_inherited, bond_mark
+from ._svd_gauge import bond_gradient, bond_inherited
 from ._svd_parts import (
     C_NOISE,
     Factors,
@@ -64,7 +64,7 @@ from ._svd_parts import (
     tie_level,
 )
 from ._tie_limits import bond_fit, confirmed, looked_limits
-from ._tie_sources import Downstream, Held, Tap, nested, note_chained
+from ._tie_sources import Downstream, Held, nested, note_chained
 from .errors import LinAlgError
 
 _PHASE = ("the singular vectors in the complex case are specified up to multiplication "
@@ -322,10 +322,8 @@ def _bond(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, grads: tuple, num: Num
     Uk, Vhk = U[..., :, :k], Vh[..., :k, :]
     if fit.missing.any() and not confirmed(fit, look.limits().plus, S, noise):
         return None
-    M = ctx.input_like(0, (Uk._array * s[..., None, :]) @ Vhk._array)
-    gA = bond_backward(M, Uk, S, Vhk, None if gU is None else gU[..., :, :k],
-                       None if gVh is None else gVh[..., :k, :], fit.r)
-    return Tap.apply(gA, bond_mark(ctx)) if result_is_differentiated() else gA
+    return bond_gradient(ctx, Uk, S, Vhk, None if gU is None else gU[..., :, :k],
+                         None if gVh is None else gVh[..., :k, :], fit.r)
 
 
 def _reads_complement(gU: Tensor | None, gVh: Tensor | None, k: int) -> bool:

@@ -30,7 +30,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..functions import where
 from ..tensor import Tensor
 from . import _kinks
-from ._svd_gauge import bond_backward, bond_inherited, bond_mark
+from ._svd_gauge import bond_gradient, bond_inherited
 from ._svd_parts import (
     C_NOISE,
     Factors,
@@ -229,7 +229,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
         if differentiated or inherited:
             fit = bond_fit(num, S, gS, poles, noise, scale_noise, inherited)
             if fit is not None and not fit.missing.any():
-                return _bond(down, f, S, grads, fit.r), None
+                return bond_gradient(down.ctx, f.U, S, f.Vh, grads[0], grads[2], fit.r), None
     if earlier is not None and policy.kind == "exact":
         poles.through_recorded(earlier.absent, num, noise)
     decided = None
@@ -247,19 +247,12 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
                                  scale_noise, eps, down, earlier, formula, differentiated))
         if fit is not None and confirmed(fit, P.plus, S, noise):
             assert down is not None  # a fit needs it
-            return _bond(down, f, S, grads, fit.r), None  # the look confirmed the bond
+            # the look confirmed the bond
+            return bond_gradient(down.ctx, f.U, S, f.Vh, grads[0], grads[2], fit.r), None
     if decided is not None:
         assert P.plus is not None  # product_limits decides only where J and K exist
         P = P._replace(plus=P.plus + where(make_tensor(decided[0]), decided[1], 0.0))
     return P, remember_dropped(down, poles, policy, grads)
-
-
-def _bond(down: Downstream, f: Factors, S: Tensor, grads: tuple, r: int) -> Tensor:
-    """The whole gradient by ``_svd_gauge``, marked for a later pass when it will be
-    differentiated."""
-    A = down.ctx.input_like(0, (f.U._array * S._array[..., None, :]) @ f.Vh._array)
-    gA = bond_backward(A, f.U, S, f.Vh, grads[0], grads[2], r)
-    return Tap.apply(gA, bond_mark(down.ctx)) if result_is_differentiated() else gA
 
 
 def _at_kinks(s: np.ndarray, gS: Tensor, policy: TiePolicy, eps: float) -> Tensor:

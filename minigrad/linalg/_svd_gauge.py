@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.downstream import current_walk
+from ..autograd.downstream import current_walk, result_is_differentiated
 from ..autograd.function import Context, Function, make_tensor
 from ..tensor import Tensor
 from ._checks import adjoint
-from ._tie_sources import Mark
+from ._tie_sources import Mark, Tap
 from .errors import LinAlgError
 
 
@@ -143,6 +143,16 @@ def _bond_unit(M: Tensor, U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     eig = S._array[..., :r] ** 2, _cut(S, r), Vh._array.swapaxes(-1, -2).conj()  # V: n x n here
     N = _Sylv.apply(P @ P, adjoint(Bd) @ Bd, adjoint(QgB) @ P + adjoint(Bd) @ PgA, eig)
     return gM + (PgA + Bd @ N) @ Bi + A @ adjoint(N)
+
+
+def bond_gradient(ctx: Context, U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
+                  gVh: Tensor | None, r: int) -> Tensor:
+    """An SVD node's whole gradient by ``bond_backward`` (reduced factors), its input rebuilt
+    from them where the node's input was (``input_like``), and marked for a later pass when
+    it will be differentiated (``bond_mark``)."""
+    M = ctx.input_like(0, (U._array * S._array[..., None, :]) @ Vh._array)
+    gA = bond_backward(M, U, S, Vh, gU, gVh, r)
+    return Tap.apply(gA, bond_mark(ctx)) if result_is_differentiated() else gA
 
 
 def bond_mark(node: Context) -> Mark:

@@ -123,8 +123,8 @@ def test_a_second_pass_through_the_bond_takes_no_look(monkeypatch):
 
     bonds: list = []
     looks: list = []
-    real_bond, real_look = _complex_svd.bond_backward, _complex_svd.looked_limits
-    monkeypatch.setattr(_complex_svd, "bond_backward", lambda *a: bonds.append(1) or real_bond(*a))
+    real_bond, real_look = _complex_svd.bond_gradient, _complex_svd.looked_limits
+    monkeypatch.setattr(_complex_svd, "bond_gradient", lambda *a: bonds.append(1) or real_bond(*a))
     monkeypatch.setattr(_complex_svd, "looked_limits",
                         lambda *a: looks.append(1) or real_look(*a))
     m, n, s, r = BOND["kept tie, truncated"]

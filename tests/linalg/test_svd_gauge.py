@@ -132,8 +132,8 @@ def _counting(monkeypatch) -> tuple[list, list]:
 
     bonds: list = []
     looks: list = []
-    real_bond, real_general = _svd_backward.bond_backward, _tie_limits._general
-    monkeypatch.setattr(_svd_backward, "bond_backward",
+    real_bond, real_general = _svd_backward.bond_gradient, _tie_limits._general
+    monkeypatch.setattr(_svd_backward, "bond_gradient",
                         lambda *a: bonds.append(1) or real_bond(*a))
     monkeypatch.setattr(_tie_limits, "_general",
                         lambda *a, **k: looks.append(1) or real_general(*a, **k))
