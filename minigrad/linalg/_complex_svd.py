@@ -60,6 +60,7 @@ from ._svd_parts import (
     fold_complement,
     maybe_poles,
     near_level,
+    numerators,
     quot,
     tie_level,
 )
@@ -164,15 +165,17 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
             g = _kinks.subgradient(g, s, tie_level(s, eps),
                                    C_NOISE * eps * np.abs(g._array).max(axis=-1))
         return (Uk * g.unsqueeze(-2).to(U.dtype)) @ Vhk
-    Vk = Vhk.mH
-    zero = make_tensor(np.zeros(s.shape[:-1] + (k, k), U.dtype))
-    J = zero if gUk is None else Uk.mH @ gUk
-    K = zero if gVk is None else Vk.mH @ gVk
+    num = numerators(Uk, Vhk.mH, gUk, gVk, m > k and not kept_only, n > k and not kept_only)
+    zero = make_tensor(np.zeros(s.shape[:-1] + (k, k), U.dtype))  # (the bond test reads both)
+    J = zero if num.J is None else num.J
+    K = zero if num.K is None else num.K
+    Np, Nm, R, Q = num.plus, num.minus, num.R, num.Q
+    assert Np is not None and Nm is not None  # U or V has a cotangent (returned above if not)
+    num = num._replace(J=J, K=K)
     noise = C_NOISE * eps * np.sqrt(max(m, n)) * (colmax(gUk) + colmax(gVk))
     phase = np.abs(np.diagonal(J._array, 0, -2, -1).imag + np.diagonal(K._array, 0, -2, -1).imag)
     if (phase > noise[..., None]).any():
         raise LinAlgError(f"svd backward: {_PHASE}")
-    Ja, Ka = J - J.mH, K - K.mH
     Sr, Sc = S.unsqueeze(-2), S.unsqueeze(-1)  # [.., i, j] = s_j, s_i
     xp, xm = Sr - Sc, Sr + Sc
     tie = tie_level(s, eps)[..., None]
@@ -181,22 +184,18 @@ def complex_svd_backward(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None,
     near = near_level(s, eps)[..., None] if policy.kind == "exact" else tie
     eye = np.eye(k, dtype=bool)
     nz = noise[..., None, None]
-    Np, Nm = Ja + Ka, Ja - Ka
     absent = absent_triplets(gS, gUk, gVk, k)
     at_ties = _read_ties(s, tie, absent)
     if policy.kind == "exact" and nested():  # inside a look downstream: ties count as 0
         if at_ties.any():
             note_chained()
         policy = _ties.TiePolicy("zero")
-    R = gUk - Uk @ J if m > k and gUk is not None and not kept_only else None
-    Q = gVk - Vk @ K if n > k and gVk is not None and not kept_only else None
     mu = _NO_LIMITS
     close = _read_ties(s, near, absent)
     if policy.kind == "exact" and close.any():
         weak = bool((close & ~at_ties).any())  # near-ties off the ties
         if ctx is None or not ctx.wants_downstream:
             raise LinAlgError(_NEEDS_WALK)
-        num = Numerators(J, K, Np, Nm, R, Q)
         look = _Look(ctx, U, S, Vh, (gU, gS, gVh), kept_only, weak)
         # (the bond backward reads the first k factors' cotangents only, and rebuilds the
         # input from them: not a truncated SVD's)
