@@ -35,10 +35,11 @@ import math
 
 import numpy as np
 
+from minigrad.dtypes import real_of
 from minigrad.linalg._eigh_forward import DEFAULT_MAX_SWEEPS as EIGH_MAX_SWEEPS
 from minigrad.linalg._eigh_forward import _eigh
 from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS, check_fits
-from minigrad.linalg._svd_forward import _BIG, _forward, _real
+from minigrad.linalg._svd_forward import _BIG, _forward
 from minigrad.linalg._svd_gram import _gram_start
 from minigrad.linalg._svd_single import _fix_signs
 
@@ -103,7 +104,7 @@ def _from_gram(a: np.ndarray, full: bool, compute_uv: bool, tol: float | None,
     v0, b = start
     u, s, vh = _forward(b, a.dtype, full, compute_uv, tol, max_sweeps, None)
     s = np.ldexp(s, e)
-    check_fits(s, _real(a.dtype))
+    check_fits(s, real_of(a.dtype))
     if not compute_uv:
         return None, s, None
     assert u is not None and vh is not None

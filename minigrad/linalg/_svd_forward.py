@@ -14,6 +14,7 @@ from typing import Literal, NamedTuple, overload
 import numpy as np
 
 from minigrad._kernel_registry import exact, jit_if_loaded, kernels
+from minigrad.dtypes import real_of
 from minigrad.linalg import _threads
 from minigrad.linalg._jacobi_contract import (
     _LANES,
@@ -135,7 +136,7 @@ def _compile_notice(work, key: tuple):
 def _empty(batch: tuple, m: int, n: int, full: bool, compute_uv: bool, dtype):
     """torch's answer when a dimension is 0: S empty, U and Vh identities (full) or empty."""
     k = min(m, n)
-    s = np.zeros(batch + (k,), dtype=_real(dtype))
+    s = np.zeros(batch + (k,), dtype=real_of(dtype))
     if not compute_uv:
         return None, s, None
     if full:
@@ -241,7 +242,7 @@ def _outputs(nbatch: int, m: int, n: int, full: bool, compute_uv: bool, dtype):
         vh = np.empty((nbatch, n if full else k, n), dtype=dtype)
     else:
         u = vh = np.empty((nbatch, 0, 0), dtype=dtype)
-    return u, np.empty((nbatch, k), dtype=_real(dtype)), vh, np.empty(nbatch, dtype=np.int8)
+    return u, np.empty((nbatch, k), dtype=real_of(dtype)), vh, np.empty(nbatch, dtype=np.int8)
 
 
 def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
@@ -388,17 +389,8 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
     check_fits(s, out_dtype)
     s = s.reshape(batch + (k,))
     if not compute_uv:
-        return None, _cast(s, _real(out_dtype)), None
-    return _cast(u, out_dtype), _cast(s, _real(out_dtype)), _cast(vh, out_dtype)
-
-
-_REAL = {np.dtype(np.complex64): np.dtype(np.float32),
-         np.dtype(np.complex128): np.dtype(np.float64)}
-
-
-def _real(dtype):
-    """S's dtype for a's: the real dtype of its precision (float32 for complex64)."""
-    return _REAL.get(dtype, dtype)
+        return None, _cast(s, real_of(out_dtype)), None
+    return _cast(u, out_dtype), _cast(s, real_of(out_dtype)), _cast(vh, out_dtype)
 
 
 def _cast(x: np.ndarray, dtype) -> np.ndarray:
