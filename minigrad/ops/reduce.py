@@ -89,6 +89,7 @@ class Var(Function):
         ctx.dof = max(count - correction, 0)  # 0: the value is inf or nan, and its gradient
         mean = fast_sum(x, dims, True)
         np.divide(mean, count, out=mean)  # 0 / 0: nan, as torch
+        ctx.mean = mean  # (kept-dims shape: small) for a first-order backward
         c = np.asarray(np.subtract(*long_loops(x, mean)))  # (a 0-d x gives a scalar)
         np.multiply(c, c, out=c)
         out = fast_sum(c, dims, keepdim)
@@ -97,7 +98,8 @@ class Var(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         (a,) = ctx.saved_tensors
-        centred = a - Mean.apply(a, ctx.dims, True)
+        # the forward's mean where nothing records; recorded, the mean is a's function again
+        centred = a - (Mean.apply(a, ctx.dims, True) if _state.enabled else make_tensor(ctx.mean))
         return g.reshape(ctx.kept) * (centred * (2.0 / ctx.dof if ctx.dof else math.inf)), \
             None, None, None
 
