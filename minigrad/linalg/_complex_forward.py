@@ -37,9 +37,9 @@ import numpy as np
 
 from minigrad.dtypes import real_of
 from minigrad.linalg._eigh_forward import DEFAULT_MAX_SWEEPS as EIGH_MAX_SWEEPS
-from minigrad.linalg._eigh_forward import _eigh
+from minigrad.linalg._eigh_forward import _eigh, eigh_forward
 from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS, check_fits
-from minigrad.linalg._svd_forward import _BIG, _forward
+from minigrad.linalg._svd_forward import _BIG, _forward, svd_forward
 from minigrad.linalg._svd_gram import _gram_start
 from minigrad.linalg._svd_single import _fix_signs
 
@@ -129,3 +129,14 @@ def hermitian_eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = 
     """
     a = _as_complex(a, "linalg.eigh", square=True)
     return _eigh(a, _PRECISION[a.dtype], lower, compute_v, tol, max_sweeps)
+
+
+def any_svd_forward(a: np.ndarray, *args, **kwargs) -> tuple:
+    """The Jacobi SVD's ndarray forward for a's dtype: svd_forward, or complex_svd_forward."""
+    return (complex_svd_forward if a.dtype.kind == "c" else svd_forward)(a, *args, **kwargs)
+
+
+def any_eigh_forward(a: np.ndarray, *args, **kwargs) -> tuple:
+    """The Jacobi eigh's ndarray forward for a's dtype: eigh_forward, or
+    hermitian_eigh_forward."""
+    return (hermitian_eigh_forward if a.dtype.kind == "c" else eigh_forward)(a, *args, **kwargs)

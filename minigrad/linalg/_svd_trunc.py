@@ -46,10 +46,9 @@ from ..functions import where
 from ..tensor import Tensor
 from . import ties as _ties
 from ._checks import adjoint
-from ._complex_forward import complex_svd_forward
+from ._complex_forward import any_svd_forward
 from ._complex_svd import complex_svd_backward, plan_complex_backward
 from ._svd_backward import plan_backward, svd_backward
-from ._svd_forward import svd_forward
 from ._svd_parts import batch_text, tie_level
 from ._tie_sources import Downstream
 from .errors import LinAlgError
@@ -59,13 +58,8 @@ def top_forward(a: np.ndarray, k: int, tol: float | None,
                 max_sweeps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The k largest triplets of each a (*, m, n) by the dense Jacobi SVD, and the (k+1)-th
     singular value (*,) that decides whether the cut is at a tie."""
-    u, s, vh = dense_svd(a, False, True, tol=tol, max_sweeps=max_sweeps)
+    u, s, vh = any_svd_forward(a, False, True, tol=tol, max_sweeps=max_sweeps)
     return u[..., :k], s[..., :k], vh[..., :k, :], s[..., k]
-
-
-def dense_svd(a: np.ndarray, *args, **kwargs) -> tuple:
-    """The Jacobi SVD's ndarray forward for real or complex a."""
-    return (complex_svd_forward if a.dtype.kind == "c" else svd_forward)(a, *args, **kwargs)
 
 
 def svd_top(A: Tensor, k: int, forward, policy: _ties.TiePolicy) -> tuple[Tensor, Tensor,

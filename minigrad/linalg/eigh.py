@@ -30,7 +30,7 @@ from . import _eigh_ties as _et
 from . import _kinks
 from . import ties as _ties
 from ._checks import adjoint, check_matrix, half_as_float, unrecorded
-from ._complex_forward import hermitian_eigh_forward
+from ._complex_forward import any_eigh_forward
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
 from ._svd_parts import C_NOISE, colmax
 from ._tie_sources import nested, note_chained
@@ -73,7 +73,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, tol: float | None = None,
     lower = _lower(UPLO)
     policy = None if ties is None else _ties.resolve(ties)  # (the one in force: below)
     if not (A.requires_grad and is_grad_enabled()):  # nothing to record: no node, no tie test
-        w, v = unrecorded(_forward(A._array), A._array, lower, True, tol=tol,
+        w, v = unrecorded(any_eigh_forward, A._array, lower, True, tol=tol,
                           max_sweeps=max_sweeps)
         return EighResult(make_tensor(w), make_tensor(v))
     return EighResult(*_Eigh.apply(A, lower, tol, max_sweeps,
@@ -102,7 +102,7 @@ class _Eigh(Function):
     @staticmethod
     def forward(ctx: Context, A: Tensor, lower: bool, tol: float | None, max_sweeps: int,
                 policy: _ties.TiePolicy) -> tuple[Tensor, Tensor]:
-        w, v = _forward(A._array)(A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
+        w, v = any_eigh_forward(A._array, lower, True, tol=tol, max_sweeps=max_sweeps)
         outs = make_tensor(w), make_tensor(v)
         ctx.save_for_backward(*outs)  # the outputs themselves: higher order flows through them
         ctx.set_materialize_grads(False)
@@ -118,11 +118,6 @@ class _Eigh(Function):
         L, U = ctx.saved_tensors
         down = _et.Downstream(ctx, (gL, gU)) if ctx.wants_downstream else None
         return eigh_backward(L, U, gL, gU, ctx.policy, down), None, None, None, None
-
-
-def _forward(a: np.ndarray):
-    """The ndarray eigh for a's dtype: the real kernels', or the Hermitian ones'."""
-    return hermitian_eigh_forward if a.dtype.kind == "c" else eigh_forward
 
 
 def _near_ties(l: np.ndarray, level: np.ndarray) -> bool:

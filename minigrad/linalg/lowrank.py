@@ -38,9 +38,10 @@ from ..creation import rng_of
 from ..tensor import Tensor
 from . import ties as _ties
 from ._checks import adjoint, check_matrix
+from ._complex_forward import any_svd_forward
 from ._svd_forward import DEFAULT_MAX_SWEEPS
 from ._svd_single import _unit
-from ._svd_trunc import dense_svd, np_adjoint, svd_top, top_forward
+from ._svd_trunc import np_adjoint, svd_top, top_forward
 from .svd import svd as linalg_svd
 
 _OVERSAMPLE = 5
@@ -121,7 +122,7 @@ def _randomized(a: np.ndarray, q: int, niter: int) -> tuple:
         basis = _orth(a @ _orth(aH @ basis))
     tol = _C_RESID * np.sqrt(max(m, n)) * np.finfo(a.dtype).eps
     for step in range(_MAX_STEPS + 1):
-        ub, s, vh = dense_svd(np_adjoint(basis) @ a, False, True)
+        ub, s, vh = any_svd_forward(np_adjoint(basis) @ a, False, True)
         u = basis @ ub
         resid = np.linalg.norm(a @ np_adjoint(vh) - u * s[..., None, :], axis=-2)
         worst = np.max(resid[..., :q + 1] / (tol * s[..., :1]))

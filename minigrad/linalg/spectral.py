@@ -19,8 +19,7 @@ from ..dtypes import real_of
 from ..functions import where
 from ..tensor import Tensor
 from ._checks import adjoint, batch_prefix, check_matrix, check_tensor, half_as_float
-from ._complex_forward import hermitian_eigh_forward
-from ._eigh_forward import eigh_forward
+from ._complex_forward import any_eigh_forward
 from ._groups import by_group
 from ._lapack_info import lu_info
 from ._sym import from_triangle
@@ -35,8 +34,7 @@ from .svd import svd, svdvals
 def _values(a: np.ndarray, hermitian: bool) -> np.ndarray:
     """Singular values of each matrix of a (*, m, n), descending (|eigenvalues| if hermitian)."""
     if hermitian:
-        w = (hermitian_eigh_forward(a, True, False) if a.dtype.kind == "c"
-             else eigh_forward(a, True, False))[0]
+        w = any_eigh_forward(a, True, False)[0]
         return -np.sort(-np.abs(w), axis=-1)
     return np.linalg.svd(a, compute_uv=False)
 
