@@ -175,6 +175,41 @@ def test_casts() -> None:
     assert y.grad.dtype == np.float32
 
 
+
+def test_type_names_round_trip_as_torchs() -> None:
+    """Ported code writes x.type(), x.type(y.type()) and x.type('torch.FloatTensor')."""
+    torch = pytest.importorskip("torch")
+    for dt in ("float16", "float32", "float64", "int32", "int64", "bool", "complex64",
+               "complex128"):
+        x, t = mg.zeros(2, dtype=getattr(mg, dt)), torch.zeros(2, dtype=getattr(torch, dt))
+        assert x.type().split(".") == ["minigrad", t.type().split(".")[1]]
+        assert x.type(t.type()).dtype == x.dtype and x.type(x.type()) is x
+        assert mg.ones(1).type(t.type()).dtype == x.dtype
+    y = mg.tensor([1.0], requires_grad=True)
+    y.type("torch.DoubleTensor").sum().backward()
+    assert y.grad.tolist() == [1.0]
+    with pytest.raises(ValueError, match="invalid type"):
+        mg.ones(1).type("torch.FooTensor")
+    with pytest.raises(RuntimeError, match="CPU only"):
+        mg.ones(1).type("torch.cuda.FloatTensor")
+
+
+def test_finfo_and_iinfo_are_torchs() -> None:
+    torch = pytest.importorskip("torch")
+    for dt in ("float16", "float32", "float64", "complex64", "complex128", None):
+        f = mg.finfo(getattr(mg, dt) if dt else None)
+        g = torch.finfo(getattr(torch, dt)) if dt else torch.finfo()
+        for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                     "dtype"):
+            assert getattr(f, attr) == getattr(g, attr) and type(getattr(f, attr)) is type(
+                getattr(g, attr)), (dt, attr)
+    for dt in ("int32", "int64"):
+        i, j = mg.iinfo(getattr(mg, dt)), torch.iinfo(getattr(torch, dt))
+        assert (i.bits, i.min, i.max, i.dtype) == (j.bits, j.min, j.max, j.dtype)
+    for bad, make in ((mg.int64, mg.finfo), (mg.float32, mg.iinfo), (mg.bool, mg.iinfo)):
+        with pytest.raises(TypeError):
+            make(bad)
+
 # ---- integer and bool tensors ---------------------------------------------------------------
 def test_integer_tensor_ops() -> None:
     a = mg.tensor([5, -3, 4])
