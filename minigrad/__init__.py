@@ -19,11 +19,12 @@ from .einsum import einsum, tensordot
 from .functions import *  # noqa: F403  (their names: functions.__all__, below)
 from .linalg._threads import get_num_threads, set_num_threads
 from .linalg.det import det, logdet, slogdet
-from .linalg.legacy import cholesky, qr, svd
+from .linalg.legacy import cholesky, qr, svd, triangular_solve
 from .linalg.lowrank import pca_lowrank, svd_lowrank
 from .linalg.matrix_exp import matrix_exp
 from .linalg.products import matrix_power
 from .linalg.products import tensor_cross as cross
+from .linalg.solve import cholesky_inverse, cholesky_solve
 from .linalg.solve import inv as inverse
 from .linalg.spectral import pinverse
 from .serialization import load, save
@@ -58,5 +59,5 @@ __all__ = [
     # linear algebra at the top level, as torch's
     "cholesky", "cross", "det", "einsum", "get_num_threads", "inverse", "logdet", "matrix_exp",
     "matrix_power", "pca_lowrank", "pinverse", "qr", "set_num_threads", "slogdet", "svd",
-    "svd_lowrank", "tensordot",
+    "svd_lowrank", "tensordot", "cholesky_solve", "cholesky_inverse", "triangular_solve",
 ]

@@ -1,6 +1,7 @@
 """torch's older spellings of the decompositions, still in torch and in code ported from it:
-``torch.svd`` (V, not Vh; ``some``; ``compute_uv``), ``torch.cholesky(upper=)`` and
-``torch.qr(some=)``. Each is the torch.linalg function underneath, gradients included."""
+``torch.svd`` (V, not Vh; ``some``; ``compute_uv``), ``torch.cholesky(upper=)``,
+``torch.qr(some=)`` and ``torch.triangular_solve``. Each is the torch.linalg function
+underneath, gradients included."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ._checks import adjoint, check_matrix
 from .qr import QRResult
 from .qr import qr as linalg_qr
 from .solve import cholesky as linalg_cholesky
+from .solve import solve_triangular
 from .svd import svd as linalg_svd
 from .svd import svdvals
 
@@ -62,3 +64,22 @@ def qr(input: Tensor, some: bool = True) -> QRResult:
     ((2, 2), (2, 1))
     """
     return linalg_qr(input, "reduced" if some else "complete")
+
+
+class TriangularSolveResult(NamedTuple):
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> TriangularSolveResult:
+    """torch.triangular_solve (b first, upper by default): X with T X = b, or T^T X = b when
+    transpose, T A's upper (lower) triangle; returns X and a copy of A.
+
+    >>> mg.triangular_solve(mg.tensor([[3.0], [4.0]]), mg.tensor([[2.0, 1.0], [0.0, 4.0]]))[0]
+    tensor([[1.],
+            [1.]])
+    """
+    T = A.mT if transpose else A
+    X = solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(X, A.clone())

@@ -303,6 +303,13 @@ CASES |= {
     "det": [c(M), c(B3)], "logdet": [c(S)], "slogdet": [c(M)], "inverse": [c(M), c(B3)],
     "pinverse": [c(In("tall"))], "matrix_power": [c(M, 3), c(M, -2)], "matrix_exp": [c(M)],
     "cholesky": [c(S), c(S, True)], "qr": [C((In("tall"),), {}, post=_qr_parts)],
+    # torch's backward gives the factor's unread triangle a gradient (that of a full L);
+    # minigrad's reads the triangle its forward uses: compared through a cholesky in
+    # tests/linalg/test_solve.py
+    "cholesky_solve": [C((In("rhs"), In("lower")), {}, grad=False)],
+    "cholesky_inverse": [C((In("lower"),), {}, grad=False),
+                         C((In("lower"), True), {}, grad=False)],
+    "triangular_solve": [c(In("rhs"), In("lower"), False), c(In("rhs"), M, True, True)],
     "svd": [C((In("tall"),), {}, post=_svd_parts),
             C((In("tall"), False), {}, post=_svd_parts),
             C((In("tall"),), {"compute_uv": False}, post=lambda r: (r[1], r[0], r[2]))],
@@ -393,6 +400,9 @@ LINALG: dict[str, list[C]] = {
     "vector_norm": [c(X), c(X, 0.5, 1), c(X, float("inf"))],
     "matrix_norm": [c(X), c(B3, 2), c(X, -2)], "matrix_exp": [c(M), c(B3)],
     "vecdot": [c(X, Y), c(X, In("col"), dim=0)],
+    "matmul": [c(X, In("w")), c(In("b34"), In("b45"))], "diagonal": [c(B3), c(X, offset=1)],
+    "inv_ex": [c(M), c(B3)], "solve_ex": [c(M, In("rhs")), c(B3, In("r1"))],
+    "cholesky_ex": [c(S), c(S, upper=True)],
 }
 
 # torch's backward multiplies by a float32-rounded constant (1/6, 1/alpha) even in float64:
