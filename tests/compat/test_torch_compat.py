@@ -294,6 +294,7 @@ CASES |= {
     "cat": [func([X, Y]), func((X, Y), 1)], "concat": [func([X, Y], dim=1)],
     "concatenate": [func([X, Y], 0)], "stack": [func([X, Y]), func([X, Y], 2)],
     "broadcast_shapes": [func((3, 1), (1, 4))],
+    "broadcast_tensors": [func(X, In("col")), func(V, In("col"), X)],
     # products and linalg
     "matmul": [c(X, In("w")), c(In("b34"), In("b45"))], "mm": [c(X, In("w"))],
     "bmm": [c(In("b34"), In("b45"))], "dot": [c(V, In("v2"))], "outer": [func(V, In("v2"))],
@@ -355,7 +356,7 @@ CASES |= {
     "type": [meth(X, "dtype:int64")], "type_as": [meth(X, In("i"))],
     "float": [meth(X)], "double": [meth(In("i"))], "half": [meth(X)], "long": [meth(X)],
     "int": [meth(X)], "bool": [meth(X)], "cpu": [meth(X)], "contiguous": [meth(X)],
-    "is_contiguous": [meth(X)], "is_floating_point": [meth(X), meth(In("i"))],
+    "is_contiguous": [meth(X)], "is_floating_point": [c(X), c(In("i"))],
     "dim": [meth(X)], "size": [meth(X), meth(X, 1)], "item": [meth(In("one"))],
     "tolist": [meth(X)], "numpy": [meth(XN)],
     "shape": [prop("shape", X)], "ndim": [prop("ndim", X)], "dtype": [prop("dtype", X)],
