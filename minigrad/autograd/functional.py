@@ -31,6 +31,16 @@ def _leaves(xs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ...]:
                  else x.detach().requires_grad_(True) for x in xs)
 
 
+def _filled(gs: tuple[Tensor | None, ...], ins: tuple[Tensor, ...], strict: bool,
+            output: str) -> list[Tensor]:
+    """The gradients, zeros for an input the output does not depend on (strict: an error)."""
+    for k, g in enumerate(gs):
+        if g is None and strict:
+            raise RuntimeError(f"{output} of the user-provided function is independent of "
+                               f"input {k}. This is not allowed in strict mode.")
+    return [x.detach().new_zeros(x.shape) if g is None else g for g, x in zip(gs, ins)]
+
+
 def _rows(out: Tensor, ins: tuple[Tensor, ...], i: int, create_graph: bool,
           strict: bool) -> tuple[Tensor, ...]:
     """d out / d ins[k] for each k, shaped out.shape + ins[k].shape: one backward per element."""
@@ -40,12 +50,7 @@ def _rows(out: Tensor, ins: tuple[Tensor, ...], i: int, create_graph: bool,
     for j in range(flat.numel()):
         gs = (grad(flat[j], ins, retain_graph=True, create_graph=create_graph, allow_unused=True)
               if out.requires_grad else (None,) * len(ins))
-        for k, (g, x) in enumerate(zip(gs, ins)):
-            if g is None:
-                if strict:
-                    raise RuntimeError(f"Output {i} of the user-provided function is independent "
-                                       f"of input {k}. This is not allowed in strict mode.")
-                g = x.detach().new_zeros(x.shape)
+        for k, g in enumerate(_filled(gs, ins, strict, f"Output {i}")):
             per_input[k].append(g)
     jac = []
     for column, x in zip(per_input, ins):
@@ -132,13 +137,6 @@ def vjp(func: Callable[..., Any], inputs: Inputs, v: Any = None, create_graph: b
         if used:
             gs = grad([outs[k] for k in used], ins, [vs[k] for k in used],
                       create_graph=create_graph, allow_unused=True)
-    res = []
-    for k, (g, x) in enumerate(zip(gs, ins)):
-        if g is None:
-            if strict:
-                raise RuntimeError(f"The output of the user-provided function is independent of "
-                                   f"input {k}. This is not allowed in strict mode.")
-            g = x.detach().new_zeros(x.shape)
-        res.append(g if create_graph else g.detach())
+    res = [g if create_graph else g.detach() for g in _filled(gs, ins, strict, "The output")]
     out = tuple(o if create_graph else o.detach() for o in outs)
     return (out if out_tuple else out[0]), (tuple(res) if in_tuple else res[0])
