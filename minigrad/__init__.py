@@ -14,7 +14,8 @@ from .creation import (arange, as_tensor, default_generator, empty, empty_like, 
                        zeros_like)
 from .dtypes import bool_ as bool  # noqa: A004  (torch spells it mg.bool)
 from .dtypes import (cdouble, cfloat, complex64, complex128, double, finfo, float16, float32,
-                     float64, half, iinfo, int32, int64, long)
+                     float64, get_default_dtype, half, iinfo, int32, int64, long,
+                     set_default_dtype)
 from .einsum import einsum, tensordot
 from .functions import *  # noqa: F403  (their names: functions.__all__, below)
 from .linalg._threads import get_num_threads, set_num_threads
@@ -45,7 +46,8 @@ __all__ = [
     "rand_like", "randint", "randn", "randn_like", "randperm", "tensor", "zeros", "zeros_like",
     # dtypes
     "bool", "double", "float", "float16", "float32", "float64", "half", "int32", "int64", "long",
-    "cdouble", "cfloat", "complex64", "complex128", "finfo", "iinfo",
+    "cdouble", "cfloat", "complex64", "complex128", "finfo", "iinfo", "get_default_dtype",
+    "set_default_dtype",
     # grad mode
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
     # constants

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import dtypes
 from ._dims import numpy_dims
 from .autograd import function
 from .autograd.function import make_tensor
@@ -136,7 +137,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
                                f"dimensions. Input {i} has {t.ndim} dimensions")
         blocks.append(t.reshape(1, -1) if t.ndim < 2 else t)
     if not blocks:
-        return make_tensor(np.zeros((1, 0), np.float32))
+        return make_tensor(np.zeros((1, 0), dtypes.DEFAULT_FLOAT))
     from .functions import cat
 
     width = sum(b.shape[1] for b in blocks)

@@ -138,6 +138,31 @@ def to_dtype(dtype: Any) -> np.dtype:
     return dt
 
 
+def get_default_dtype() -> np.dtype:
+    """The dtype Python floats and the float factories get (float32 unless set).
+
+    >>> mg.get_default_dtype()
+    dtype('float32')
+    """
+    return DEFAULT_FLOAT
+
+
+def set_default_dtype(d: Any) -> None:
+    """Make ``d`` (float16, float32 or float64) the default float, as torch.set_default_dtype:
+    Python floats, ``mg.tensor([1.5])``, the float factories, layers' parameters and integer
+    input to float functions take it; complex numbers take its complex dtype.
+
+    >>> mg.set_default_dtype(mg.float64); mg.tensor([1.5]).dtype
+    dtype('float64')
+    >>> mg.set_default_dtype(mg.float32)
+    """
+    global DEFAULT_FLOAT
+    dt = to_dtype(d)
+    if dt.kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    DEFAULT_FLOAT = dt
+
+
 class finfo:  # noqa: N801  (torch's spelling)
     """Machine limits of a floating dtype (default float32; a complex dtype's real part), as
     torch.finfo, with Python numbers: eps, tiny (= smallest_normal), max, min, resolution, bits.

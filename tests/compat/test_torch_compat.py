@@ -466,6 +466,8 @@ NOT_COVERED: dict[str, dict[str, str]] = {
         "is_grad_enabled": "grad mode state: tests/autograd/test_semantics.py",
         "finfo": "dtype limits, not a tensor: tests/tensor/test_basics.py",
         "iinfo": "dtype limits, not a tensor: tests/tensor/test_basics.py",
+        "get_default_dtype": "global state: tests/tensor/test_basics.py",
+        "set_default_dtype": "global state: tests/tensor/test_basics.py",
         **{d: "a dtype: test_dtype_names_are_torchs below" for d in (
             "float16", "float32", "float64", "int32", "int64", "bool", "half", "double",
             "long", "float", "complex64", "complex128", "cfloat", "cdouble")},

@@ -210,6 +210,34 @@ def test_finfo_and_iinfo_are_torchs() -> None:
         with pytest.raises(TypeError):
             make(bad)
 
+
+@pytest.mark.parametrize("name", ["float64", "float16"])
+def test_set_default_dtype_as_torchs(name: str) -> None:
+    """Scientific code starts with torch.set_default_dtype(torch.float64): Python floats, the
+    float factories, layers and integer input to float functions follow, as in torch."""
+    torch = pytest.importorskip("torch")
+
+    def probe(lib: object) -> list:
+        i = lib.tensor([1, 4])
+        return [lib.get_default_dtype(), lib.tensor(1.5).dtype, lib.zeros(1).dtype,
+                lib.arange(3.0).dtype, lib.rand(2).dtype, lib.full((1,), 2.0).dtype,
+                lib.linspace(0, 1, 3).dtype, lib.eye(2).dtype, lib.nn.Linear(2, 2).weight.dtype,
+                lib.nn.Parameter().dtype, (i * 1.5).dtype, i.sqrt().dtype, (i / i).dtype,
+                lib.maximum(i, i).dtype, lib.tensor([1.5], dtype=lib.float32).dtype]
+
+    try:
+        torch.set_default_dtype(getattr(torch, name))
+        mg.set_default_dtype(getattr(mg, name))
+        ours, theirs = probe(mg), probe(torch)
+        assert "dtype" not in repr(mg.tensor([1.5])) and "float32" in repr(mg.ones(1).float())
+    finally:
+        torch.set_default_dtype(torch.float32)
+        mg.set_default_dtype(mg.float32)
+    assert [str(d) for d in ours] == [str(d).split(".")[1] for d in theirs]
+    assert mg.tensor(1.5).dtype == mg.float32 == mg.get_default_dtype()
+    with pytest.raises(TypeError, match="only floating-point types"):
+        mg.set_default_dtype(mg.int64)
+
 # ---- integer and bool tensors ---------------------------------------------------------------
 def test_integer_tensor_ops() -> None:
     a = mg.tensor([5, -3, 4])
