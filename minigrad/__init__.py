@@ -4,8 +4,10 @@ from math import e, inf, nan, pi  # torch's mg.pi, mg.inf ...
 
 from . import accelerator, autograd, cuda, functions, linalg, nn, optim, special, utils
 from ._device import device
-from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .combine import (atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist,
+                      pdist,
                       column_stack, dstack, hstack, meshgrid, row_stack, std_mean, tril_indices,
                       triu_indices, var_mean, vstack)
 from .creation import (arange, as_tensor, default_generator, empty, empty_like, eye, from_numpy,
@@ -49,13 +51,14 @@ __all__ = [
     "cdouble", "cfloat", "complex64", "complex128", "finfo", "iinfo", "get_default_dtype",
     "set_default_dtype",
     # grad mode
-    "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
+    "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled", "inference_mode",
+    "is_inference_mode_enabled",
     # constants
     "e", "inf", "nan", "pi",
     # the functions (functions.py; most are Tensor methods: mg.exp is Tensor.exp)
     *functions.__all__,
     # functions of several tensors (combine.py)
-    "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "cdist",
+    "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "cdist", "pdist",
     "column_stack", "dstack", "hstack", "meshgrid", "row_stack", "std_mean", "tril_indices",
     "triu_indices", "var_mean", "vstack",
     # linear algebra at the top level, as torch's

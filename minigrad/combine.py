@@ -169,6 +169,21 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     return diff.norm(p, dim=-1)
 
 
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between the rows of input (N, M), pairs i < j in row-major
+    order: (N (N - 1) / 2,), as torch.pdist; a zero distance's gradient is 0.
+
+    >>> mg.pdist(mg.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    tensor([5.       , 1.       , 4.2426405])
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(input.shape[0], 1)
+    return (input[i] - input[j]).norm(p, dim=-1)
+
+
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None) -> Tensor:
     """The (2, n) row and column indices of the lower triangle of a row x col matrix, in
     row-major order."""

@@ -464,6 +464,8 @@ NOT_COVERED: dict[str, dict[str, str]] = {
         "enable_grad": "context managers: tests/autograd/test_semantics.py",
         "set_grad_enabled": "context managers: tests/autograd/test_semantics.py",
         "is_grad_enabled": "grad mode state: tests/autograd/test_semantics.py",
+        "inference_mode": "a grad mode: tests/autograd/test_semantics.py",
+        "is_inference_mode_enabled": "grad mode state: tests/autograd/test_semantics.py",
         "finfo": "dtype limits, not a tensor: tests/tensor/test_basics.py",
         "iinfo": "dtype limits, not a tensor: tests/tensor/test_basics.py",
         "get_default_dtype": "global state: tests/tensor/test_basics.py",
