@@ -10,7 +10,7 @@ from .ties import TiePolicy, tie_policy
 from .det import SlogdetResult, det, slogdet
 from .eigh import EighResult, eigh, eigvalsh
 from .products import cross, diagonal, matmul, matrix_power, multi_dot, vecdot
-from .qr import QRResult, qr
+from .qr import householder_product, QRResult, qr
 from .solve import (cholesky, cholesky_ex, CholeskyExResult, inv, inv_ex, InvExResult, solve,
                     solve_ex, SolveExResult, solve_triangular)
 from .spectral import LstsqResult, cond, lstsq, matrix_rank, pinv
@@ -25,4 +25,4 @@ __all__ += ["det", "slogdet", "SlogdetResult", "eigh", "eigvalsh", "EighResult",
 from .matrix_exp import matrix_exp  # noqa: E402
 
 __all__ += ["matrix_exp", "vecdot", "matmul", "diagonal", "inv_ex", "InvExResult", "solve_ex",
-            "SolveExResult", "cholesky_ex", "CholeskyExResult"]
+            "SolveExResult", "cholesky_ex", "CholeskyExResult", "householder_product"]

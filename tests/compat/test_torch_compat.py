@@ -404,6 +404,7 @@ LINALG: dict[str, list[C]] = {
     "matmul": [c(X, In("w")), c(In("b34"), In("b45"))], "diagonal": [c(B3), c(X, offset=1)],
     "inv_ex": [c(M), c(B3)], "solve_ex": [c(M, In("rhs")), c(B3, In("r1"))],
     "cholesky_ex": [c(S), c(S, upper=True)],
+    "householder_product": [c(In("tall"), In("r1")), c(In("tall"), In("bl"))],
 }
 
 # torch's backward multiplies by a float32-rounded constant (1/6, 1/alpha) even in float64:

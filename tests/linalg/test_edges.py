@@ -85,6 +85,8 @@ EMPTY = [
     ("inv_ex", lambda L, A, B: L.linalg.inv_ex(A), SQ),
     ("solve_ex", lambda L, A, B: L.linalg.solve_ex(A, B), SOLVE),
     ("cholesky_ex", lambda L, A, B: L.linalg.cholesky_ex(A), SQ),
+    ("householder_product", lambda L, A, B: L.linalg.householder_product(A, B),
+     [((0, 3, 2), (0, 2)), ((3, 0), (0,)), ((2, 3, 2), (2, 0))]),
     ("mg.svd", lambda L, A, B: L.svd(A), RECT),
     ("mg.svd/no-uv", lambda L, A, B: L.svd(A, compute_uv=False)[1], RECT),
     ("mg.cholesky", lambda L, A, B: L.cholesky(A), SQ),
