@@ -22,7 +22,8 @@ from .einsum import einsum, tensordot
 from .functions import *  # noqa: F403  (their names: functions.__all__, below)
 from .linalg._threads import get_num_threads, set_num_threads
 from .linalg.det import det, logdet, slogdet
-from .linalg.legacy import cholesky, qr, svd, triangular_solve
+from .linalg.legacy import cholesky, lu, lu_solve, qr, svd, triangular_solve
+from .linalg.lu import lu_unpack
 from .linalg.lowrank import pca_lowrank, svd_lowrank
 from .linalg.matrix_exp import matrix_exp
 from .linalg.products import matrix_power
@@ -65,4 +66,5 @@ __all__ = [
     "cholesky", "cross", "det", "einsum", "get_num_threads", "inverse", "logdet", "matrix_exp",
     "matrix_power", "pca_lowrank", "pinverse", "qr", "set_num_threads", "slogdet", "svd",
     "svd_lowrank", "tensordot", "cholesky_solve", "cholesky_inverse", "triangular_solve",
+    "lu", "lu_solve", "lu_unpack",
 ]

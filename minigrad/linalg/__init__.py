@@ -23,6 +23,10 @@ __all__ += ["det", "slogdet", "SlogdetResult", "eigh", "eigvalsh", "EighResult",
             "solve_triangular", "cond", "lstsq", "LstsqResult", "matrix_rank", "pinv", "norm",
             "vector_norm"]
 from .matrix_exp import matrix_exp  # noqa: E402
+from .lu import (lu, lu_factor, lu_factor_ex, lu_solve, LUFactorExResult,  # noqa: E402
+                 LUFactorResult, LUResult)
 
 __all__ += ["matrix_exp", "vecdot", "matmul", "diagonal", "inv_ex", "InvExResult", "solve_ex",
-            "SolveExResult", "cholesky_ex", "CholeskyExResult", "householder_product"]
+            "SolveExResult", "cholesky_ex", "CholeskyExResult", "householder_product", "lu",
+            "lu_factor", "lu_factor_ex", "lu_solve", "LUFactorResult", "LUFactorExResult",
+            "LUResult"]

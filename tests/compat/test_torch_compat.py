@@ -311,6 +311,7 @@ CASES |= {
     "cholesky_inverse": [C((In("lower"),), {}, grad=False),
                          C((In("lower"), True), {}, grad=False)],
     "triangular_solve": [c(In("rhs"), In("lower"), False), c(In("rhs"), M, True, True)],
+    "lu": [c(M), C((B3, True, True), {}, post=lambda r: r[:2])],
     "svd": [C((In("tall"),), {}, post=_svd_parts),
             C((In("tall"), False), {}, post=_svd_parts),
             C((In("tall"),), {"compute_uv": False}, post=lambda r: (r[1], r[0], r[2]))],
@@ -405,6 +406,7 @@ LINALG: dict[str, list[C]] = {
     "inv_ex": [c(M), c(B3)], "solve_ex": [c(M, In("rhs")), c(B3, In("r1"))],
     "cholesky_ex": [c(S), c(S, upper=True)],
     "householder_product": [c(In("tall"), In("r1")), c(In("tall"), In("bl"))],
+    "lu_factor": [c(M), c(B3)], "lu_factor_ex": [c(M), c(B3)], "lu": [c(M), c(B3)],
 }
 
 # torch's backward multiplies by a float32-rounded constant (1/6, 1/alpha) even in float64:
@@ -469,13 +471,16 @@ NOT_COVERED: dict[str, dict[str, str]] = {
         "is_inference_mode_enabled": "grad mode state: tests/autograd/test_semantics.py",
         "finfo": "dtype limits, not a tensor: tests/tensor/test_basics.py",
         "iinfo": "dtype limits, not a tensor: tests/tensor/test_basics.py",
+        "lu_solve": "takes lu's output: tests/linalg/test_lu.py",
+        "lu_unpack": "takes lu's output: tests/linalg/test_lu.py",
         "get_default_dtype": "global state: tests/tensor/test_basics.py",
         "set_default_dtype": "global state: tests/tensor/test_basics.py",
         **{d: "a dtype: test_dtype_names_are_torchs below" for d in (
             "float16", "float32", "float64", "int32", "int64", "bool", "half", "double",
             "long", "float", "complex64", "complex128", "cfloat", "cdouble")},
     },
-    "linalg": {"LinAlgError": "an exception class (raised in tests/linalg/test_svd_api.py)"},
+    "linalg": {"LinAlgError": "an exception class (raised in tests/linalg/test_svd_api.py)",
+               "lu_solve": "takes lu_factor's output: tests/linalg/test_lu.py"},
     "functional": {},
     "Tensor": {
         "backward": "autograd entry point: tests/autograd/test_semantics.py",
