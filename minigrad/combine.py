@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import dtypes
 from ._dims import numpy_dims
 from .autograd import function
 from .autograd.function import make_tensor
@@ -136,7 +137,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
                                f"dimensions. Input {i} has {t.ndim} dimensions")
         blocks.append(t.reshape(1, -1) if t.ndim < 2 else t)
     if not blocks:
-        return make_tensor(np.zeros((1, 0), np.float32))
+        return make_tensor(np.zeros((1, 0), dtypes.DEFAULT_FLOAT))
     from .functions import cat
 
     width = sum(b.shape[1] for b in blocks)
@@ -166,6 +167,21 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return diff.norm(p, dim=-1)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between the rows of input (N, M), pairs i < j in row-major
+    order: (N (N - 1) / 2,), as torch.pdist; a zero distance's gradient is 0.
+
+    >>> mg.pdist(mg.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    tensor([5.       , 1.       , 4.2426405])
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(input.shape[0], 1)
+    return (input[i] - input[j]).norm(p, dim=-1)
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None) -> Tensor:

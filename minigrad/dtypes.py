@@ -136,3 +136,74 @@ def to_dtype(dtype: Any) -> np.dtype:
         raise TypeError(f"minigrad supports float16/32/64, complex64/128, integer and bool "
                         f"dtypes, not {dt}")
     return dt
+
+
+def get_default_dtype() -> np.dtype:
+    """The dtype Python floats and the float factories get (float32 unless set).
+
+    >>> mg.get_default_dtype()
+    dtype('float32')
+    """
+    return DEFAULT_FLOAT
+
+
+def set_default_dtype(d: Any) -> None:
+    """Make ``d`` (float16, float32 or float64) the default float, as torch.set_default_dtype:
+    Python floats, ``mg.tensor([1.5])``, the float factories, layers' parameters and integer
+    input to float functions take it; complex numbers take its complex dtype.
+
+    >>> mg.set_default_dtype(mg.float64); mg.tensor([1.5]).dtype
+    dtype('float64')
+    >>> mg.set_default_dtype(mg.float32)
+    """
+    global DEFAULT_FLOAT
+    dt = to_dtype(d)
+    if dt.kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    DEFAULT_FLOAT = dt
+
+
+class finfo:  # noqa: N801  (torch's spelling)
+    """Machine limits of a floating dtype (default float32; a complex dtype's real part), as
+    torch.finfo, with Python numbers: eps, tiny (= smallest_normal), max, min, resolution, bits.
+
+    >>> mg.finfo(mg.float32).eps, mg.finfo().dtype
+    (1.1920928955078125e-07, 'float32')
+    """
+
+    def __init__(self, type: Any = None) -> None:  # noqa: A002  (torch's argument name)
+        dt = DEFAULT_FLOAT if type is None else to_dtype(type)
+        if dt.kind not in "fc":
+            raise TypeError("mg.finfo() requires a floating point input type. Use mg.iinfo "
+                            "to handle 'mg.finfo'")
+        f = np.finfo(dt)
+        self.bits, self.dtype = int(f.bits), str(f.dtype)
+        self.eps, self.max, self.min = float(f.eps), float(f.max), float(f.min)
+        self.tiny = self.smallest_normal = float(f.smallest_normal)
+        self.resolution = 10.0 ** -int(f.precision)  # exact, not rounded to the dtype
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801  (torch's spelling)
+    """Limits of an integer dtype, as torch.iinfo: min, max, bits (bool is refused, as torch).
+
+    >>> mg.iinfo(mg.int32).max
+    2147483647
+    """
+
+    def __init__(self, type: Any) -> None:  # noqa: A002  (torch's argument name)
+        dt = to_dtype(type)
+        if dt.kind not in "iu":
+            raise TypeError(f"{dt} is not supported by mg.iinfo" if dt.kind == "b" else
+                            "mg.iinfo() requires an integer input type. Use mg.finfo to "
+                            "handle 'mg.iinfo'")
+        i = np.iinfo(dt)
+        self.bits, self.dtype = int(i.bits), str(i.dtype)
+        self.min, self.max = int(i.min), int(i.max)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -28,15 +28,16 @@ WHOLE_FAMILIES = (ElementwiseMethods, SpecialMethods, ReduceMethods, SortMethods
 # those families also hold methods torch has no function for (view, expand, scatter_ ...).
 METHOD_FORMS = (
     "abs", "absolute", "adjoint", "allclose", "angle", "argwhere", "bmm", "chunk", "clone", "conj",
-    "conj_physical", "detach", "diag", "diag_embed", "diagonal", "divide", "dot", "dsplit", "equal",
-    "flatten", "flip", "fliplr", "flipud", "float_power", "floor_divide", "gather", "hsplit",
-    "index_add", "index_copy", "index_fill", "index_select", "is_conj", "isclose", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "masked_select", "mm", "moveaxis", "movedim",
-    "multiply", "narrow", "neg", "negative", "nonzero", "numel", "permute", "positive", "ravel",
-    "remainder", "repeat_interleave", "reshape", "resolve_conj", "roll", "rot90", "scatter",
-    "scatter_add", "scatter_reduce", "select", "split", "squeeze", "subtract", "swapaxes",
-    "swapdims", "t", "take", "take_along_dim", "tensor_split", "tile", "trace", "transpose", "tril",
-    "triu", "true_divide", "unbind", "unsqueeze", "vsplit",
+    "conj_physical", "detach", "diag", "diag_embed", "diagonal", "divide", "dot", "dsplit", "eq",
+    "equal", "flatten", "flip", "fliplr", "flipud", "float_power", "floor_divide", "gather", "ge",
+    "gt", "hsplit", "index_add", "index_copy", "index_fill", "index_select", "is_conj",
+    "is_floating_point", "isclose", "le", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "lt", "masked_select", "mm", "moveaxis", "movedim", "multiply", "narrow", "ne", "neg",
+    "negative", "nonzero", "numel", "permute", "positive", "ravel", "remainder",
+    "repeat_interleave", "reshape", "resolve_conj", "roll", "rot90", "scatter", "scatter_add",
+    "scatter_reduce", "select", "split", "squeeze", "subtract", "swapaxes", "swapdims", "t", "take",
+    "take_along_dim", "tensor_split", "tile", "trace", "transpose", "tril", "triu", "true_divide",
+    "unbind", "unsqueeze", "vsplit",
 )
 _FORMS = [n for family in WHOLE_FAMILIES for n in vars(family) if not n.startswith("_")]
 _FORMS += METHOD_FORMS
@@ -143,7 +144,17 @@ def broadcast_to(x: Tensor, shape_: Sequence[int]) -> Tensor:
     return tensor_like(x, x).expand(tuple(shape_))
 
 
-__all__ = sorted({*_FORMS, "add", "broadcast_shapes", "broadcast_to", "cat", "complex", "concat",
-                   "concatenate", "div", "imag", "is_complex", "is_tensor", "matmul", "mul",
-                   "polar", "polygamma", "pow", "real", "stack", "sub", "view_as_complex",
-                   "view_as_real", "where"})
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """Each tensor expanded (a view) to the shapes' common broadcast shape.
+
+    >>> [t.shape for t in mg.broadcast_tensors(mg.ones(3, 1), mg.ones(4))]
+    [(3, 4), (3, 4)]
+    """
+    common = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(common) for t in tensors)
+
+
+__all__ = sorted({*_FORMS, "add", "broadcast_shapes", "broadcast_tensors", "broadcast_to", "cat",
+                   "complex", "concat", "concatenate", "div", "imag", "is_complex", "is_tensor",
+                   "matmul", "mul", "polar", "polygamma", "pow", "real", "stack", "sub",
+                   "view_as_complex", "view_as_real", "where"})

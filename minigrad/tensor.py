@@ -198,7 +198,8 @@ class Tensor(ArithMethods, ElementwiseMethods, SpecialMethods, ReduceMethods, Sh
     def __repr__(self) -> str:
         body = np.array2string(self._array, separator=", ", prefix="tensor(")
         extra = ""
-        if self._array.dtype not in (np.float32, np.int64, np.bool_, np.complex64):
+        default = dtypes.DEFAULT_FLOAT  # as torch, the default float's dtype goes unsaid
+        if self._array.dtype not in (default, np.int64, np.bool_, dtypes.complex_of(default)):
             extra += f", dtype=minigrad.{self._array.dtype}"
         if self.grad_fn is not None:
             extra += f", grad_fn={self.grad_fn!r}"

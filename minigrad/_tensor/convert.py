@@ -26,6 +26,13 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
 
 
+# torch's legacy tensor-type names (Tensor.type()), by dtype
+_TYPE_NAMES = {np.dtype(k): v + "Tensor" for k, v in (
+    (np.float16, "Half"), (np.float32, "Float"), (np.float64, "Double"), (np.int64, "Long"),
+    (np.int32, "Int"), (np.int16, "Short"), (np.int8, "Char"), (np.uint8, "Byte"),
+    (np.bool_, "Bool"), (np.complex64, "ComplexFloat"), (np.complex128, "ComplexDouble"))}
+
+
 class ConvertMethods:
     """The convert methods of Tensor (mixed into it by tensor.py)."""
 
@@ -46,7 +53,24 @@ class ConvertMethods:
         dt = dtypes.to_dtype(dt)
         return self if dt == self._array.dtype else unary.Cast.apply(self, dt)
 
-    def type(self: Tensor, dtype: Any) -> Tensor:
+    def type(self: Tensor, dtype: Any = None, non_blocking: builtins.bool = False) -> Any:
+        """With no dtype, the type's name ('minigrad.DoubleTensor', torch's 'torch.' names
+        spelled the same way); else the cast to a dtype or to such a name, so ported
+        ``x.type(y.type())`` and ``x.type('torch.FloatTensor')`` work.
+
+        >>> mg.ones(2).type(), mg.ones(2).type('torch.DoubleTensor').dtype
+        ('minigrad.FloatTensor', dtype('float64'))
+        """
+        if dtype is None:
+            return "minigrad." + _TYPE_NAMES[self._array.dtype]
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            lib, _, name = dtype.rpartition(".")
+            if lib.endswith(".cuda"):
+                check_device("cuda")
+            found = [dt for dt, n in _TYPE_NAMES.items() if n == name]
+            if lib not in ("torch", "minigrad") or not found:
+                raise ValueError(f"invalid type: {dtype!r}")
+            dtype = found[0]
         return self._cast(dtype)
 
     def float(self: Tensor) -> Tensor:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import is_tensor, make_tensor
 from ..dtypes import Number
 from ..ops import arith, binary, unary
@@ -245,7 +246,7 @@ class ElementwiseMethods:
     @real_only
     def copysign(self: Tensor, other: Any) -> Tensor:
         """|self| with the sign of ``other`` (the sign bit, so -0.0 counts as negative)."""
-        dt = self._array.dtype if self.is_floating_point() else np.float32
+        dt = self._array.dtype if self.is_floating_point() else dtypes.DEFAULT_FLOAT
         sign = np.where(np.signbit(arr(other)), -1.0, 1.0).astype(dt)
         return self.abs() * make_tensor(sign)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import is_tensor, make_tensor
 from ..ops import arith, bessel, gamma, unary
 from ._operand import arr, real_only
@@ -60,7 +61,7 @@ class SpecialMethods:
             other = arith.Where.apply(make_tensor(zero), 1, other)
         if not is_tensor(other):
             other = make_tensor(np.asarray(other, dtype=self._array.dtype
-                                        if self.is_floating_point() else np.float32))
+                                        if self.is_floating_point() else dtypes.DEFAULT_FLOAT))
         return self * other.log()
 
     @real_only
@@ -116,7 +117,7 @@ class SpecialMethods:
         p = _int_arg(p, "mvlgamma", "p")
         if p < 1:
             raise RuntimeError("p has to be greater than or equal to 1")
-        x = self if self._array.dtype.kind == "f" else self.to(np.float32)
+        x = self if self._array.dtype.kind == "f" else self.to(dtypes.DEFAULT_FLOAT)
         halves = make_tensor(-0.5 * np.arange(p, dtype=x._array.dtype))
         return (x.unsqueeze(-1) + halves).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 

@@ -1,4 +1,5 @@
-"""Thread-local switch for gradient recording: no_grad, enable_grad, set_grad_enabled."""
+"""Thread-local switch for gradient recording: no_grad, enable_grad, set_grad_enabled,
+inference_mode."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 class _State(threading.local):
     def __init__(self) -> None:
         self.enabled = True  # every thread starts with recording on, as in torch
+        self.inference = False
 
 
 _state = _State()
@@ -88,3 +90,44 @@ class set_grad_enabled(_GradMode):
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         _set(self._prev)  # used as a decorator: undo the immediate switch
         return super().__call__(fn)
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()``."""
+    return _state.inference
+
+
+class inference_mode:  # noqa: N801  (torch's spelling)
+    """torch.inference_mode: recording off inside (mode=False: nothing changes). minigrad has
+    no separate inference tensors, so this is ``no_grad`` that ``is_inference_mode_enabled``
+    sees; a context manager and a decorator, with or without parentheses.
+
+    >>> with mg.inference_mode():
+    ...     (mg.ones(1, requires_grad=True) * 2).requires_grad
+    False
+    """
+
+    mode: bool
+
+    def __new__(cls, mode: Any = True) -> Any:
+        self = super().__new__(cls)
+        self.mode = True if callable(mode) else bool(mode)
+        return self(mode) if callable(mode) else self  # @mg.inference_mode, bare
+
+    def __enter__(self) -> None:
+        self._prev = (_state.enabled, _state.inference)
+        if self.mode:
+            _state.enabled, _state.inference = False, True
+
+    def __exit__(self, *exc: object) -> None:
+        _state.enabled, _state.inference = self._prev
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper

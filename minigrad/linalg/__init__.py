@@ -9,9 +9,10 @@ from .svd import SVDResult, svd, svdvals
 from .ties import TiePolicy, tie_policy
 from .det import SlogdetResult, det, slogdet
 from .eigh import EighResult, eigh, eigvalsh
-from .products import cross, matrix_power, multi_dot, vecdot
-from .qr import QRResult, qr
-from .solve import cholesky, inv, solve, solve_triangular
+from .products import cross, diagonal, matmul, matrix_power, multi_dot, vecdot
+from .qr import householder_product, QRResult, qr
+from .solve import (cholesky, cholesky_ex, CholeskyExResult, inv, inv_ex, InvExResult, solve,
+                    solve_ex, SolveExResult, solve_triangular)
 from .spectral import LstsqResult, cond, lstsq, matrix_rank, pinv
 from .vector_norms import norm, vector_norm
 
@@ -22,5 +23,10 @@ __all__ += ["det", "slogdet", "SlogdetResult", "eigh", "eigvalsh", "EighResult",
             "solve_triangular", "cond", "lstsq", "LstsqResult", "matrix_rank", "pinv", "norm",
             "vector_norm"]
 from .matrix_exp import matrix_exp  # noqa: E402
+from .lu import (lu, lu_factor, lu_factor_ex, lu_solve, LUFactorExResult,  # noqa: E402
+                 LUFactorResult, LUResult)
 
-__all__ += ["matrix_exp", "vecdot"]
+__all__ += ["matrix_exp", "vecdot", "matmul", "diagonal", "inv_ex", "InvExResult", "solve_ex",
+            "SolveExResult", "cholesky_ex", "CholeskyExResult", "householder_product", "lu",
+            "lu_factor", "lu_factor_ex", "lu_solve", "LUFactorResult", "LUFactorExResult",
+            "LUResult"]

@@ -1,21 +1,25 @@
 """Which matrix of a batch made a LAPACK factorisation fail, and where: numpy raises one
-message for the whole batch, torch names the batch element and the pivot. Used only after a
-failure, so plain vectorised numpy is fast enough."""
+message for the whole batch, torch names the batch element and the pivot. Plain vectorised
+numpy: used after a failure, and as linalg.lu_factor's getrf (numpy has none)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 
-def lu_info(a: np.ndarray) -> np.ndarray:
-    """getrf's info for each matrix of a (*, n, n): the 1-based index of the first exactly
-    zero pivot of LU with partial pivoting, 0 where there is none."""
+def lu_packed(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """getrf on each matrix of a (*, n, n), vectorised over the batch: (LU packed, L's unit
+    diagonal implied; LAPACK's 1-based pivots; info, the 1-based index of the first exactly
+    zero pivot, 0 where there is none)."""
     *batch, n, _ = a.shape
-    x = np.array(a.reshape(-1, n, n), dtype=a.dtype if a.dtype.kind in "fc" else np.float64)
+    x = np.array(a.reshape((-1, n, n) if n else (int(np.prod(batch)), 0, 0)),
+                 dtype=a.dtype if a.dtype.kind in "fc" else np.float64)
     info = np.zeros(x.shape[0], np.int64)
+    pivots = np.zeros((x.shape[0], n), np.int32)
     rows = np.arange(x.shape[0])
     for k in range(n):
         p = k + np.argmax(np.abs(x[:, k:, k]), axis=1)
+        pivots[:, k] = p + 1
         top = x[rows, k].copy()
         x[rows, k] = x[rows, p]
         x[rows, p] = top
@@ -24,7 +28,14 @@ def lu_info(a: np.ndarray) -> np.ndarray:
         info[(info == 0) & zero] = k + 1
         f = x[:, k + 1:, k] / np.where(zero, 1, piv)[:, None]
         x[:, k + 1:, k:] -= f[:, :, None] * x[:, None, k, k:]
-    return info.reshape(batch)
+        x[:, k + 1:, k] = f
+    return x.reshape(a.shape), pivots.reshape(*batch, n), info.reshape(batch)
+
+
+def lu_info(a: np.ndarray) -> np.ndarray:
+    """getrf's info for each matrix of a (*, n, n): the 1-based index of the first exactly
+    zero pivot of LU with partial pivoting, 0 where there is none."""
+    return lu_packed(a)[2]
 
 
 def cholesky_info(a: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
 """torch's older spellings of the decompositions, still in torch and in code ported from it:
-``torch.svd`` (V, not Vh; ``some``; ``compute_uv``), ``torch.cholesky(upper=)`` and
-``torch.qr(some=)``. Each is the torch.linalg function underneath, gradients included."""
+``torch.svd`` (V, not Vh; ``some``; ``compute_uv``), ``torch.cholesky(upper=)``,
+``torch.qr(some=)``, ``torch.triangular_solve``, ``torch.lu`` and ``torch.lu_solve``. Each is
+the torch.linalg function underneath, gradients included."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ import numpy as np
 from ..autograd.function import make_tensor
 from ..tensor import Tensor
 from ._checks import adjoint, check_matrix
+from .lu import LUFactorExResult, LUFactorResult, lu_factor_ex
+from .lu import lu_solve as linalg_lu_solve
 from .qr import QRResult
 from .qr import qr as linalg_qr
 from .solve import cholesky as linalg_cholesky
+from .solve import solve_triangular
 from .svd import svd as linalg_svd
 from .svd import svdvals
 
@@ -62,3 +66,45 @@ def qr(input: Tensor, some: bool = True) -> QRResult:
     ((2, 2), (2, 1))
     """
     return linalg_qr(input, "reduced" if some else "complete")
+
+
+class TriangularSolveResult(NamedTuple):
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> TriangularSolveResult:
+    """torch.triangular_solve (b first, upper by default): X with T X = b, or T^T X = b when
+    transpose, T A's upper (lower) triangle; returns X and a copy of A.
+
+    >>> mg.triangular_solve(mg.tensor([[3.0], [4.0]]), mg.tensor([[2.0, 1.0], [0.0, 4.0]]))[0]
+    tensor([[1.],
+            [1.]])
+    """
+    T = A.mT if transpose else A
+    X = solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(X, A.clone())
+
+
+def lu(A: Tensor, pivot: bool = True,
+       get_infos: bool = False) -> LUFactorResult | LUFactorExResult:
+    """torch.lu: (LU, pivots) of linalg.lu_factor, raising on a singular matrix, or with
+    ``get_infos`` (LU, pivots, infos) of lu_factor_ex.
+
+    >>> mg.lu(mg.tensor([[1.0, 2.0], [3.0, 4.0]]))[1]
+    tensor([2, 2], dtype=minigrad.int32)
+    """
+    res = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    return res if get_infos else LUFactorResult(res.LU, res.pivots)
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """torch.lu_solve (b first): linalg.lu_solve(LU_data, LU_pivots, b).
+
+    >>> LU, piv = mg.lu(mg.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    >>> mg.lu_solve(mg.tensor([[2.0], [2.0]]), LU, piv)
+    tensor([[1. ],
+            [0.5]])
+    """
+    return linalg_lu_solve(LU_data, LU_pivots, b)

@@ -1,5 +1,5 @@
-"""Products: cross, vecdot, multi_dot (in the cheapest order), matrix_power; all composed of
-differentiable ops."""
+"""Products: cross, vecdot, multi_dot (in the cheapest order), matrix_power, and torch.linalg's
+spellings of matmul and diagonal; all composed of differentiable ops."""
 
 from __future__ import annotations
 
@@ -172,3 +172,21 @@ def tensor_cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor
             raise RuntimeError(f"no dimension of size 3 in input (shape {list(shape)})")
         dim = sizes[0]
     return cross(input, other, dim=dim)
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """torch.linalg.matmul: mg.matmul under its linalg name.
+
+    >>> mg.linalg.matmul(mg.eye(2), mg.tensor([[1.0], [2.0]])).shape
+    (2, 1)
+    """
+    return input.matmul(other)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """torch.linalg.diagonal: Tensor.diagonal with the matrix dims (-2, -1) by default.
+
+    >>> mg.linalg.diagonal(mg.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+    tensor([[1., 4.]])
+    """
+    return A.diagonal(offset, dim1, dim2)

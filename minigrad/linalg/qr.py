@@ -166,3 +166,31 @@ def _fold_complement(Q: Tensor, gQ: Tensor, k: int) -> Tensor:
             "Q), so it has no gradient. Use a basis-free quantity such as the projector "
             "Q_2 Q_2^H, or mode='reduced'.")
     return g1 - Q2 @ (adjoint(g2) @ Q1)
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first n columns of H_1 ... H_k for A (*, m, n), tau (*, k), k <= n <= m:
+    H_i = I - tau_i v_i v_i^H, v_i A's i-th column below the diagonal with a 1 on it (LAPACK's
+    orgqr; torch.linalg.householder_product); written with minigrad ops, every order.
+
+    >>> mg.linalg.householder_product(mg.tensor([[0.0], [1.0]]), mg.tensor([1.0]))
+    tensor([[ 0.],
+            [-1.]])
+    """
+    check_matrix(A, "linalg.householder_product", "input", complex_ok=True)
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1]
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater "
+                           "than or equal to input.shape[-1]")
+    if n < k:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
+                           "than or equal to tau.shape[-1]")
+    eye = np.eye(m, n, dtype=A.dtype)
+    V = A.tril(-1) + make_tensor(eye)
+    Q = make_tensor(np.broadcast_to(eye, A.shape).copy())
+    if k == 0:  # the identity, tied to the inputs for their (zero) gradients, as torch's
+        return Q + 0 * (A + tau.sum(-1)[..., None, None])
+    for i in range(k - 1, -1, -1):  # Q <- H_i Q, from the last reflector to the first
+        v = V[..., :, i:i + 1]
+        Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.mH @ Q)
+    return Q

@@ -9,7 +9,8 @@ the batch element and the pivot, never an inf or NaN result.
 
 from __future__ import annotations
 
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NamedTuple, NoReturn
 
 import numpy as np
 
@@ -244,13 +245,14 @@ class _Cholesky(Function):
         return (Z + adjoint(Z)) * 0.5,
 
 
-def _not_positive_definite(a: np.ndarray, info: np.ndarray) -> NoReturn:
+def _not_positive_definite(a: np.ndarray, info: np.ndarray,
+                           fn: str = "linalg.cholesky") -> NoReturn:
     """torch's error for the first matrix of a whose factorisation failed (info: potrf's)."""
     bad = np.flatnonzero(info)
     b = int(bad[0]) if bad.size else 0
     order = f" (the leading minor of order {int(info.flat[b])} is not " \
             "positive-definite)" if bad.size else ""
-    raise LinAlgError(f"linalg.cholesky: {batch_prefix(info.shape, b)}The factorization could "
+    raise LinAlgError(f"{fn}: {batch_prefix(info.shape, b)}The factorization could "
                       f"not be completed because the input is not positive-definite{order}.") \
         from None
 
@@ -269,3 +271,115 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     if upper:
         return adjoint(_Cholesky.apply(adjoint(A)))
     return _Cholesky.apply(A)
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """X with A X = B for A = L L^H (U^H U when upper) given its Cholesky factor, as
+    torch.cholesky_solve (B first); two triangular solves, differentiable in B and L.
+
+    >>> mg.cholesky_solve(mg.tensor([[2.0], [2.0]]), mg.tensor([[2.0, 0.0], [1.0, 1.0]]))
+    tensor([[0.],
+            [1.]])
+    """
+    Lo = adjoint(L) if upper else L
+    return solve_triangular(adjoint(Lo), solve_triangular(Lo, B, upper=False), upper=True)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """(L L^H)^-1 (or (U^H U)^-1 when upper) from a Cholesky factor, as torch.cholesky_inverse.
+
+    >>> mg.cholesky_inverse(mg.tensor([[2.0, 0.0], [0.0, 1.0]]))
+    tensor([[0.25, 0.  ],
+            [0.  , 1.  ]])
+    """
+    check_matrix(L, "cholesky_inverse", "input", square=True, complex_ok=True)
+    eye = make_tensor(np.broadcast_to(np.eye(L.shape[-1], dtype=L.dtype), L.shape).copy())
+    return cholesky_solve(eye, L, upper)
+
+
+# ---- torch.linalg's *_ex forms: an info tensor (LAPACK's) instead of an error ------------------
+class InvExResult(NamedTuple):
+    inverse: Tensor
+    info: Tensor
+
+
+class SolveExResult(NamedTuple):
+    result: Tensor
+    info: Tensor
+
+
+class CholeskyExResult(NamedTuple):
+    L: Tensor
+    info: Tensor
+
+
+def _unless_failed(fn: Callable[[Tensor], Tensor], A: Tensor,
+                   info_of: Callable[[np.ndarray], np.ndarray]) -> tuple[Tensor, np.ndarray]:
+    """(fn(A), LAPACK's info per matrix of A): where a matrix failed, NaN (torch leaves
+    LAPACK's garbage there); those are swapped for the identity before fn, so the gradient
+    stays finite (0 there). info is replayed only after a failure."""
+    from ..functions import where  # (functions imports linalg)
+    try:
+        return fn(A), np.zeros(A.shape[:-2], np.int64)
+    except LinAlgError:
+        info = info_of(A._array)
+        if not info.any():  # LAPACK failed where the replay did not: keep its error
+            raise
+    mask = make_tensor((info != 0)[..., None, None])
+    out = fn(where(mask, make_tensor(np.eye(A.shape[-1], dtype=A.dtype)), A))
+    if out.ndim == A.ndim - 1:  # a batch of vectors
+        mask = mask[..., 0]
+    return where(mask, make_tensor(np.array(np.nan, out.dtype)), out), info
+
+
+def _info(info: np.ndarray) -> Tensor:
+    return make_tensor(info.astype(np.int32))
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
+    """(inverse, info): inv(A), info getrf's 1-based zero pivot per matrix (0: invertible);
+    a singular matrix's inverse is NaN unless check_errors, which raises as inv does.
+
+    >>> mg.linalg.inv_ex(mg.tensor([[2.0, 0.0], [0.0, 0.0]])).info
+    tensor(2, dtype=minigrad.int32)
+    """
+    check_matrix(A, "linalg.inv_ex", square=True, complex_ok=True)
+    out, info = _unless_failed(inv, A, lu_info)
+    if check_errors and info.any():
+        _raise_singular("linalg.inv_ex", A._array, "the inversion could not be completed "
+                        "because the input matrix is singular.")
+    return InvExResult(out, _info(info))
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
+             check_errors: bool = False) -> SolveExResult:
+    """(result, info): solve(A, B, left=left), info getrf's per matrix of A (0: solved); a
+    singular A's result is NaN unless check_errors, which raises.
+
+    >>> mg.linalg.solve_ex(mg.tensor([[2.0, 0.0], [0.0, 4.0]]), mg.tensor([2.0, 2.0]))
+    SolveExResult(result=tensor([1. , 0.5]), info=tensor(0, dtype=minigrad.int32))
+    """
+    check_matrix(A, "linalg.solve_ex", square=True, complex_ok=True)
+    out, info = _unless_failed(lambda a: solve(a, B, left=left), A, lu_info)
+    if check_errors and info.any():
+        first = batch_prefix(info.shape, int(np.flatnonzero(info)[0]))
+        raise LinAlgError(f"torch.linalg.solve_ex: {first}The solver failed because the input "
+                          "matrix is singular.")
+    return SolveExResult(out, _info(info))
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyExResult:
+    """(L, info): cholesky(A, upper=upper), info potrf's per matrix (the order of the first
+    leading minor that is not positive definite, 0: factorised); a failed matrix's L is NaN
+    unless check_errors, which raises.
+
+    >>> mg.linalg.cholesky_ex(mg.tensor([[1.0, 0.0], [0.0, -1.0]])).info
+    tensor(2, dtype=minigrad.int32)
+    """
+    check_matrix(A, "linalg.cholesky_ex", square=True, complex_ok=True)
+    out, info = _unless_failed(lambda m: cholesky(m, upper=upper), A,
+                               lambda a: cholesky_info(np.swapaxes(a, -1, -2).conj() if upper
+                                                       else a))
+    if check_errors and info.any():
+        _not_positive_definite(A._array, info, "linalg.cholesky_ex")
+    return CholeskyExResult(out, _info(info))

@@ -29,7 +29,8 @@ class SVDResult(NamedTuple):
 @half_as_float
 def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
         max_sweeps: int = DEFAULT_MAX_SWEEPS,
-        ties: str | _ties.TiePolicy | None = None, top_k: int | None = None) -> SVDResult:
+        ties: str | _ties.TiePolicy | None = None, top_k: int | None = None,
+        driver: str | None = None) -> SVDResult:
     """A = U diag(S) Vh, batched over leading dims, differentiable through all three.
 
     U is (*, m, m) and Vh (*, n, n) with ``full_matrices=True`` (torch's default), else
@@ -37,6 +38,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     float32. ``tol`` and ``max_sweeps`` tune the Jacobi iteration. The backward is exact at
     repeated and zero singular values, and raises where the loss has no gradient; ``ties``
     ("exact", "zero" or a TiePolicy; default: ``mg.linalg.tie_policy``'s) chooses otherwise.
+    ``driver`` is torch's CUDA-only choice: None, or an error as torch's on the CPU.
 
     ``top_k`` (minigrad's, keyword only; needs ``full_matrices=False``, as JAX's
     ``subset_by_index``): only the top_k largest triplets, U (*, m, top_k), S (*, top_k),
@@ -51,6 +53,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
     tensor([4., 3.])
     """
     check_matrix(A, "linalg.svd", complex_ok=True)
+    _check_driver(driver)
     # (the policy in force is looked up only where it is used: ~0.5 us of a lone 3x3's call)
     policy = None if ties is None else _ties.resolve(ties)
     if top_k is not None:
@@ -70,6 +73,12 @@ def svd(A: Tensor, full_matrices: bool = True, *, tol: float | None = None,
                                  _ties.resolve(None) if policy is None else policy))
 
 
+def _check_driver(driver: object) -> None:
+    if driver is not None:  # ported code passes driver=None off the GPU
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend (minigrad runs on the CPU).")
+
+
 def _check_top_k(top_k: object, full_matrices: bool, shape: tuple) -> int:
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)):
         raise TypeError(f"linalg.svd(): top_k must be an int, not {type(top_k).__name__}")
@@ -85,12 +94,13 @@ def _check_top_k(top_k: object, full_matrices: bool, shape: tuple) -> int:
 
 @half_as_float
 def svdvals(A: Tensor, *, tol: float | None = None,
-            max_sweeps: int = DEFAULT_MAX_SWEEPS) -> Tensor:
+            max_sweeps: int = DEFAULT_MAX_SWEEPS, driver: str | None = None) -> Tensor:
     """The singular values of A (*, k), descending; d/dA of sum(g * S) is U diag(g) Vh.
 
     >>> mg.linalg.svdvals(mg.tensor([[3.0, 0.0], [0.0, -4.0]]))
     tensor([4., 3.])
     """
+    _check_driver(driver)
     if isinstance(A, Tensor) and A._array.dtype.kind == "c" and A.ndim >= 2:
         return svd(A, False, tol=tol, max_sweeps=max_sweeps).S
     check_matrix(A, "linalg.svdvals")

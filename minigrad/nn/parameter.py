@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes
 from ..tensor import Tensor
 
 
@@ -22,7 +23,7 @@ class Parameter(Tensor):
 
     def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
         if data is None:
-            data = np.empty(0, np.float32)
+            data = np.empty(0, dtypes.DEFAULT_FLOAT)
         super().__init__(data._array if isinstance(data, Tensor) else data)
         if requires_grad:
             self.requires_grad_(True)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes
 from .._broadcast import long_loops
 from ..autograd import function
 from ..autograd.function import Context, Function
@@ -65,7 +66,7 @@ def float_operands(a: Any, b: Any) -> tuple[Any, Any]:
     """Like ``elementwise``, but integer results become the default float (true division)."""
     x, y = elementwise(a, b)
     if x.dtype.kind != "f" and x.dtype.kind != "c":
-        x, y = x.astype(np.float32), y.astype(np.float32)
+        x, y = x.astype(dtypes.DEFAULT_FLOAT), y.astype(dtypes.DEFAULT_FLOAT)
     return x, y
 
 
@@ -91,7 +92,7 @@ def as_float(x: np.ndarray, name: str) -> np.ndarray:
     complex data refused, as torch refuses ``name`` on it."""
     if x.dtype.kind == "c":
         raise refuse_complex(name, x.dtype)
-    return x if x.dtype.kind == "f" else x.astype(np.float32)
+    return x if x.dtype.kind == "f" else x.astype(dtypes.DEFAULT_FLOAT)
 
 
 class _Unary(Function):
@@ -118,7 +119,7 @@ class _Unary(Function):
                 if cls.complex_fn is None:
                     raise refuse_complex(cls.__name__.lower(), x.dtype)
                 return cls.complex_fn(x)
-            x = x.astype(np.float32)
+            x = x.astype(dtypes.DEFAULT_FLOAT)
         return cls.fn(x)
 
     @classmethod

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
@@ -237,7 +238,7 @@ class _Extremum(Function):
         if x.dtype.kind == "c":
             raise RuntimeError(f"{cls.__name__.lower()} not implemented for complex tensors.")
         w = cls.wins(x, y) + 0.5 * (x == y)
-        ctx.w = make_tensor(w.astype(x.dtype if x.dtype.kind == "f" else np.float32))
+        ctx.w = make_tensor(w.astype(x.dtype if x.dtype.kind == "f" else dtypes.DEFAULT_FLOAT))
         return cls.pick(x, y)
 
     @staticmethod

@@ -94,6 +94,27 @@ def test_no_grad_and_enable_grad_as_context_managers() -> None:
     assert z.requires_grad and z.grad_fn is not None
 
 
+def test_inference_mode_as_torchs_spellings() -> None:
+    """``with torch.inference_mode():`` and ``@torch.inference_mode()`` in ported eval loops."""
+    x = leaf([1.0])
+    with mg.inference_mode():
+        y = x * 2
+        assert mg.is_inference_mode_enabled() and not mg.is_grad_enabled()
+    with mg.inference_mode(False):
+        assert (x * 2).requires_grad and not mg.is_inference_mode_enabled()
+
+    @mg.inference_mode()
+    def called():
+        return x * 2
+
+    @mg.autograd.inference_mode
+    def bare():
+        return x * 2
+
+    assert not y.requires_grad and not called().requires_grad and not bare().requires_grad
+    assert mg.is_grad_enabled() and not mg.is_inference_mode_enabled()
+
+
 def test_grad_modes_restore_state_after_an_exception() -> None:
     with pytest.raises(ValueError):
         with mg.no_grad():

@@ -40,3 +40,15 @@ def test_function_forms_are_the_tensor_methods() -> None:
     assert mg.max(x, 1).indices.tolist() == [0, 0]
     assert mg.round(x * 0.5).tolist() == [[0.0, -1.0], [2.0, 0.0]]
     assert mg.remainder(2.5, mg.tensor([2.0])).tolist() == [0.5]
+
+
+def test_comparison_and_broadcast_functions_of_ported_code() -> None:
+    """torch.gt(x, 0), torch.is_floating_point(x), torch.broadcast_tensors(a, b): function
+    forms that ported masks and geometry code calls."""
+    x = mg.tensor([[1.0, -2.0], [3.0, 0.5]])
+    for name in ("eq", "ne", "lt", "le", "gt", "ge", "is_floating_point"):
+        assert getattr(mg, name) is getattr(mg.Tensor, name)
+    assert mg.gt(x, 0.75).tolist() == [[True, False], [True, False]]
+    assert mg.is_floating_point(x) and not mg.is_floating_point(mg.tensor([1]))
+    a, b = mg.broadcast_tensors(mg.ones(2, 1, requires_grad=True), mg.tensor([1.0, 2.0, 3.0]))
+    assert a.shape == b.shape == (2, 3) and b.tolist() == [[1.0, 2.0, 3.0]] * 2

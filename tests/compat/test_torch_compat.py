@@ -294,6 +294,7 @@ CASES |= {
     "cat": [func([X, Y]), func((X, Y), 1)], "concat": [func([X, Y], dim=1)],
     "concatenate": [func([X, Y], 0)], "stack": [func([X, Y]), func([X, Y], 2)],
     "broadcast_shapes": [func((3, 1), (1, 4))],
+    "broadcast_tensors": [func(X, In("col")), func(V, In("col"), X)],
     # products and linalg
     "matmul": [c(X, In("w")), c(In("b34"), In("b45"))], "mm": [c(X, In("w"))],
     "bmm": [c(In("b34"), In("b45"))], "dot": [c(V, In("v2"))], "outer": [func(V, In("v2"))],
@@ -303,6 +304,14 @@ CASES |= {
     "det": [c(M), c(B3)], "logdet": [c(S)], "slogdet": [c(M)], "inverse": [c(M), c(B3)],
     "pinverse": [c(In("tall"))], "matrix_power": [c(M, 3), c(M, -2)], "matrix_exp": [c(M)],
     "cholesky": [c(S), c(S, True)], "qr": [C((In("tall"),), {}, post=_qr_parts)],
+    # torch's backward gives the factor's unread triangle a gradient (that of a full L);
+    # minigrad's reads the triangle its forward uses: compared through a cholesky in
+    # tests/linalg/test_solve.py
+    "cholesky_solve": [C((In("rhs"), In("lower")), {}, grad=False)],
+    "cholesky_inverse": [C((In("lower"),), {}, grad=False),
+                         C((In("lower"), True), {}, grad=False)],
+    "triangular_solve": [c(In("rhs"), In("lower"), False), c(In("rhs"), M, True, True)],
+    "lu": [c(M), C((B3, True, True), {}, post=lambda r: r[:2])],
     "svd": [C((In("tall"),), {}, post=_svd_parts),
             C((In("tall"), False), {}, post=_svd_parts),
             C((In("tall"),), {"compute_uv": False}, post=lambda r: (r[1], r[0], r[2]))],
@@ -348,7 +357,7 @@ CASES |= {
     "type": [meth(X, "dtype:int64")], "type_as": [meth(X, In("i"))],
     "float": [meth(X)], "double": [meth(In("i"))], "half": [meth(X)], "long": [meth(X)],
     "int": [meth(X)], "bool": [meth(X)], "cpu": [meth(X)], "contiguous": [meth(X)],
-    "is_contiguous": [meth(X)], "is_floating_point": [meth(X), meth(In("i"))],
+    "is_contiguous": [meth(X)], "is_floating_point": [c(X), c(In("i"))],
     "dim": [meth(X)], "size": [meth(X), meth(X, 1)], "item": [meth(In("one"))],
     "tolist": [meth(X)], "numpy": [meth(XN)],
     "shape": [prop("shape", X)], "ndim": [prop("ndim", X)], "dtype": [prop("dtype", X)],
@@ -393,6 +402,11 @@ LINALG: dict[str, list[C]] = {
     "vector_norm": [c(X), c(X, 0.5, 1), c(X, float("inf"))],
     "matrix_norm": [c(X), c(B3, 2), c(X, -2)], "matrix_exp": [c(M), c(B3)],
     "vecdot": [c(X, Y), c(X, In("col"), dim=0)],
+    "matmul": [c(X, In("w")), c(In("b34"), In("b45"))], "diagonal": [c(B3), c(X, offset=1)],
+    "inv_ex": [c(M), c(B3)], "solve_ex": [c(M, In("rhs")), c(B3, In("r1"))],
+    "cholesky_ex": [c(S), c(S, upper=True)],
+    "householder_product": [c(In("tall"), In("r1")), c(In("tall"), In("bl"))],
+    "lu_factor": [c(M), c(B3)], "lu_factor_ex": [c(M), c(B3)], "lu": [c(M), c(B3)],
 }
 
 # torch's backward multiplies by a float32-rounded constant (1/6, 1/alpha) even in float64:
@@ -453,11 +467,20 @@ NOT_COVERED: dict[str, dict[str, str]] = {
         "enable_grad": "context managers: tests/autograd/test_semantics.py",
         "set_grad_enabled": "context managers: tests/autograd/test_semantics.py",
         "is_grad_enabled": "grad mode state: tests/autograd/test_semantics.py",
+        "inference_mode": "a grad mode: tests/autograd/test_semantics.py",
+        "is_inference_mode_enabled": "grad mode state: tests/autograd/test_semantics.py",
+        "finfo": "dtype limits, not a tensor: tests/tensor/test_basics.py",
+        "iinfo": "dtype limits, not a tensor: tests/tensor/test_basics.py",
+        "lu_solve": "takes lu's output: tests/linalg/test_lu.py",
+        "lu_unpack": "takes lu's output: tests/linalg/test_lu.py",
+        "get_default_dtype": "global state: tests/tensor/test_basics.py",
+        "set_default_dtype": "global state: tests/tensor/test_basics.py",
         **{d: "a dtype: test_dtype_names_are_torchs below" for d in (
             "float16", "float32", "float64", "int32", "int64", "bool", "half", "double",
             "long", "float", "complex64", "complex128", "cfloat", "cdouble")},
     },
-    "linalg": {"LinAlgError": "an exception class (raised in tests/linalg/test_svd_api.py)"},
+    "linalg": {"LinAlgError": "an exception class (raised in tests/linalg/test_svd_api.py)",
+               "lu_solve": "takes lu_factor's output: tests/linalg/test_lu.py"},
     "functional": {},
     "Tensor": {
         "backward": "autograd entry point: tests/autograd/test_semantics.py",

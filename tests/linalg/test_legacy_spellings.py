@@ -1,5 +1,6 @@
 """torch's older linalg spellings and Tensor's linalg methods: mg.svd (U, S, V), cholesky(upper),
-qr(some), matrix_exp, .mH / .H / .adjoint(), .inverse() / .det() / .slogdet() / .pinverse()."""
+qr(some), triangular_solve, matrix_exp, .mH / .H / .adjoint(), .inverse() / .det() /
+.slogdet() / .pinverse()."""
 
 from __future__ import annotations
 
@@ -170,3 +171,22 @@ def test_linalg_methods_match_torch_value_and_gradient(name: str) -> None:
     fn = getattr(mg, name) if hasattr(mg, name) else getattr(mg.linalg, name)
     same = fn(mg.tensor(a), *args)
     _close(same.logabsdet if name == "slogdet" else same, tout, 1e-9)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_triangular_solve_matches_torch(upper: bool, transpose: bool, unit: bool) -> None:
+    """torch.triangular_solve(b, A, upper=True, transpose, unitriangular): b first."""
+    torch = pytest.importorskip("torch")
+    a, b = _a(2, 3, 3) + 3 * np.eye(3), _a(2, 3, 2)
+    out = []
+    for lib in (mg, torch):
+        A, B = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        X, C = lib.triangular_solve(B, A, upper, transpose, unit)
+        (X * lib.tensor(np.cos(np.arange(12.0)).reshape(2, 3, 2))).sum().backward()
+        out.append((X, C, A.grad, B.grad))
+    for ours, theirs in zip(*out):
+        _close(ours, theirs)
+    assert gradcheck(lambda A, B: mg.triangular_solve(B, A, upper, transpose, unit)[0],
+                     [mg.tensor(a[0], requires_grad=True), mg.tensor(b[0], requires_grad=True)])

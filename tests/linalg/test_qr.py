@@ -1,5 +1,6 @@
 """linalg.qr in every mode: values against numpy/torch, gradients (first and second order)
-against finite differences and torch, the complete Q's complement, rank deficiency."""
+against finite differences and torch, the complete Q's complement, rank deficiency; and
+linalg.householder_product, QR's reflectors multiplied out."""
 
 import numpy as np
 import pytest
@@ -90,3 +91,31 @@ def test_errors_follow_torch():
         mg.linalg.qr(mg.ones(2, 2), mode="x")
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         mg.linalg.qr(mg.ones(3))
+
+
+@pytest.mark.parametrize("shape, k", [((4, 3), 3), ((4, 3), 2), ((2, 3, 3), 3)])
+def test_householder_product_matches_torch_and_differentiates(shape, k):
+    """Householder-flow and orthogonal-layer code calls torch.linalg.householder_product with
+    k <= n reflectors."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(5).standard_normal(shape)
+    tau = np.random.default_rng(6).uniform(0.5, 1.5, shape[:-2] + (k,))
+    w = np.random.default_rng(7).standard_normal(shape)
+    out = []
+    for lib in (mg, torch):
+        A, t = lib.tensor(a, requires_grad=True), lib.tensor(tau, requires_grad=True)
+        Q = lib.linalg.householder_product(A, t)
+        (Q * lib.tensor(w)).sum().backward()
+        out.append([Q.detach().numpy(), A.grad.numpy(), t.grad.numpy()])
+    for ours, theirs in zip(*out):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    assert gradgradcheck(mg.linalg.householder_product,
+                         [mg.tensor(a, requires_grad=True), mg.tensor(tau, requires_grad=True)])
+
+
+def test_householder_product_errors_follow_torch():
+    with pytest.raises(RuntimeError, match=r"input.shape\[-2\] must be greater than or equal"):
+        mg.linalg.householder_product(mg.ones(2, 3), mg.ones(2))
+    with pytest.raises(RuntimeError, match=r"input.shape\[-1\] must be greater than or equal "
+                                           r"to tau.shape\[-1\]"):
+        mg.linalg.householder_product(mg.ones(3, 2), mg.ones(3))

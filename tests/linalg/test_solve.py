@@ -1,5 +1,6 @@
-"""inv, solve, solve_triangular, cholesky: values and gradients against torch and finite
-differences (first and second order), broadcasting, empty input, torch's errors."""
+"""inv, solve, solve_triangular, cholesky, cholesky_solve / cholesky_inverse and the *_ex
+forms: values and gradients against torch and finite differences (first and second order),
+broadcasting, empty input, torch's errors and info."""
 
 import numpy as np
 import pytest
@@ -33,8 +34,10 @@ def spd(t):
     (lambda a, b: L.solve_triangular(a, b, upper=False, left=False), [(3, 3), (2, 3)]),
     (lambda a: L.cholesky(spd(a)), [(2, 3, 3)]),
     (lambda a: L.cholesky(spd(a), upper=True), [(3, 3)]),
+    (lambda a, b: mg.cholesky_solve(b, a.tril()), [(2, 3, 3), (3, 2)]),
+    (lambda a: mg.cholesky_inverse(a.triu(), upper=True), [(3, 3)]),
 ], ids=["inv", "inv-batch", "solve", "solve-vec", "solve-vecs", "solve-bcast", "solve-right",
-        "tri-upper", "tri-unit", "tri-right", "chol", "chol-upper"])
+        "tri-upper", "tri-unit", "tri-right", "chol", "chol-upper", "chol-solve", "chol-inv"])
 def test_gradcheck_and_gradgradcheck(fn, args):
     xs = [rand(*s, seed=i + 1) for i, s in enumerate(args)]
     n = xs[0].shape[-1]  # well away from singular: finite differences stay accurate
@@ -55,6 +58,17 @@ def test_values_and_gradients_match_torch():
         (lambda m, x, y: m.linalg.solve_triangular(x, y, upper=True), "tri"),
         (lambda m, x, y: m.linalg.cholesky(x @ x.mT), "chol"),
         (lambda m, x, y: m.linalg.cholesky(x @ x.mT, upper=True), "chol-upper"),
+        # from a factor, as used: torch's gradient for a factor's unread triangle is that of
+        # a full L (its forward reads one triangle); minigrad's reads the triangle it uses
+        (lambda m, x, y: m.cholesky_solve(y, m.linalg.cholesky(x @ x.mT)), "chol-solve"),
+        (lambda m, x, y: m.cholesky_solve(y, m.linalg.cholesky(x @ x.mT, upper=True), True),
+         "chol-solve-upper"),
+        (lambda m, x, y: m.cholesky_inverse(m.linalg.cholesky(x @ x.mT)), "chol-inv"),
+        (lambda m, x, y: m.cholesky_inverse(m.linalg.cholesky(x @ x.mT, upper=True), True),
+         "chol-inv-upper"),
+        (lambda m, x, y: m.linalg.inv_ex(x).inverse, "inv_ex"),
+        (lambda m, x, y: m.linalg.solve_ex(x, y).result, "solve_ex"),
+        (lambda m, x, y: m.linalg.cholesky_ex(x @ x.mT, upper=True).L, "cholesky_ex"),
     ]
     for f, name in cases:
         A, B = mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True)
@@ -148,3 +162,39 @@ def test_shape_and_dtype_errors_follow_torch(fn):
 def test_inverse_alias():
     a = rand(3, 3, seed=5, grad=False) + mg.eye(3, dtype=mg.float64) * 3
     np.testing.assert_allclose(mg.inverse(a).numpy(), np.linalg.inv(a.numpy()))
+
+
+def test_ex_forms_report_info_and_nan_as_torch_with_finite_gradients():
+    """kornia's safe_inverse_with_mask pattern: inv_ex / solve_ex / cholesky_ex report the
+    failed matrices in info (torch's numbers) instead of raising; their results are NaN, the
+    others exact, and a loss that masks the failed ones has a finite gradient."""
+    torch = pytest.importorskip("torch")
+    a = np.stack([np.eye(3) * 2, np.diag([1.0, 1.0, 0.0]), np.diag([1.0, -1.0, 1.0])])
+    b = np.ones((3, 3, 2))
+    calls = [lambda m, x: m.linalg.inv_ex(x), lambda m, x: m.linalg.solve_ex(x, m.tensor(b)),
+             lambda m, x: m.linalg.solve_ex(x, m.tensor(b[:, :, 0])),
+             lambda m, x: m.linalg.cholesky_ex(x), lambda m, x: m.linalg.cholesky_ex(x, upper=True)]
+    for call in calls:
+        A = mg.tensor(a, requires_grad=True)
+        out, info = call(mg, A)
+        ref, ref_info = call(torch, torch.tensor(a))
+        assert info.dtype == mg.int32 and info.tolist() == ref_info.tolist()
+        good = (ref_info == 0).numpy()
+        np.testing.assert_allclose(out.detach().numpy()[good], ref.numpy()[good])
+        assert np.isnan(out.detach().numpy()[~good]).all()
+        mask = (info == 0).reshape(info.shape + (1,) * (out.ndim - 1))
+        mg.where(mask, out, 0.0).sum().backward()
+        assert np.isfinite(A.grad.numpy()).all()
+    assert L.inv_ex(mg.eye(2)).info.shape == ()
+
+
+def test_ex_forms_check_errors_raise_as_torch():
+    with pytest.raises(LinAlgError, match=r"linalg.inv_ex: \(Batch element 1\): The diagonal "
+                                          "element 2 is zero"):
+        L.inv_ex(singular_batch(), check_errors=True)
+    with pytest.raises(LinAlgError, match=r"torch.linalg.solve_ex: \(Batch element 1\): The "
+                                          "solver failed"):
+        L.solve_ex(singular_batch(), mg.ones(2), check_errors=True)
+    with pytest.raises(LinAlgError, match=r"linalg.cholesky_ex: The factorization could not "
+                                          "be completed .* order 1 is not"):
+        L.cholesky_ex(-mg.eye(3), check_errors=True)

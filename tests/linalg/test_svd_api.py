@@ -71,3 +71,13 @@ def test_matches_torch_values():
     A0 = np.random.default_rng(4).standard_normal((3, 5, 4))
     S = mg.linalg.svdvals(mg.tensor(A0)).numpy()
     np.testing.assert_allclose(S, torch.linalg.svdvals(torch.tensor(A0)).numpy(), rtol=1e-12)
+
+
+def test_driver_none_is_accepted_and_a_driver_refused_as_torch_on_the_cpu():
+    """Ported code passes driver="gesvdj" on the GPU and None elsewhere."""
+    A = mg.tensor([[3.0, 0.0], [0.0, -4.0]])
+    assert mg.linalg.svd(A, driver=None).S.tolist() == [4.0, 3.0]
+    assert mg.linalg.svdvals(A, driver=None).tolist() == [4.0, 3.0]
+    for fn in (mg.linalg.svd, mg.linalg.svdvals):
+        with pytest.raises(RuntimeError, match="`driver=` is only supported on CUDA"):
+            fn(A, driver="gesvdj")

@@ -1,5 +1,5 @@
-"""nn.utils.parametrize and parametrizations (orthogonal, spectral_norm) as torch spells and
-computes them: assignment through right_inverse, state-dict keys, and the same numbers as
+"""nn.utils.parametrize and parametrizations (orthogonal, spectral_norm, weight_norm) as torch
+spells and computes them: assignment through right_inverse, state-dict keys, and the same numbers as
 torch from the same weights and vectors (issue 9 items 13 and 14, issue 13's spelling)."""
 
 from __future__ import annotations
@@ -305,3 +305,49 @@ def test_a_right_inverse_returning_two_tensors_makes_two_originals() -> None:
     np.testing.assert_allclose(lin.weight.detach().numpy(), linear((3, 2)).weight.detach().numpy())
     lin.weight = mg.ones(3, 2, dtype=mg.float64)
     np.testing.assert_allclose(lin.weight.detach().numpy(), np.ones((3, 2)))
+
+
+def _same_forward_and_gradients(m: nn.Module, t: object, torch: object) -> None:
+    """m (loaded from t's state dict) gives t's output and parameter gradients on a batch."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 5))
+    yt, ym = t(torch.tensor(x)), m(mg.tensor(x))
+    (yt ** 2).sum().backward()
+    (ym ** 2).sum().backward()
+    np.testing.assert_allclose(ym.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    for a, b in zip(m.parameters(), t.parameters()):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dim", [0, 1, None, -2])
+def test_weight_norm_matches_torch_from_a_torch_state_dict(dim: int | None) -> None:
+    """Flow and GAN code wraps layers in parametrizations.weight_norm: the same keys (g as
+    original0, v as original1), g's shape, forward and gradients as torch's."""
+    torch = pytest.importorskip("torch")
+    t = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv2d(3, 4, 3).double(), dim=dim)
+    m = parametrizations.weight_norm(nn.Conv2d(3, 4, 3, dtype=mg.float64), dim=dim)
+    m.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    assert m.parametrizations.weight.original0.shape == tuple(
+        t.parametrizations.weight.original0.shape)
+    _same_forward_and_gradients(m, t, torch)
+    w = np.random.default_rng(1).standard_normal((4, 3, 3, 3))
+    m.weight = mg.tensor(w)  # through right_inverse: v = W and g its norms, so W comes back
+    np.testing.assert_allclose(m.weight.detach().numpy(), w, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:.*weight_norm is deprecated")
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_legacy_weight_norm_matches_torch_and_removes(dim: int | None) -> None:
+    """Older vocoder and GAN code calls torch.nn.utils.weight_norm / remove_weight_norm."""
+    torch = pytest.importorskip("torch")
+    t = torch.nn.utils.weight_norm(torch.nn.Conv2d(3, 4, 3).double(), dim=dim)
+    m = nn.utils.weight_norm(nn.Conv2d(3, 4, 3, dtype=mg.float64), dim=dim)
+    m.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    _same_forward_and_gradients(m, t, torch)
+    with pytest.raises(RuntimeError, match="Cannot register two"):
+        nn.utils.weight_norm(m)
+    torch.nn.utils.remove_weight_norm(t)
+    nn.utils.remove_weight_norm(m)
+    assert sorted(m.state_dict()) == ["bias", "weight"]
+    np.testing.assert_allclose(m.weight.detach().numpy(), t.weight.detach().numpy(), atol=1e-15)
+    with pytest.raises(ValueError, match="not found"):
+        nn.utils.remove_weight_norm(m)

@@ -175,6 +175,69 @@ def test_casts() -> None:
     assert y.grad.dtype == np.float32
 
 
+
+def test_type_names_round_trip_as_torchs() -> None:
+    """Ported code writes x.type(), x.type(y.type()) and x.type('torch.FloatTensor')."""
+    torch = pytest.importorskip("torch")
+    for dt in ("float16", "float32", "float64", "int32", "int64", "bool", "complex64",
+               "complex128"):
+        x, t = mg.zeros(2, dtype=getattr(mg, dt)), torch.zeros(2, dtype=getattr(torch, dt))
+        assert x.type().split(".") == ["minigrad", t.type().split(".")[1]]
+        assert x.type(t.type()).dtype == x.dtype and x.type(x.type()) is x
+        assert mg.ones(1).type(t.type()).dtype == x.dtype
+    y = mg.tensor([1.0], requires_grad=True)
+    y.type("torch.DoubleTensor").sum().backward()
+    assert y.grad.tolist() == [1.0]
+    with pytest.raises(ValueError, match="invalid type"):
+        mg.ones(1).type("torch.FooTensor")
+    with pytest.raises(RuntimeError, match="CPU only"):
+        mg.ones(1).type("torch.cuda.FloatTensor")
+
+
+def test_finfo_and_iinfo_are_torchs() -> None:
+    torch = pytest.importorskip("torch")
+    for dt in ("float16", "float32", "float64", "complex64", "complex128", None):
+        f = mg.finfo(getattr(mg, dt) if dt else None)
+        g = torch.finfo(getattr(torch, dt)) if dt else torch.finfo()
+        for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                     "dtype"):
+            assert getattr(f, attr) == getattr(g, attr) and type(getattr(f, attr)) is type(
+                getattr(g, attr)), (dt, attr)
+    for dt in ("int32", "int64"):
+        i, j = mg.iinfo(getattr(mg, dt)), torch.iinfo(getattr(torch, dt))
+        assert (i.bits, i.min, i.max, i.dtype) == (j.bits, j.min, j.max, j.dtype)
+    for bad, make in ((mg.int64, mg.finfo), (mg.float32, mg.iinfo), (mg.bool, mg.iinfo)):
+        with pytest.raises(TypeError):
+            make(bad)
+
+
+@pytest.mark.parametrize("name", ["float64", "float16"])
+def test_set_default_dtype_as_torchs(name: str) -> None:
+    """Scientific code starts with torch.set_default_dtype(torch.float64): Python floats, the
+    float factories, layers and integer input to float functions follow, as in torch."""
+    torch = pytest.importorskip("torch")
+
+    def probe(lib: object) -> list:
+        i = lib.tensor([1, 4])
+        return [lib.get_default_dtype(), lib.tensor(1.5).dtype, lib.zeros(1).dtype,
+                lib.arange(3.0).dtype, lib.rand(2).dtype, lib.full((1,), 2.0).dtype,
+                lib.linspace(0, 1, 3).dtype, lib.eye(2).dtype, lib.nn.Linear(2, 2).weight.dtype,
+                lib.nn.Parameter().dtype, (i * 1.5).dtype, i.sqrt().dtype, (i / i).dtype,
+                lib.maximum(i, i).dtype, lib.tensor([1.5], dtype=lib.float32).dtype]
+
+    try:
+        torch.set_default_dtype(getattr(torch, name))
+        mg.set_default_dtype(getattr(mg, name))
+        ours, theirs = probe(mg), probe(torch)
+        assert "dtype" not in repr(mg.tensor([1.5])) and "float32" in repr(mg.ones(1).float())
+    finally:
+        torch.set_default_dtype(torch.float32)
+        mg.set_default_dtype(mg.float32)
+    assert [str(d) for d in ours] == [str(d).split(".")[1] for d in theirs]
+    assert mg.tensor(1.5).dtype == mg.float32 == mg.get_default_dtype()
+    with pytest.raises(TypeError, match="only floating-point types"):
+        mg.set_default_dtype(mg.int64)
+
 # ---- integer and bool tensors ---------------------------------------------------------------
 def test_integer_tensor_ops() -> None:
     a = mg.tensor([5, -3, 4])

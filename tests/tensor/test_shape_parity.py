@@ -71,6 +71,8 @@ CALLS = [  # (id, fn(m, x) run on minigrad and torch alike, differentiable)
     ("cdist", lambda m, x: m.cdist(x[0], x[1])),
     ("cdist_batched", lambda m, x: m.cdist(x, x[:, :2])),
     ("cdist_p1", lambda m, x: m.cdist(x[0], x[1], p=1)),
+    ("pdist", lambda m, x: m.pdist(x[0])),
+    ("pdist_p1", lambda m, x: m.pdist(x[1].mT, p=1)),
     ("cov", lambda m, x: m.cov(x[0])),
     ("cov_1d", lambda m, x: x[0, 0].cov(correction=0)),
     ("cov_weights", lambda m, x: x[0].cov(fweights=m.tensor([1, 2, 0, 3]),

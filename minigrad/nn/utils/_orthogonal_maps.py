@@ -11,6 +11,7 @@ import numpy as np
 
 from ...autograd.function import Context, Function, make_tensor
 from ...linalg.matrix_exp import matrix_exp  # noqa: F401  (the map of that name)
+from ...linalg.qr import householder_product  # noqa: F401  (the map of that name)
 from ...tensor import Tensor
 
 
@@ -35,20 +36,6 @@ def cayley(A: Tensor) -> Tensor:
     I - A/2 is then always invertible."""
     eye = make_tensor(np.eye(A.shape[-1], dtype=A.dtype))
     return _Inverse.apply(eye - A * 0.5) @ (eye + A * 0.5)
-
-
-def householder_product(A: Tensor, tau: Tensor) -> Tensor:
-    """The first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
-    A below the diagonal with a 1 on it (LAPACK's orgqr, torch.linalg.householder_product).
-    """
-    n, k = A.shape[-2], A.shape[-1]
-    eye = np.eye(n, k, dtype=A.dtype)
-    V = A.tril(-1) + make_tensor(eye)
-    Q = make_tensor(np.broadcast_to(eye, A.shape).copy())
-    for i in range(k - 1, -1, -1):  # Q <- H_i Q, from the last reflector to the first
-        v = V[..., :, i:i + 1]
-        Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.mT @ Q)
-    return Q
 
 
 def is_orthogonal(Q: np.ndarray) -> bool:

@@ -14,6 +14,12 @@ from ..parameter import Parameter
 class WeightHook:
     """Forward pre-hook setting ``module.<name> = compute(module, update)`` before each call."""
 
+    # The learnable originals, ``<name><suffix>``, and how the weight splits into them.
+    suffixes: tuple[str, ...] = ("_orig",)
+
+    def split(self, weight: Tensor) -> tuple[Tensor, ...]:
+        return (weight,)
+
     def __init__(self, name: str) -> None:
         self.name = name
         self.last: Tensor | None = None  # what it last set: an assignment is not lost quietly
@@ -37,7 +43,8 @@ class WeightHook:
 
 
 def install(module: Module, hook: WeightHook) -> None:
-    """Move ``module.<name>`` to ``<name>_orig`` and let ``hook`` recompute ``<name>``."""
+    """Move ``module.<name>`` to ``<name>_orig`` (``hook``'s originals) and let ``hook``
+    recompute ``<name>``."""
     name = hook.name
     for h in module._forward_pre_hooks.values():
         if isinstance(h, WeightHook) and h.name == name:
@@ -47,7 +54,11 @@ def install(module: Module, hook: WeightHook) -> None:
     if not isinstance(weight, Parameter):
         raise ValueError(f"{type(module).__name__} has no parameter named '{name}'")
     del module._parameters[name]
-    module.register_parameter(name + "_orig", weight)
+    with no_grad():
+        parts = [weight] if hook.suffixes == ("_orig",) else [
+            Parameter(t.detach().clone()) for t in hook.split(weight)]
+    for suffix, part in zip(hook.suffixes, parts):
+        module.register_parameter(name + suffix, part)
     module.register_forward_pre_hook(hook)
 
 
@@ -59,7 +70,8 @@ def uninstall(module: Module, name: str, kind: type[WeightHook]) -> Module:
                 weight = h.compute(module, False)
             del module._forward_pre_hooks[key]
             module.__dict__.pop(name, None)
-            delattr(module, name + "_orig")
+            for suffix in h.suffixes:
+                delattr(module, name + suffix)
             module.register_parameter(name, Parameter(weight.detach().clone()))
             return module
     raise ValueError(f"{kind.__name__} of '{name}' not found in {type(module).__name__}")

@@ -17,7 +17,7 @@ from ..module import Module
 from . import _orthogonal_maps as maps
 from .parametrize import register_parametrization
 
-__all__ = ["orthogonal", "spectral_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 _MAPS = ("matrix_exp", "cayley", "householder", "polar")
 
@@ -220,4 +220,39 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if dim is None:  # torch: 1 for ConvTranspose layers, whose weight is (in, out, ...)
         dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
     register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+def _norm_except_dim(v: Tensor, dim: int) -> Tensor:
+    """The 2-norm of v over every dim but ``dim`` (kept, size 1); dim -1: over all, a scalar
+    (torch's _weight_norm convention, not the last dim)."""
+    if dim == -1:
+        return v.norm()
+    return v.norm(2, tuple(d for d in range(v.ndim) if d != dim % v.ndim), keepdim=True)
+
+
+class _WeightNorm(Module):
+    """W = g v / |v|, the norm over every dim but ``dim`` (Salimans and Kingma, 2016)."""
+
+    def __init__(self, dim: int | None = 0) -> None:
+        super().__init__()
+        self.dim = -1 if dim is None else dim
+
+    def forward(self, weight_g: Tensor, weight_v: Tensor) -> Tensor:
+        return weight_v * (weight_g / _norm_except_dim(weight_v, self.dim))
+
+    def right_inverse(self, weight: Tensor) -> tuple[Tensor, Tensor]:
+        return _norm_except_dim(weight, self.dim), weight
+
+
+def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
+    """Reparametrise ``module.<name>`` as g v / |v| (norm over every dim but ``dim``; None:
+    over all), as torch's ``parametrizations.weight_norm``: g is
+    ``parametrizations.<name>.original0``, v ``original1``, both learnable.
+
+    >>> layer = nn.utils.parametrizations.weight_norm(nn.Linear(3, 2))
+    >>> layer.parametrizations.weight.original0.shape
+    (2, 1)
+    """
+    register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
     return module
