@@ -40,9 +40,9 @@ class Downstream(_tie_sources.Downstream):
     functions of the outputs (L, U), and Hessian-vector products with them (the SVD's
     record, with eigh's derivatives and curvature scale)."""
 
-    def _derivatives(self, d: Tensor, levels: int, value_levels: int) -> list:
+    def _derivatives(self, d: Tensor, levels: int, near: bool) -> list:
         """[d_t^n gU for n = 1 .. levels] along L + t d (fewer where they vanish; through a
-        chain, the first ``value_levels`` only: ``_tie_sources.Source._derivatives``)."""
+        chain, the first only unless ``near`` a pole: ``_tie_sources.Source._derivatives``)."""
         L, U = self.outputs()
         q_of = self.recorded()[0]
         out: list[Tensor] = []
@@ -55,8 +55,7 @@ class Downstream(_tie_sources.Downstream):
             hL, hU = self._hvp(q, [L, U], n < levels or result_is_differentiated())
             if hU is not None:
                 out.append(hU)
-            if hL is None or hU is None or (_tie_sources._nesting.chained
-                                             and n >= value_levels):
+            if hL is None or hU is None or (_tie_sources._nesting.chained and not near):
                 break
             q_of = hL
         return out
@@ -98,12 +97,12 @@ def near_level(l: np.ndarray) -> np.ndarray:
 
 def limits(L: Tensor, U: Tensor, E: Tensor, down: Downstream, order: int,
            weak: bool) -> Tensor | None:
-    """mu (N = x mu) at every pair, right with its first ``order`` derivatives (its value
-    O(x^2)-exact where ``weak``, near a pole off the ties); None where the cotangents cannot
+    """mu (N = x mu) at every pair, right with its first ``order`` derivatives (through a
+    chain too where ``weak``, near a pole off the ties); None where the cotangents cannot
     depend on L (then mu = 0)."""
     n = L.shape[-1]
     d_np = np.arange(1.0, n + 1.0)
-    dts = down.derivatives(make_tensor(d_np.astype(L.dtype)), order + 1, 1 + int(weak))
+    dts = down.derivatives(make_tensor(d_np.astype(L.dtype)), order + 1, weak)
     if not dts:
         return None
     c = d_np[None, :] - d_np[:, None]  # [i, j] = d_j - d_i

@@ -46,11 +46,13 @@ minutes). Near a pole the value stays O(x^2)-exact through a chain: the series i
 differentiates and t* = -x / c where the pole closes. Holding and zeroing change that
 numerator's derivatives, not its value nu, and where the operations between this SVD and
 the next are themselves a function of A (U f(S) V^T: for any cotangent they get) it still
-vanishes at t*, so only the truncation is left, provided the n = 1 term is taken through
+vanishes at t*, so only the truncation is left, provided the terms are taken through
 the chain too: n = 0 alone is off by O(x), which |nu - x mu| = O(x^2) hides below
-rounding (by ~2 x at x <= 1e-7 s_1 before). What a look cannot remove is its own plain
-quotients' rounding at the other SVDs' near poles (gap x'), eps |g| / |x'| as in the
-plain formula: only a nested look would.
+rounding (by ~2 x at x <= 1e-7 s_1 before; second derivatives were 10-30% off). What a
+look cannot remove is its own plain quotients' rounding at the other SVDs' near poles
+(gap x'), eps |g| / |x'| as in the plain formula: only a nested look would. Ties alone
+(x = 0) take n = 0 only through a chain: the rest serve the limit's derivatives, which
+the look cannot give at generic ties (above), and cost the most.
 
 Most poles need no look (``Poles``, ``product_limits``): a pair with one member the loss
 never reads (a slice drops it) takes nu / x off the tie and 0 at it; and where the
@@ -466,16 +468,15 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
         mu = sum_n (-x / c)^n d_t^(n+1) nu / ((n+1)! c),   n = 0 .. order,
 
     the derivatives of the cotangents coming from ``source``; None where they cannot
-    depend on S (then mu = 0). Where ``weak`` (near a pole off the ties) the value needs
-    n = 1 too, through a chain as well (``Source._derivatives``)."""
+    depend on S (then mu = 0). Where ``weak`` (near a pole off the ties) every term is
+    taken through a chain too (``Source._derivatives``)."""
     k = f.k
     # The series is the same for any scale of d; in units of s_1 its terms stay in range
     # (x / c ~ 1 at the + and - poles alike) at S ~ 1e+-100, where d = 1..k overflowed.
     unit = S._array[..., :1].astype(np.float64)
     unit = np.where(unit > 0, unit, 1.0)
     d_np = np.arange(1.0, k + 1.0) / k
-    dts = source.derivatives(make_tensor((d_np * unit).astype(S.dtype)), order + 1,
-                             1 + int(weak))
+    dts = source.derivatives(make_tensor((d_np * unit).astype(S.dtype)), order + 1, weak)
     if not dts:
         return _NONE
     c_p = d_np[None, :] - d_np[:, None]  # [i, j] = d_j - d_i
