@@ -43,16 +43,19 @@ those terms pair with nothing; that also bounds the cost (each look would otherw
 differentiate every later limit's own looks again: TRG's specific heat at 8 steps took
 minutes). Near a pole the value stays O(x^2)-exact through a chain: the series is
 (nu - T(t*)) / x, T the Taylor polynomial at t = 0 of the numerator the look
-differentiates and t* = -x / c where the pole closes. Holding and zeroing change that
-numerator's derivatives, not its value nu, and where the operations between this SVD and
-the next are themselves a function of A (U f(S) V^T: for any cotangent they get) it still
+differentiates and t* = -x / c where the pole closes. Holding changes that numerator's
+derivatives, not its value nu, and where the operations between this SVD and the next
+are themselves a function of A (U f(S) V^T: for any cotangent they get) it still
 vanishes at t*, so only the truncation is left, provided the terms are taken through
 the chain too: n = 0 alone is off by O(x), which |nu - x mu| = O(x^2) hides below
-rounding (by ~2 x at x <= 1e-7 s_1 before; second derivatives were 10-30% off). What a
-look cannot remove is its own plain quotients' rounding at the other SVDs' near poles
-(gap x'), eps |g| / |x'| as in the plain formula: only a nested look would. Ties alone
-(x = 0) take n = 0 only through a chain: the rest serve the limit's derivatives, which
-the look cannot give at generic ties (above), and cost the most.
+rounding (by ~2 x at x <= 1e-7 s_1 before; second derivatives were 10-30% off). That
+needs no other pole the look meets to close within |t*| of 0: a later tie that d splits
+(a cluster there) leaves O(x) (a strict xfail test). Nor can a look remove its own plain
+quotients' rounding at the other SVDs' near poles (gap x'), eps |g| / |x'| as in the
+plain formula, more in second derivatives, which differentiate those quotients (strict
+xfail tests): only a nested look would. Ties alone (x = 0) take n = 0 only through a
+chain: the rest serve the limit's derivatives, which the look cannot give at generic
+ties (above), and cost the most.
 
 Most poles need no look (``Poles``, ``product_limits``): a pair with one member the loss
 never reads (a slice drops it) takes nu / x off the tie and 0 at it; and where the

@@ -526,13 +526,14 @@ def test_second_derivatives_through_a_chain_of_near_ties(delta):
     assert np.abs(sym(hv.numpy()) - fd).max() < 1e-8 * np.abs(fd).max()
 
 
-@pytest.mark.xfail(strict=True, reason="known limit: a look takes the ties it meets at "
-                   "other decompositions as 0, exact only along directions that keep them; "
-                   "this look splits the later eigh's tie and the limit is off by O(delta)")
+@pytest.mark.xfail(strict=True, reason="known limit: a look is exact only along directions "
+                   "that keep the later ties it meets; this look splits the later eigh's "
+                   "tie and the limit is off by O(delta)")
 def test_a_chain_whose_look_splits_a_later_tie():
     # B = (A - 1.5)^2 has a cluster: f(1) = f(2) = 0.25 exactly, f(1 + delta) near them.
-    # A's look perturbs A's eigenvalues, which moves f(1) and f(2) apart: the term taken
-    # as 0 there is not 0 (the error was ~0.7 delta of the scale at delta = 1e-7, 1e-8).
+    # A's look moves f(1) and f(2) apart, so B's poles there close as near as A's own
+    # (_tie_limits): its series no longer reaches the limit (off by ~0.7 delta of the
+    # scale at delta = 1e-7 and 1e-8).
     _, _, ref, grad, bound = sin_of_square_chain(1e-7, 24, shift=1.5)
     assert np.abs(grad - ref).max() < bound * np.abs(ref).max()
 
