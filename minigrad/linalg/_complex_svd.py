@@ -248,7 +248,8 @@ class _Look:
     def limits(self) -> Numerators:
         if self.mu is None:
             self.mu = looked_limits(self.f, self.S, self.gS, self.down,
-                                    2 if result_is_differentiated() else int(self.weak))
+                                    2 if result_is_differentiated() else int(self.weak),
+                                    self.weak)
         return self.mu
 
 

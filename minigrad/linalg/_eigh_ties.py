@@ -40,8 +40,9 @@ class Downstream(_tie_sources.Downstream):
     functions of the outputs (L, U), and Hessian-vector products with them (the SVD's
     record, with eigh's derivatives and curvature scale)."""
 
-    def _derivatives(self, d: Tensor, levels: int) -> list:
-        """[d_t^n gU for n = 1 .. levels] along L + t d (fewer where they vanish)."""
+    def _derivatives(self, d: Tensor, levels: int, near: bool) -> list:
+        """[d_t^n gU for n = 1 .. levels] along L + t d (fewer where they vanish; through a
+        chain, the first only unless ``near`` a pole: ``_tie_sources.Source._derivatives``)."""
         L, U = self.outputs()
         q_of = self.recorded()[0]
         out: list[Tensor] = []
@@ -54,9 +55,7 @@ class Downstream(_tie_sources.Downstream):
             hL, hU = self._hvp(q, [L, U], n < levels or result_is_differentiated())
             if hU is not None:
                 out.append(hU)
-            # Past a chain of tied decompositions downstream (taken as 0 there) the higher
-            # levels would not be exact anyway, and cost the most: stop.
-            if hL is None or hU is None or _tie_sources._nesting.chained:
+            if hL is None or hU is None or (_tie_sources._nesting.chained and not near):
                 break
             q_of = hL
         return out
@@ -96,12 +95,14 @@ def near_level(l: np.ndarray) -> np.ndarray:
     return float(np.finfo(l.dtype).eps) ** (1 / 3) * np.abs(l).max(axis=-1, keepdims=True)
 
 
-def limits(L: Tensor, U: Tensor, E: Tensor, down: Downstream, order: int) -> Tensor | None:
-    """mu (N = x mu) at every pair, right with its first ``order`` derivatives; None where
-    the cotangents cannot depend on L (then mu = 0)."""
+def limits(L: Tensor, U: Tensor, E: Tensor, down: Downstream, order: int,
+           weak: bool) -> Tensor | None:
+    """mu (N = x mu) at every pair, right with its first ``order`` derivatives (through a
+    chain too where ``weak``, near a pole off the ties); None where the cotangents cannot
+    depend on L (then mu = 0)."""
     n = L.shape[-1]
     d_np = np.arange(1.0, n + 1.0)
-    dts = down.derivatives(make_tensor(d_np.astype(L.dtype)), order + 1)
+    dts = down.derivatives(make_tensor(d_np.astype(L.dtype)), order + 1, weak)
     if not dts:
         return None
     c = d_np[None, :] - d_np[:, None]  # [i, j] = d_j - d_i
@@ -128,7 +129,7 @@ def exact_terms(N: Tensor, E: Tensor, L: Tensor, U: Tensor, gU: Tensor, need: np
                           "autograd.grad on the loss rather than the backward directly")
     weak = bool((need & ~tie).any())
     order = 2 if result_is_differentiated() else int(weak)
-    mu = limits(L, U, E, down, order)
+    mu = limits(L, U, E, down, order, weak)
     l = L._array
     n = l.shape[-1]
     eps = float(np.finfo(l.dtype).eps)

@@ -41,7 +41,21 @@ other SVDs took earlier (``Held``): through chains of tied SVDs (tensor networks
 result is exact when the ties are structural, i.e. along directions that keep them, where
 those terms pair with nothing; that also bounds the cost (each look would otherwise
 differentiate every later limit's own looks again: TRG's specific heat at 8 steps took
-minutes).
+minutes). Near a pole the value stays O(x^2)-exact through a chain: the series is
+(nu - T(t*)) / x, T the Taylor polynomial at t = 0 of the numerator the look
+differentiates and t* = -x / c where the pole closes. Holding changes that numerator's
+derivatives, not its value nu, and where the operations between this SVD and the next
+are themselves a function of A (U f(S) V^T: for any cotangent they get) it still
+vanishes at t*, so only the truncation is left, provided the terms are taken through
+the chain too: n = 0 alone is off by O(x), which |nu - x mu| = O(x^2) hides below
+rounding (by ~2 x at x <= 1e-7 s_1 before; second derivatives were 10-30% off). That
+needs no other pole the look meets to close within |t*| of 0: a later tie that d splits
+(a cluster there) leaves O(x) (a strict xfail test). Nor can a look remove its own plain
+quotients' rounding at the other SVDs' near poles (gap x'), eps |g| / |x'| as in the
+plain formula, more in second derivatives, which differentiate those quotients (strict
+xfail tests): only a nested look would. Ties alone (x = 0) take n = 0 only through a
+chain: the rest serve the limit's derivatives, which the look cannot give at generic
+ties (above), and cost the most.
 
 Most poles need no look (``Poles``, ``product_limits``): a pair with one member the loss
 never reads (a slice drops it) takes nu / x off the tie and 0 at it; and where the
@@ -175,9 +189,9 @@ def exact_terms(p: PolePass) -> Terms:
     if loc is not None:
         assert earlier is not None and down is not None  # loc is set only with both
         local = Local(earlier, down.outputs(), formula)
-        mu_l = _limits(f, S, minus_s, plus_s, local, order)
+        mu_l = _limits(f, S, minus_s, plus_s, local, order, weak)
     everywhere = loc is None or _beyond(*loc, need_p, need_m, need_z)
-    mu_g = _general(f, S, minus_s, plus_s, gS, down, order) if everywhere else _NONE
+    mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak) if everywhere else _NONE
     mu = _merge(loc, mu_l, mu_g)
     terms = terms_with(mu)
     resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim) in terms.items()}
@@ -189,7 +203,7 @@ def exact_terms(p: PolePass) -> Terms:
         tol = noise + scale_noise * local.hessian_scale()
         if _fails(resid, tol):
             # The downstream reads those triplets after all: take every limit from it.
-            mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order)
+            mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak)
             terms = terms_with(mu)
             resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim)
                      in terms.items()}
@@ -316,12 +330,12 @@ def bond_fit(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles, noise:
 
 
 def looked_limits(f: Factors, S: Tensor, gS: Tensor | None, down: Downstream,
-                  order: int) -> Numerators:
+                  order: int, weak: bool) -> Numerators:
     """Every pole term's limit mu at every entry from a look downstream, right with its
     first ``order`` derivatives (``_limits``): for the complex SVD, which has no other
     source of second-order information."""
     minus_s, plus_s = pairwise(S)
-    return _general(f, S, minus_s, plus_s, gS, down, order)
+    return _general(f, S, minus_s, plus_s, gS, down, order, weak)
 
 
 def _reads_s_apart(num: Numerators, S: Tensor, gS: Tensor | None, read: np.ndarray,
@@ -403,14 +417,14 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
 
 
 def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor | None,
-             down: Downstream | None, order: int) -> Numerators:
+             down: Downstream | None, order: int, weak: bool) -> Numerators:
     if gS is None:  # the loss does not read S: its cotangents cannot depend on it
         return _NONE
     if down is None:
         raise LinAlgError("svd backward: the exact gradient at a repeated or zero singular "
                           "value needs the backward walk's graph; call backward() or "
                           "autograd.grad on the loss rather than the SVD's backward directly")
-    return _limits(f, S, minus_s, plus_s, down, order)
+    return _limits(f, S, minus_s, plus_s, down, order, weak)
 
 
 def _beyond(loc_p: np.ndarray, loc_z: np.ndarray, need_p: np.ndarray, need_m: np.ndarray,
@@ -450,21 +464,22 @@ _NONE = Numerators(None, None, None, None, None, None)
 
 
 def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Source,
-            order: int) -> Numerators:
+            order: int, weak: bool) -> Numerators:
     """mu at every entry, right with its first ``order`` derivatives (see the module
     docstring): along S + t d, nu = x mu with d_t x = c, so
 
         mu = sum_n (-x / c)^n d_t^(n+1) nu / ((n+1)! c),   n = 0 .. order,
 
     the derivatives of the cotangents coming from ``source``; None where they cannot
-    depend on S (then mu = 0)."""
+    depend on S (then mu = 0). Where ``weak`` (near a pole off the ties) every term is
+    taken through a chain too (``Source._derivatives``)."""
     k = f.k
     # The series is the same for any scale of d; in units of s_1 its terms stay in range
     # (x / c ~ 1 at the + and - poles alike) at S ~ 1e+-100, where d = 1..k overflowed.
     unit = S._array[..., :1].astype(np.float64)
     unit = np.where(unit > 0, unit, 1.0)
     d_np = np.arange(1.0, k + 1.0) / k
-    dts = source.derivatives(make_tensor((d_np * unit).astype(S.dtype)), order + 1)
+    dts = source.derivatives(make_tensor((d_np * unit).astype(S.dtype)), order + 1, weak)
     if not dts:
         return _NONE
     c_p = d_np[None, :] - d_np[:, None]  # [i, j] = d_j - d_i

@@ -101,9 +101,10 @@ class Source:
         assert out is not None  # a walk given inputs returns their gradients
         return out
 
-    def derivatives(self, d: Tensor, levels: int) -> list:
-        """[(d_t^n gU, d_t^n gVh) for n = 1 .. levels] along S + t d (``_derivatives``)."""
-        return self._remembered(self._derivatives, d, levels)
+    def derivatives(self, d: Tensor, levels: int, near: bool) -> list:
+        """[(d_t^n gU, d_t^n gVh) for n = 1 .. levels] along S + t d (``_derivatives``;
+        through a chain, the first only unless ``near`` a pole: see there)."""
+        return self._remembered(self._derivatives, d, levels, near)
 
     def hessian_scale(self) -> np.ndarray:
         """The loss's curvature scale (``_hessian_scale``)."""
@@ -112,9 +113,16 @@ class Source:
     def _remembered(self, look: Callable, *args: Any) -> Any:
         return look(*args)
 
-    def _derivatives(self, d: Tensor, levels: int) -> list:
+    def _derivatives(self, d: Tensor, levels: int, near: bool) -> list:
         """[(d_t^n gU, d_t^n gVh) for n = 1 .. levels] along S + t d (fewer when they
-        vanish). By symmetry of derivatives d_t^n gU = d/dU <d_t^(n-1) gS, d>."""
+        vanish). By symmetry of derivatives d_t^n gU = d/dU <d_t^(n-1) gS, d>.
+
+        Through a chain (a look that met a pole at another SVD, taken as 0 there at a tie)
+        a limit at ties alone takes the first level only: the others multiply x = 0 and
+        serve only its derivatives, which such a look cannot give exactly at generic ties,
+        and cost the most. ``near`` a pole off the ties every level is taken: there they
+        make the value O(x^2)-exact, and its derivatives O(x^2)-exact when asked for, as
+        off a chain (``_tie_limits``)."""
         U, S, Vh = self.outputs()
         gS = self.recorded()[1]
         out: list[tuple] = []
@@ -131,9 +139,7 @@ class Source:
             # the walk's end (TRG's second pass at bond 16: +1-2 GB a look).
             hU, hS, hVh = self._hvp(q, [U, S, Vh], n < levels or result_is_differentiated())
             out.append((hU, hVh))
-            # Through a chain of tied SVDs the ties met downstream are taken as 0, so
-            # higher levels would not be exact anyway (and would cost the most): stop.
-            if hS is None or _nesting.chained:
+            if hS is None or (_nesting.chained and not near):
                 break
             q_of = hS
         return out if any(u is not None or v is not None for u, v in out) else []

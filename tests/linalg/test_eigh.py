@@ -446,6 +446,98 @@ def test_near_ties_match_the_closed_form(gap):
                                atol=1e-8)
 
 
+def sin_of_square_grad(q, lam, c, shift=0.0):
+    """d/dA <C, sin((A - shift)^2)> at A = Q diag(lam) Q^T in closed form,
+    Q (F o Q^T sym(C) Q) Q^T, F the divided differences of sin((l - shift)^2) without
+    cancellation: sin a - sin b = 2 cos((a + b) / 2) sin((a - b) / 2), with
+    a - b = (l_i - l_j)(l_i + l_j - 2 shift) formed exactly."""
+    li, lj = lam[:, None], lam[None, :]
+    d = li - lj
+    same = d == 0
+    a, b = (li - shift) ** 2, (lj - shift) ** 2
+    F = np.where(same, 2 * (li - shift) * np.cos(a), 2 * np.cos((a + b) / 2)
+                 * np.sin(d * (li + lj - 2 * shift) / 2) / np.where(same, 1.0, d))
+    return q @ (F * (q.T @ sym(c) @ q)) @ q.T
+
+
+def sin_of_square_chain(delta, seed, shift=0.0):
+    """A = Q diag(1, 1 + delta, 2, 3) Q^T, C, the closed form of d/dA <C, sin((A - shift)^2)>,
+    minigrad's gradient through two eighs (the second of U f(L) U^T, f(l) = (l - shift)^2),
+    and the bound the SVD's near-pole tests state, in units of the gradient's scale."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    lam = np.array([1.0, 1.0 + delta, 2.0, 3.0])
+    c = rng.standard_normal((4, 4))
+    a = sym(q @ np.diag(lam) @ q.T)
+    A = mg.tensor(a, requires_grad=True)
+    L1, U1 = mg.linalg.eigh(A)
+    L2, U2 = mg.linalg.eigh((U1 * ((L1 - shift) ** 2).unsqueeze(-2)) @ U1.mT)
+    (((U2 * L2.sin().unsqueeze(-2)) @ U2.mT) * mg.tensor(c)).sum().backward()
+    eps = np.finfo(np.float64).eps
+    bound = 100 * eps + 10 * eps * min(1 / delta, eps ** (-1 / 3))
+    return a, c, sin_of_square_grad(q, lam, c, shift), sym(A.grad.numpy()), bound
+
+
+@pytest.mark.parametrize("delta", [1e-7, 1e-8])
+def test_a_chain_of_two_near_ties_is_exact(delta):
+    """<C, sin(A^2)> through two eighs: A's eigenvalues (1, 1 + delta, 2, 3), then
+    B = U diag(L^2) U^T's (1, 1 + 2 delta, 4, 9), both near a tie. A's limit comes from a
+    look downstream that meets B's near tie; its series must keep its second term through
+    that chain (it stopped after the first, off by ~2 delta of the gradient's scale: below
+    what |N - x mu| against rounding can see). The closed form decides (torch's plain
+    quotient carries rounding of eps / delta here)."""
+    a, c, ref, grad, bound = sin_of_square_chain(delta, 23)
+
+    def value(x):  # the same function of sym(x) in numpy, for the closed form's own check
+        w, v = np.linalg.eigh(sym(x) @ sym(x))
+        return float(np.sum(c * ((v * np.sin(w)) @ v.T)))
+
+    h = 1e-5
+    fd = np.array([[(value(a + h * e) - value(a - h * e)) / (2 * h) for e in row]
+                   for row in np.eye(16).reshape(4, 4, 4, 4)])
+    scale = np.abs(ref).max()
+    assert np.abs(fd - ref).max() < 1e-7 * scale
+    assert np.abs(grad - ref).max() < bound * scale
+
+
+def test_second_derivatives_through_a_chain_of_near_ties():
+    """The same chain's Hessian along V by double backward, against central differences
+    of the closed-form gradient: the limits' derivatives come from the same series, which
+    stopped after its first term through the chain (27% off), and are O(delta)-exact
+    with two terms (1.4 delta)."""
+    delta = 1e-7
+    rng = np.random.default_rng(25)
+    q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    a = sym(q @ np.diag([1.0, 1.0 + delta, 2.0, 3.0]) @ q.T)
+    c, v = rng.standard_normal((4, 4)), sym(rng.standard_normal((4, 4)))
+    A = mg.tensor(a, requires_grad=True)
+    L1, U1 = mg.linalg.eigh(A)
+    L2, U2 = mg.linalg.eigh((U1 * (L1 ** 2).unsqueeze(-2)) @ U1.mT)
+    loss = (((U2 * L2.sin().unsqueeze(-2)) @ U2.mT) * mg.tensor(c)).sum()
+    (g,) = mg.autograd.grad(loss, A, create_graph=True)
+    (hv,) = mg.autograd.grad((g * mg.tensor(v)).sum(), A)
+
+    def closed(x):
+        lam, u = np.linalg.eigh(x)
+        return sin_of_square_grad(u, lam, c)
+
+    h = 1e-5  # good to h^2 times fourth derivatives of order one, and eps / h
+    fd = (closed(a + h * v) - closed(a - h * v)) / (2 * h)
+    assert np.abs(sym(hv.numpy()) - fd).max() < 1e-8 * np.abs(fd).max()
+
+
+@pytest.mark.xfail(strict=True, reason="known limit: a look is exact only along directions "
+                   "that keep the later ties it meets; this look splits the later eigh's "
+                   "tie and the limit is off by O(delta)")
+def test_a_chain_whose_look_splits_a_later_tie():
+    # B = (A - 1.5)^2 has a cluster: f(1) = f(2) = 0.25 exactly, f(1 + delta) near them.
+    # A's look moves f(1) and f(2) apart, so B's poles there close as near as A's own
+    # (_tie_limits): its series no longer reaches the limit (off by ~0.7 delta of the
+    # scale at delta = 1e-7 and 1e-8).
+    _, _, ref, grad, bound = sin_of_square_chain(1e-7, 24, shift=1.5)
+    assert np.abs(grad - ref).max() < bound * np.abs(ref).max()
+
+
 def test_ties_in_some_batch_elements_only():
     rng = np.random.default_rng(22)
     a = rand_sym((3, 3, 3), seed=23)
