@@ -27,7 +27,8 @@ from ._operand import real_only
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
-_sum = reduce.Sum.apply  # bound once: see _tensor/arith.py
+# bound once: see _tensor/arith.py
+_sum, _amax, _amin = reduce.Sum.apply, reduce.Amax.apply, reduce.Amin.apply
 
 
 class MinMax(NamedTuple):
@@ -81,11 +82,11 @@ class ReduceMethods:
     @numpy_dims
     def amax(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         """Max over ``dim``; ties share the gradient evenly (torch's amax rule)."""
-        return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, True)
+        return _amax(self, norm_dims(dim, self.ndim), keepdim)
 
     @numpy_dims
     def amin(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        return reduce.Amax.apply(self, norm_dims(dim, self.ndim), keepdim, False)
+        return _amin(self, norm_dims(dim, self.ndim), keepdim)
 
     @numpy_dims
     def max(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:

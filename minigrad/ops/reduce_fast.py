@@ -40,6 +40,14 @@ _maximum, _minimum, _prod = np.maximum, np.minimum, math.prod
 # the kernels' names, by dtype char
 _SUM_ALL = {"f": "sum_float32", "d": "sum_float64"}
 _SUM_ROWS = {"f": "rows_float32", "d": "rows_float64"}
+_MAX_ROWS = {"f": "maxrows_float32", "d": "maxrows_float64"}
+_MAX_MIDDLE = {"f": "maxmid_float32", "d": "maxmid_float64"}
+# The max kernels' floats (aligned native float32 and float64), by dtype: the signed
+# integers of their width the rows are compared as, every bit but the sign's, the sign
+# bit's place, and +inf's bits (a float's bits without the sign are more for a NaN only).
+_BITS = {np.dtype(f): (i, i(np.iinfo(i).max), i(8 * np.dtype(i).itemsize - 1),
+                       np.asarray(np.inf, f).view(i)[()])
+         for f, i in ((np.float32, np.int32), (np.float64, np.int64))}
 # The longest run of terms one BLAS dot adds up (see the module docstring).
 _BLOCK = 1024
 # numpy's vecdot (numpy >= 2) makes one BLAS dot per row: from rows this long it beats
@@ -149,16 +157,25 @@ def fast_max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, is_max: bool) 
     if run is None:
         return _asarray(ufunc.reduce(x, axis=dims, keepdims=keepdim))
     b, r, k, shape = run
+    bits = _BITS.get(x.dtype) if x.flags.aligned else None  # the kernels' (native floats)
     if k == 1 and r < _SHORT:  # the maximum of r columns, elementwise
         a = x.reshape(b, r)
         out = a[:, 0].copy()
         for j in range(1, r):
             ufunc(out, a[:, j], out=out)
-    elif 1 < k < _SHORT:  # each kept column's reduction, a strided but long loop
+    elif k == 1 and bits is not None:  # rows: the kernel's integer compares
+        out = _empty(b, x.dtype)
+        it, low, shift, nan_from = bits
+        _max_rows(x.dtype.char)(x.reshape(b, r).view(it), out.view(it), low, shift, nan_from,
+                                it(0 if is_max else -1))
+    elif k < _SHORT:  # each kept column's reduction, a strided but long loop
         a = x.reshape(b, r, k)
         out = _empty((b, k), x.dtype)
         for j in range(k):
             ufunc.reduce(a[:, :, j], axis=1, out=out[:, j])
+    elif bits is not None:  # long rows of lanes, elementwise: the kernel's
+        out = _empty((b, k), x.dtype)
+        _max_middle(x.dtype.char)(x.reshape(b, r, k), out, not is_max)
     else:  # a long contiguous loop already
         out = ufunc.reduce(x.reshape(b, r, k), axis=1)
     return out.reshape(shape)
@@ -196,6 +213,16 @@ def _sum_all(f: np.ndarray) -> np.ndarray:
     """The sum of a contiguous 1-D float ``f``, in blocks summed in SIMD lanes whose sums are
     summed again (ops/_layout_kernels.py): an array of one element."""
     return getattr(kernels("small"), _SUM_ALL[f.dtype.char])(f)
+
+
+def _max_rows(char: str):
+    """The row max kernel for floats of dtype char ``char`` (ops/_layout_kernels.py)."""
+    return getattr(kernels("small"), _MAX_ROWS[char])
+
+
+def _max_middle(char: str):
+    """The middle-axis max kernel for floats of dtype char ``char``."""
+    return getattr(kernels("small"), _MAX_MIDDLE[char])
 
 
 def _sum_rows(a: np.ndarray) -> np.ndarray:
