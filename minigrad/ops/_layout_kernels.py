@@ -85,9 +85,7 @@ def _cascade(f, sums):
 
 
 def _sum_all(f):
-    sums = np.empty((f.shape[0] + BLOCK - 1) // BLOCK, f.dtype)
-    _cascade(f, sums)
-    return sums[:1]
+    return _cascade(f, np.empty((f.shape[0] + BLOCK - 1) // BLOCK, f.dtype))
 
 
 @njit(nogil=True, fastmath=_FAST, cache=True, no_cpython_wrapper=True,
@@ -198,14 +196,15 @@ def repeat_kernel(itemsize: int):
 
 def sum_kernel(dtype: np.dtype, rows: bool = False):
     """kernel(f) -> the sum of f, a C-contiguous vector of ``dtype`` with at least one term,
-    as an array of one element; with ``rows``, kernel(a) -> the sums of the rows of a
+    as a number; with ``rows``, kernel(a) -> the sums of the rows of a
     C-contiguous (b, r) ``a``, r >= 1, as a (b,) array."""
     name = f"{'rows' if rows else 'sum'}_{np.dtype(dtype)}"
     if name in jitted:
         return jitted[name]
     dt = from_dtype(np.dtype(dtype))
     given = types.Array(dt, 2 if rows else 1, "C", readonly=True)
-    return compile_for(_sum_rows if rows else _sum_all, types.Array(dt, 1, "C")(given),
+    return compile_for(_sum_rows if rows else _sum_all,
+                       (types.Array(dt, 1, "C") if rows else dt)(given),
                        f"the blocked {'row sums' if rows else 'sum'} for {dtype}", name)
 
 

@@ -18,7 +18,7 @@ from .shape import Cat
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
-_empty = np.empty
+_empty, _asarray = np.empty, np.asarray
 
 
 def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
@@ -59,6 +59,8 @@ class Mean(Function):
         out = (fast_sum(x, dims, keepdim) if x.dtype.kind == "f"
                else np.asarray(x.sum(axis=dims, keepdims=keepdim)))
         # 0 / 0 is nan for an empty slice, as torch (apply keeps numpy quiet about it)
+        if not out.ndim:  # (x.mean()) numpy's scalar divide: a fifth of a 0-d array's time
+            return _asarray(out[()] / count, out.dtype)
         return np.divide(out, count, out=out, casting="unsafe")
 
     @staticmethod
@@ -183,10 +185,15 @@ class Amax(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         (a,) = ctx.saved_tensors
         x = a._array
-        out = ctx.out.reshape(ctx.kept)
-        w = (x == out).astype(x.dtype if x.dtype.kind == "f" else np.float32)
-        w /= fast_sum(w, ctx.dims, True)
-        return g.reshape(ctx.kept) * make_tensor(w), None, None
+        kept = _kept(x.shape, ctx.dims)
+        # (asarray: of 0-d arrays, == gives a numpy scalar)
+        hit = _asarray(x == ctx.out.reshape(kept), x.dtype if x.dtype.kind == "f" else np.float32)
+        ties = fast_sum(hit, ctx.dims, True)
+        # g / ties over the reduced shape, then one product of the input's size
+        if not _state.enabled:  # nothing records: in numpy, into the mask
+            return make_tensor(np.multiply(hit, g._array.reshape(kept) / ties, out=hit)), \
+                None, None
+        return g.reshape(kept) / make_tensor(ties) * make_tensor(hit), None, None
 
 
 class Amin(Amax):
@@ -208,7 +215,7 @@ def _extreme(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool,
         raise RuntimeError("max()/min() of an empty tensor has no identity; it is undefined")
     out = fast_max(x, dims, keepdim, is_max)
     ctx.save_for_backward(a)  # the ties are found in backward: a forward alone is cheap
-    ctx.out, ctx.dims, ctx.kept = out, dims, _kept(x.shape, dims)
+    ctx.out, ctx.dims = out, dims
     return out
 
 

@@ -40,6 +40,9 @@ _maximum, _minimum, _prod = np.maximum, np.minimum, math.prod
 # the kernels' names, by dtype char
 _SUM_ALL = {"f": "sum_float32", "d": "sum_float64"}
 _SUM_ROWS = {"f": "rows_float32", "d": "rows_float64"}
+# numpy's flag bits (ndarray.flags.num): C-contiguous, aligned
+_C, _ALIGNED = 1, 256
+_NATIVE = {np.dtype(np.float32), np.dtype(np.float64)}  # the kernels' (native byte order)
 _MAX_ROWS = {"f": "maxrows_float32", "d": "maxrows_float64"}
 _MAX_MIDDLE = {"f": "maxmid_float32", "d": "maxmid_float64"}
 # The max kernels' floats (aligned native float32 and float64), by dtype: the signed
@@ -67,13 +70,14 @@ def fast_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     """sum over ``dims`` (distinct, non-negative) of a float array, by ones-vector products
     where that is faster; always a new array."""
     # the hot path, inlined; the kernels read aligned native floats only (a big-endian
-    # one's bytes would be summed as they lie)
-    if x.size < _FAST_FROM or x.dtype.char not in "fd" or not dims or not x.dtype.isnative \
-            or not x.flags.aligned:
+    # one's bytes would be summed as they lie): _NATIVE has those dtypes alone
+    flags = x.flags.num
+    if x.size < _FAST_FROM or x.dtype not in _NATIVE or not dims or not flags & _ALIGNED:
         return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
-    contiguous = x.flags.c_contiguous
+    contiguous = flags & _C
     if contiguous and len(dims) == x.ndim:  # everything (loss.sum()): no routing to pay for
-        return _sum_all(x.reshape(-1)).reshape((1,) * x.ndim if keepdim else ())
+        out = _asarray(_sum_all(x.reshape(-1)), x.dtype)
+        return out.reshape((1,) * x.ndim) if keepdim else out
     run = _one_run(x, dims, keepdim) if contiguous else None
     if run is not None:  # the usual case: no planning
         b, r, k, shape = run
@@ -149,15 +153,17 @@ def fast_max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, is_max: bool) 
     """max (or min) over ``dims`` (distinct, non-negative, not empty) of an array, by long
     loops whatever the layout; NaN propagates, as in numpy's reduce."""
     ufunc = _maximum if is_max else _minimum
-    if len(dims) == x.ndim and x.size >= _FAST_FROM and x.flags.c_contiguous:  # everything
+    flags = x.flags.num
+    if x.size < _FAST_FROM or not flags & _C:
+        return _asarray(ufunc.reduce(x, axis=dims, keepdims=keepdim))
+    if len(dims) == x.ndim:  # everything
         out = _asarray(ufunc.reduce(x.reshape(-1)))  # one long loop, no routing
         return out.reshape((1,) * x.ndim) if keepdim else out
-    run = _one_run(x, dims, keepdim) if x.size >= _FAST_FROM and x.flags.c_contiguous \
-        else None
+    run = _one_run(x, dims, keepdim)
     if run is None:
         return _asarray(ufunc.reduce(x, axis=dims, keepdims=keepdim))
     b, r, k, shape = run
-    bits = _BITS.get(x.dtype) if x.flags.aligned else None  # the kernels' (native floats)
+    bits = _BITS.get(x.dtype) if flags & _ALIGNED else None  # the kernels' (native floats)
     if k == 1 and r < _SHORT:  # the maximum of r columns, elementwise
         a = x.reshape(b, r)
         out = a[:, 0].copy()
@@ -209,9 +215,10 @@ def _groups(shape: tuple[int, ...], reduced: list[bool]) -> tuple[list[int], lis
     return sizes, kinds
 
 
-def _sum_all(f: np.ndarray) -> np.ndarray:
+def _sum_all(f: np.ndarray) -> float:
     """The sum of a contiguous 1-D float ``f``, in blocks summed in SIMD lanes whose sums are
-    summed again (ops/_layout_kernels.py): an array of one element."""
+    summed again (ops/_layout_kernels.py): a number (of f's precision), which the kernel
+    returns in a third of the time an array takes it."""
     return getattr(kernels("small"), _SUM_ALL[f.dtype.char])(f)
 
 

@@ -297,3 +297,29 @@ def test_var_is_one_node_with_one_temporary_and_second_derivatives_through_it() 
             return (t.var(dim, correction=correction) ** 2).sum()
         assert mg.autograd.gradcheck(f, (b,))
         assert mg.autograd.gradgradcheck(f, (b,))
+
+
+def test_a_reduction_that_records_nothing_skips_apply_and_stays_quiet(monkeypatch) -> None:
+    import warnings
+
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((64, 3, 100)).astype(np.float32)
+    want = {"sum": fast_sum(a, (1,), False), "mean": fast_sum(a, (1,), False) / 3,
+            "amax": a.max(1), "amin": a.min(1)}
+    for fn in (reduce.Sum, reduce.Mean, reduce.Amax, reduce.Amin):
+        monkeypatch.setattr(fn, "apply", None)  # forward alone, without apply's bookkeeping
+    x = mg.tensor(a)
+    for name, ref in want.items():
+        y = getattr(x, name)(1)
+        assert not y.requires_grad and y.grad_fn is None
+        np.testing.assert_allclose(y.numpy(), ref, rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # overflow and 0 / 0 silently, as apply runs them
+        assert mg.tensor(np.array([3e38, 3e38], np.float32)).sum().item() == np.inf
+        assert np.isnan(mg.tensor(np.zeros((0, 2), np.float32)).mean().item())
+    monkeypatch.undo()
+    w = mg.tensor(a, requires_grad=True)
+    with mg.no_grad():
+        assert w.sum().grad_fn is None and not w.amax().requires_grad
+    names = [getattr(w, name)(1).grad_fn.name() for name in want]  # recorded: a node each
+    assert names == ["SumBackward", "MeanBackward", "AmaxBackward", "AminBackward"]
