@@ -71,8 +71,8 @@ def fast_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     where that is faster; always a new array."""
     # the hot path, inlined; the kernels read aligned native floats only (a big-endian
     # one's bytes would be summed as they lie): _NATIVE has those dtypes alone
-    flags = x.flags.num
-    if x.size < _FAST_FROM or x.dtype not in _NATIVE or not dims or not flags & _ALIGNED:
+    if x.size < _FAST_FROM or x.dtype not in _NATIVE or not dims \
+            or not (flags := x.flags.num) & _ALIGNED:
         return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
     contiguous = flags & _C
     if contiguous and len(dims) == x.ndim:  # everything (loss.sum()): no routing to pay for
