@@ -29,6 +29,16 @@ def wrap_dim(dim: int, ndim: int) -> int:
 def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
     """Reduction dims as sorted non-negative ints; None, like an empty tuple in torch, means
     all of them."""
+    if type(dim) is int and -ndim <= dim < ndim:  # one dim, in range: the common call
+        return (dim + ndim,) if dim < 0 else (dim,)
+    if type(dim) is tuple and dim:  # already the answer (the engine's broadcast sums)?
+        last = -1
+        for d in dim:
+            if type(d) is not int or not last < d < ndim:
+                break
+            last = d
+        else:
+            return dim
     if isinstance(dim, (int, np.integer)):
         dims: Sequence[int] = (dim,)
     elif dim is None or len(dim) == 0:

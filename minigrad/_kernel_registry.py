@@ -197,13 +197,14 @@ def _eighs() -> list:
 
 def _small() -> list:
     """The small-batch matmul, the fused SVD backward, the closed forms of det, inv and
-    solve (each size), the blocked sum and the broadcast repeat, once per dtype."""
+    solve (each size), the blocked sum, the row and middle-axis max and the broadcast
+    repeat, once per dtype."""
     import minigrad as mg
     from minigrad._broadcast import widen
     from minigrad.linalg import _small
     from minigrad.linalg._svd_backward import svd_vjp_square
     from minigrad.linalg._svd_forward import svd_forward
-    from minigrad.ops.reduce_fast import fast_sum
+    from minigrad.ops.reduce_fast import fast_max, fast_sum
 
     rng, out = np.random.default_rng(2), []
     for dtype in DTYPES:
@@ -216,7 +217,9 @@ def _small() -> list:
             out += [(_small.det(b), _small.inv(b), _small.solve(b, b), _small.cofactor(b))]
         long = rng.standard_normal(5000).astype(dtype)
         out += [(fast_sum(long, (0,), False), fast_sum(long.reshape(50, 100), (1,), False),
-                 widen(long[:24].reshape(8, 1, 3), (8, 700, 3)))]
+                 widen(long[:24].reshape(8, 1, 3), (8, 700, 3)),
+                 fast_max(long.reshape(50, 100), (1,), False, True),
+                 fast_max(long.reshape(5, 50, 20), (1,), False, False))]
     return out
 
 
@@ -257,9 +260,10 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            jit_only=(("complex SVD, complex128", _complex_svds),)),
     Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel",
                      "minigrad.linalg._small_kernels", "minigrad.ops._layout_kernels"),
-           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp", "closed", "sum", "rows")
+           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "svd_vjp", "closed", "sum", "rows",
+                                                          "maxrows", "maxmid")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
-           (("batched small matmul, SVD backward, det, inv and solve, sum and repeat",
+           (("batched small matmul, SVD backward, det, inv and solve, sum, max and repeat",
              _small),),
            checked=False),
     # (eigh_range_hermitian, the jit_only run's, is left out of the entry points: they are

@@ -9,6 +9,13 @@
   summed again the same way: numpy's pairwise sum keeps no more digits, and runs
   without SIMD (4x slower on float32). ``sum_rows``: each row of a matrix so, faster than
   BLAS's row dots with a ones vector (float64 (1000, 1000): 94 us against 140).
+- ``max_rows`` and ``max_middle``: the max (or min) of each row, and over the middle axis
+  of (b, r, k), NaN propagating as in numpy. A float max loop vectorises only under
+  fastmath's no-NaN promise, which would lose the NaN: the rows compare the floats' bits
+  as ordered integers instead (an integer max vectorises, and a second one over the bits
+  without the sign finds a NaN); the middle axis is an elementwise select per lane, which
+  vectorises as it is. Both beat numpy's reduce (whose short or strided inner loops run
+  1.3-2x slower) and torch's on (1000, 1000) rows.
 
 One signature per dtype, compiled on first use and cached on disk; the warm-up also
 compiles them ahead of time (minigrad/_aot.py).
@@ -78,9 +85,7 @@ def _cascade(f, sums):
 
 
 def _sum_all(f):
-    sums = np.empty((f.shape[0] + BLOCK - 1) // BLOCK, f.dtype)
-    _cascade(f, sums)
-    return sums[:1]
+    return _cascade(f, np.empty((f.shape[0] + BLOCK - 1) // BLOCK, f.dtype))
 
 
 @njit(nogil=True, fastmath=_FAST, cache=True, no_cpython_wrapper=True,
@@ -107,6 +112,76 @@ def _sum_rows(a):
     return out
 
 
+def _max_rows(bits, out, low, shift, nan_from, flip):
+    """out[i] = the max of row i of ``bits``, the float rows' bits as signed integers (out
+    the same), or the min when ``flip`` is -1 (0: max); a NaN in a row is its result (its
+    first). ``low`` is every bit but the sign's, ``shift`` the sign bit's place, ``nan_from``
+    the bits of +inf: a float's bits without the sign are larger exactly for a NaN."""
+    # The float's bits x become x ^ (low if x < 0): integers in the floats' order (-0 just
+    # below +0), the map its own inverse; xor with -1 reverses the order, for the min. The
+    # ufuncs keep each step at the integers' width (Python's operators widen to 64 bits,
+    # which halved the lanes of float32's).
+    for i in range(bits.shape[0]):
+        row = bits[i]
+        best = np.bitwise_not(low)
+        worst = np.bitwise_xor(low, low)
+        for j in range(row.shape[0]):
+            x = row[j]
+            key = np.bitwise_xor(np.bitwise_xor(x, np.bitwise_and(np.right_shift(x, shift),
+                                                                  low)), flip)
+            best = max(key, best)
+            worst = max(np.bitwise_and(x, low), worst)
+        if worst > nan_from:
+            for j in range(row.shape[0]):
+                if np.bitwise_and(row[j], low) > nan_from:
+                    out[i] = row[j]
+                    break
+        else:
+            key = np.bitwise_xor(best, flip)
+            out[i] = np.bitwise_xor(key, np.bitwise_and(np.right_shift(key, shift), low))
+
+
+def _max_middle(a, out, lower):
+    """out[i, l] = the max over j of a[i, j, l] (the min when ``lower``), its first NaN if
+    it has one; a (b, r, k) with r >= 1, out (b, k)."""
+    for i in range(a.shape[0]):
+        acc, first = out[i], a[i, 0]
+        for l in range(acc.shape[0]):  # a loop: a slice assignment cost half the kernel's time
+            acc[l] = first[l]
+        for j in range(1, a.shape[1]):
+            src = a[i, j]
+            # A NaN held stays, a NaN met is taken; & and | (no branch) let it vectorise, and
+            # one loop per direction (a flag tested inside cost 1.2-1.7x)
+            if lower:
+                for l in range(acc.shape[0]):
+                    v, c = src[l], acc[l]
+                    acc[l] = v if (c == c) & ((v < c) | (v != v)) else c
+            else:
+                for l in range(acc.shape[0]):
+                    v, c = src[l], acc[l]
+                    acc[l] = v if (c == c) & ((v > c) | (v != v)) else c
+
+
+def max_kernel(dtype: np.dtype, middle: bool = False):
+    """kernel(bits, out, low, shift, nan_from, flip): _max_rows for ``dtype`` (float32 or
+    float64) rows viewed as the signed integers of their width, (b, r) and (b,) C-contiguous,
+    r >= 1, the four numbers of that integer type; with ``middle``, kernel(a, out, lower):
+    _max_middle for a (b, r, k) and out (b, k) C-contiguous of ``dtype``."""
+    name = f"{'maxmid' if middle else 'maxrows'}_{np.dtype(dtype)}"
+    if name in jitted:
+        return jitted[name]
+    if middle:
+        dt = from_dtype(np.dtype(dtype))
+        sig = types.void(types.Array(dt, 3, "C", readonly=True), types.Array(dt, 2, "C"),
+                         types.boolean)
+    else:
+        it = types.int32 if np.dtype(dtype).itemsize == 4 else types.int64
+        sig = types.void(types.Array(it, 2, "C", readonly=True), types.Array(it, 1, "C"),
+                         it, it, it, it)
+    return compile_for(_max_middle if middle else _max_rows, sig,
+                       f"the {'middle-axis' if middle else 'row'} max for {dtype}", name)
+
+
 def repeat_kernel(itemsize: int):
     """kernel(y, out): out[i, j, l] = y[i, l], y (b, k) of any strides, out (b, r, k)
     C-contiguous, both of the unsigned integer type of ``itemsize`` bytes (4 or 8)."""
@@ -121,23 +196,26 @@ def repeat_kernel(itemsize: int):
 
 def sum_kernel(dtype: np.dtype, rows: bool = False):
     """kernel(f) -> the sum of f, a C-contiguous vector of ``dtype`` with at least one term,
-    as an array of one element; with ``rows``, kernel(a) -> the sums of the rows of a
+    as a number; with ``rows``, kernel(a) -> the sums of the rows of a
     C-contiguous (b, r) ``a``, r >= 1, as a (b,) array."""
     name = f"{'rows' if rows else 'sum'}_{np.dtype(dtype)}"
     if name in jitted:
         return jitted[name]
     dt = from_dtype(np.dtype(dtype))
     given = types.Array(dt, 2 if rows else 1, "C", readonly=True)
-    return compile_for(_sum_rows if rows else _sum_all, types.Array(dt, 1, "C")(given),
+    return compile_for(_sum_rows if rows else _sum_all,
+                       (types.Array(dt, 1, "C") if rows else dt)(given),
                        f"the blocked {'row sums' if rows else 'sum'} for {dtype}", name)
 
 
 def __getattr__(name: str):
-    """repeat_<4|8>, sum_<dtype> and rows_<dtype>, by their entry points' names (the
-    registry's)."""
+    """repeat_<4|8>, sum_<dtype>, rows_<dtype>, maxrows_<dtype> and maxmid_<dtype>, by their
+    entry points' names (the registry's)."""
     if name in ("repeat_4", "repeat_8"):
         return repeat_kernel(int(name[7:]))
     kind, _, dtype = name.partition("_")
     if kind in ("sum", "rows") and dtype in ("float32", "float64"):
         return sum_kernel(np.dtype(dtype), kind == "rows")
+    if kind in ("maxrows", "maxmid") and dtype in ("float32", "float64"):
+        return max_kernel(np.dtype(dtype), kind == "maxmid")
     raise AttributeError(name)

@@ -18,7 +18,7 @@ from .shape import Cat
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
-_empty = np.empty
+_empty, _asarray = np.empty, np.asarray
 
 
 def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
@@ -59,6 +59,8 @@ class Mean(Function):
         out = (fast_sum(x, dims, keepdim) if x.dtype.kind == "f"
                else np.asarray(x.sum(axis=dims, keepdims=keepdim)))
         # 0 / 0 is nan for an empty slice, as torch (apply keeps numpy quiet about it)
+        if not out.ndim:  # (x.mean()) numpy's scalar divide: a fifth of a 0-d array's time
+            return _asarray(out[()] / count, out.dtype)
         return np.divide(out, count, out=out, casting="unsafe")
 
     @staticmethod
@@ -171,31 +173,50 @@ class Softmax(Function):
 
 
 class Amax(Function):
-    """max (or min) over dims; tied maxima share the gradient evenly."""
+    """max over dims; tied maxima share the gradient evenly (Amin: the min)."""
 
     _numpy_forward = True
 
     @staticmethod
-    def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool,
-                is_max: bool) -> np.ndarray:
-        x = a._array
-        if x.dtype.kind == "c":
-            raise refuse_complex("max_values_cpu" if is_max else "min_values_cpu", x.dtype)
-        if x.size == 0 and any(x.shape[d] == 0 for d in dims):  # an empty batch is fine
-            raise RuntimeError("max()/min() of an empty tensor has no identity; it is undefined")
-        out = fast_max(x, dims, True, is_max)
-        ctx.save_for_backward(a)  # the ties are found in backward: a forward alone is cheap
-        ctx.out, ctx.dims = out, dims
-        return out if keepdim else out.reshape(tuple(
-            n for i, n in enumerate(x.shape) if i not in dims))
+    def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+        return _extreme(ctx, a, dims, keepdim, True)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         (a,) = ctx.saved_tensors
         x = a._array
-        w = (x == ctx.out).astype(x.dtype if x.dtype.kind == "f" else np.float32)
-        w /= fast_sum(w, ctx.dims, True)
-        return g.reshape(ctx.out.shape) * make_tensor(w), None, None, None
+        kept = _kept(x.shape, ctx.dims)
+        # (asarray: of 0-d arrays, == gives a numpy scalar)
+        hit = _asarray(x == ctx.out.reshape(kept), x.dtype if x.dtype.kind == "f" else np.float32)
+        ties = fast_sum(hit, ctx.dims, True)
+        # g / ties over the reduced shape, then one product of the input's size
+        if not _state.enabled:  # nothing records: in numpy, into the mask
+            return make_tensor(np.multiply(hit, g._array.reshape(kept) / ties, out=hit)), \
+                None, None
+        return g.reshape(kept) / make_tensor(ties) * make_tensor(hit), None, None
+
+
+class Amin(Amax):
+    _numpy_forward = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+        return _extreme(ctx, a, dims, keepdim, False)
+
+
+def _extreme(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool,
+             is_max: bool) -> np.ndarray:
+    """Amax's and Amin's forward: three arguments each, apply's quick case (a fourth, the
+    direction, cost a microsecond a call)."""
+    x = a._array
+    if x.dtype.kind == "c":
+        raise refuse_complex("max_values_cpu" if is_max else "min_values_cpu", x.dtype)
+    if x.size == 0 and any(x.shape[d] == 0 for d in dims):  # an empty batch is fine
+        raise RuntimeError("max()/min() of an empty tensor has no identity; it is undefined")
+    out = fast_max(x, dims, keepdim, is_max)
+    ctx.save_for_backward(a)  # the ties are found in backward: a forward alone is cheap
+    ctx.out, ctx.dims = out, dims
+    return out
 
 
 class ArgReduce(Function):

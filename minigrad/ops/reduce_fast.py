@@ -17,7 +17,10 @@ same way: squaring into a new array first cost more than the sum itself.
 
 numpy's max has the same short-loop trouble and no BLAS to lean on: a short reduced last
 axis becomes a few elementwise maxima of its columns, a short kept last axis a few
-reductions of strided slices, each a long loop.
+reductions of strided slices, each a long loop. Long rows, and long kept last axes, are
+numba kernels (ops/_layout_kernels.py) that keep numpy's NaN: numpy's reduce ran rows of
+(1000, 1000) at 1.6x torch's time. The max of a whole contiguous array stays numpy's (as
+fast as torch's).
 """
 
 from __future__ import annotations
@@ -40,6 +43,17 @@ _maximum, _minimum, _prod = np.maximum, np.minimum, math.prod
 # the kernels' names, by dtype char
 _SUM_ALL = {"f": "sum_float32", "d": "sum_float64"}
 _SUM_ROWS = {"f": "rows_float32", "d": "rows_float64"}
+# numpy's flag bits (ndarray.flags.num): C-contiguous, aligned
+_C, _ALIGNED = 1, 256
+_NATIVE = {np.dtype(np.float32), np.dtype(np.float64)}  # the kernels' (native byte order)
+_MAX_ROWS = {"f": "maxrows_float32", "d": "maxrows_float64"}
+_MAX_MIDDLE = {"f": "maxmid_float32", "d": "maxmid_float64"}
+# The max kernels' floats (aligned native float32 and float64), by dtype: the signed
+# integers of their width the rows are compared as, every bit but the sign's, the sign
+# bit's place, and +inf's bits (a float's bits without the sign are more for a NaN only).
+_BITS = {np.dtype(f): (i, i(np.iinfo(i).max), i(8 * np.dtype(i).itemsize - 1),
+                       np.asarray(np.inf, f).view(i)[()])
+         for f, i in ((np.float32, np.int32), (np.float64, np.int64))}
 # The longest run of terms one BLAS dot adds up (see the module docstring).
 _BLOCK = 1024
 # numpy's vecdot (numpy >= 2) makes one BLAS dot per row: from rows this long it beats
@@ -59,13 +73,14 @@ def fast_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     """sum over ``dims`` (distinct, non-negative) of a float array, by ones-vector products
     where that is faster; always a new array."""
     # the hot path, inlined; the kernels read aligned native floats only (a big-endian
-    # one's bytes would be summed as they lie)
-    if x.size < _FAST_FROM or x.dtype.char not in "fd" or not dims or not x.dtype.isnative \
-            or not x.flags.aligned:
+    # one's bytes would be summed as they lie): _NATIVE has those dtypes alone
+    if x.size < _FAST_FROM or x.dtype not in _NATIVE or not dims \
+            or not (flags := x.flags.num) & _ALIGNED:
         return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
-    contiguous = x.flags.c_contiguous
+    contiguous = flags & _C
     if contiguous and len(dims) == x.ndim:  # everything (loss.sum()): no routing to pay for
-        return _sum_all(x.reshape(-1)).reshape((1,) * x.ndim if keepdim else ())
+        out = _asarray(_sum_all(x.reshape(-1)), x.dtype)
+        return out.reshape((1,) * x.ndim) if keepdim else out
     run = _one_run(x, dims, keepdim) if contiguous else None
     if run is not None:  # the usual case: no planning
         b, r, k, shape = run
@@ -141,24 +156,35 @@ def fast_max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, is_max: bool) 
     """max (or min) over ``dims`` (distinct, non-negative, not empty) of an array, by long
     loops whatever the layout; NaN propagates, as in numpy's reduce."""
     ufunc = _maximum if is_max else _minimum
-    if len(dims) == x.ndim and x.size >= _FAST_FROM and x.flags.c_contiguous:  # everything
-        out = _asarray(ufunc.reduce(x.reshape(-1)))  # one long loop, no routing
+    flags = x.flags.num
+    if x.size < _FAST_FROM or not flags & _C:
+        return _asarray(ufunc.reduce(x, axis=dims, keepdims=keepdim))
+    if len(dims) == x.ndim:  # everything
+        out = _asarray(ufunc.reduce(x, None))  # one long loop (numpy joins the dims)
         return out.reshape((1,) * x.ndim) if keepdim else out
-    run = _one_run(x, dims, keepdim) if x.size >= _FAST_FROM and x.flags.c_contiguous \
-        else None
+    run = _one_run(x, dims, keepdim)
     if run is None:
         return _asarray(ufunc.reduce(x, axis=dims, keepdims=keepdim))
     b, r, k, shape = run
+    bits = _BITS.get(x.dtype) if flags & _ALIGNED else None  # the kernels' (native floats)
     if k == 1 and r < _SHORT:  # the maximum of r columns, elementwise
         a = x.reshape(b, r)
         out = a[:, 0].copy()
         for j in range(1, r):
             ufunc(out, a[:, j], out=out)
-    elif 1 < k < _SHORT:  # each kept column's reduction, a strided but long loop
+    elif k == 1 and bits is not None:  # rows: the kernel's integer compares
+        out = _empty(b, x.dtype)
+        it, low, shift, nan_from = bits
+        _max_rows(x.dtype.char)(x.reshape(b, r).view(it), out.view(it), low, shift, nan_from,
+                                it(0 if is_max else -1))
+    elif k < _SHORT:  # each kept column's reduction, a strided but long loop
         a = x.reshape(b, r, k)
         out = _empty((b, k), x.dtype)
         for j in range(k):
             ufunc.reduce(a[:, :, j], axis=1, out=out[:, j])
+    elif bits is not None:  # long rows of lanes, elementwise: the kernel's
+        out = _empty((b, k), x.dtype)
+        _max_middle(x.dtype.char)(x.reshape(b, r, k), out, not is_max)
     else:  # a long contiguous loop already
         out = ufunc.reduce(x.reshape(b, r, k), axis=1)
     return out.reshape(shape)
@@ -192,10 +218,21 @@ def _groups(shape: tuple[int, ...], reduced: list[bool]) -> tuple[list[int], lis
     return sizes, kinds
 
 
-def _sum_all(f: np.ndarray) -> np.ndarray:
+def _sum_all(f: np.ndarray) -> float:
     """The sum of a contiguous 1-D float ``f``, in blocks summed in SIMD lanes whose sums are
-    summed again (ops/_layout_kernels.py): an array of one element."""
+    summed again (ops/_layout_kernels.py): a number (of f's precision), which the kernel
+    returns in a third of the time an array takes it."""
     return getattr(kernels("small"), _SUM_ALL[f.dtype.char])(f)
+
+
+def _max_rows(char: str):
+    """The row max kernel for floats of dtype char ``char`` (ops/_layout_kernels.py)."""
+    return getattr(kernels("small"), _MAX_ROWS[char])
+
+
+def _max_middle(char: str):
+    """The middle-axis max kernel for floats of dtype char ``char``."""
+    return getattr(kernels("small"), _MAX_MIDDLE[char])
 
 
 def _sum_rows(a: np.ndarray) -> np.ndarray:

@@ -234,8 +234,8 @@ def _numpy_forward_args(cls):
         return (x, f64(np.array([[1.5, 2.0], [0.5, 3.0]])))
     if cls in (reduce.Sum, reduce.Mean):
         return (x, (0,), False)
-    if cls is reduce.Amax:
-        return (x, (0,), False, True)
+    if cls in (reduce.Amax, reduce.Amin):
+        return (x, (0,), False)
     if cls is reduce.Var:
         return (x, (0,), 1, False)
     if cls.__name__ == "_SmallDet":

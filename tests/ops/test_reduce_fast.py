@@ -94,6 +94,34 @@ def test_fast_max_equals_numpy_on_every_layout_and_dims(shape) -> None:
                 np.testing.assert_array_equal(got, ref)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_max_kernels_keep_numpys_nan_and_order_without_numpys_reduce(dtype,
+                                                                          monkeypatch) -> None:
+    info = np.finfo(dtype)
+    special = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, info.max, -info.max,
+                        info.tiny, -info.tiny, info.smallest_subnormal, 1.0, -1.0], dtype)
+    rng = np.random.default_rng(11)
+    # rows (short and long), and kept last axes of 40 to 200 lanes: each a kernel's
+    for shape, dims in (((40, 1000), (1,)), ((300, 17), (1,)), ((5, 20, 3, 17), (2, 3)),
+                        ((3, 50, 40), (1,)), ((50, 100), (0,)), ((2, 3, 5, 200), (1, 2))):
+        a = rng.standard_normal(shape).astype(dtype)
+        flat = a.reshape(-1)
+        flat[rng.integers(0, flat.size, 3 * special.size)] = np.tile(special, 3)
+        flat[rng.integers(0, flat.size, 10)] = np.nan
+        flat[:17] = flat[-1] = np.nan  # at the ends of rows (of 17: one wholly)
+        flat[flat.size // 2: flat.size // 2 + 40] = -np.inf
+        for is_max, keepdim in itertools.product((True, False), (False, True)):
+            ufunc = np.maximum if is_max else np.minimum
+            ref = ufunc.reduce(a, axis=dims, keepdims=keepdim)
+            with monkeypatch.context() as m:  # numpy's max and min are not called
+                m.setattr(reduce_fast, "_maximum", None)
+                m.setattr(reduce_fast, "_minimum", None)
+                got = fast_max(a, dims, keepdim, is_max)
+            assert got.shape == ref.shape and got.dtype == ref.dtype
+            np.testing.assert_array_equal(got, ref)  # NaN where numpy's is, and values
+            assert np.isnan(got).any() and not np.isnan(got).all()
+
+
 @pytest.mark.parametrize("n", [10**6, 3 * 10**6 + 17])
 def test_a_long_float32_sum_keeps_the_accuracy_of_a_pairwise_sum(n) -> None:
     # one float32 accumulator running over all of them is off by ~1e-5 here; a single BLAS
@@ -269,3 +297,33 @@ def test_var_is_one_node_with_one_temporary_and_second_derivatives_through_it() 
             return (t.var(dim, correction=correction) ** 2).sum()
         assert mg.autograd.gradcheck(f, (b,))
         assert mg.autograd.gradgradcheck(f, (b,))
+
+
+def test_a_reduction_that_records_nothing_skips_apply_and_stays_quiet(monkeypatch) -> None:
+    import warnings
+
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((64, 3, 100)).astype(np.float32)
+    want = {"sum": fast_sum(a, (1,), False), "mean": fast_sum(a, (1,), False) / 3,
+            "amax": a.max(1), "amin": a.min(1)}
+    from minigrad._tensor import reduce as methods
+
+    for fn in (reduce.Sum, reduce.Mean, reduce.Amax, reduce.Amin):  # forward alone
+        monkeypatch.setattr(fn, "apply", None)
+    for bound in ("_sum", "_mean", "_amax", "_amin"):
+        monkeypatch.setattr(methods, bound, None, raising=False)
+    x = mg.tensor(a)
+    for name, ref in want.items():
+        y = getattr(x, name)(1)
+        assert not y.requires_grad and y.grad_fn is None
+        np.testing.assert_allclose(y.numpy(), ref, rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # overflow and 0 / 0 silently, as apply runs them
+        assert mg.tensor(np.array([3e38, 3e38], np.float32)).sum().item() == np.inf
+        assert np.isnan(mg.tensor(np.zeros((0, 2), np.float32)).mean().item())
+    monkeypatch.undo()
+    w = mg.tensor(a, requires_grad=True)
+    with mg.no_grad():
+        assert w.sum().grad_fn is None and not w.amax().requires_grad
+    names = [getattr(w, name)(1).grad_fn.name() for name in want]  # recorded: a node each
+    assert names == ["SumBackward", "MeanBackward", "AmaxBackward", "AminBackward"]
