@@ -248,13 +248,19 @@ def test_a_tiny_singular_value_read_apart_keeps_the_plain_backward(monkeypatch):
     assert not bonds
 
 
-@pytest.mark.parametrize("scale", [1e-135, 1e-100, 1e-60, 1e60, 1e100, 1e150])
+@pytest.mark.parametrize("scale", [1e-135, 1e-100, 1e-60, 1e60, 1e100, 1e120])
 def test_second_derivatives_at_extreme_scales(scale):
     """The Hessian of a function of M = A B is the same at every scale of M. The bond
     backward works at s_1 = 1 (it is homogeneous of degree -1): its solves' derivatives
     reach s^-4, which at s ~ 1e-135 had made the Hessian 8x off. The tie tests measure
     cotangents in units of their largest entry: at S ~ 1e+-100 the loss's cotangents reach
-    1e+-200, whose squares had overflowed into a NaN Hessian."""
+    1e+-200, whose squares had overflowed into a NaN Hessian.
+
+    Upward the loss, of degree 2, is what runs out of range: at M ~ 1e140 it is 1e280, and
+    where the tie's basis makes the bond's test defer to a look, the look's Hessian-vector
+    products overflow (NaN for 10 of 12 random bases at 1e140 and 1e150, none at 1e120 and
+    1e130). 1e150 had passed only for this seed's basis, which rounding on another CPU
+    may change; the scales here keep the loss below 1e240."""
     M0 = matrix(6, 6, [3.0, 2.0, 2.0, 1.0, 0.5, 0.2], seed=2)
     parts, _ = bond_loss(6, 6, 3)
     rng = np.random.default_rng(8)
@@ -276,13 +282,15 @@ _TINY_PLAIN = pytest.mark.xfail(strict=True, reason=(
     "at S ~ 1e-100 and below (its quotients' derivatives reach s^-4), not fixed yet"))
 
 
-@pytest.mark.parametrize("scale", [1e-60, 1e60, 1e100, 1e150,
+@pytest.mark.parametrize("scale", [1e-60, 1e60, 1e100,
                                    pytest.param(1e-100, marks=_TINY_PLAIN),
                                    pytest.param(1e-135, marks=_TINY_PLAIN)])
 def test_second_derivatives_at_extreme_scales_without_the_bond(scale, monkeypatch):
     """The same Hessian through the looks downstream alone (the bond backward off): their
     series along the tie's direction runs in units of s_1 (in absolute units it overflowed
-    into a NaN at S ~ 1e100)."""
+    into a NaN at S ~ 1e100). Not past 1e100: there the looks' own Hessian-vector products
+    overflow (NaN for 7 of 8 random bases of the tie at 1e120 and 1e150; 1e150 had passed
+    for this seed's basis alone, which rounding on another CPU may change)."""
     from minigrad.linalg import _svd_backward
 
     monkeypatch.setattr(_svd_backward, "bond_fit", lambda *a: None)
