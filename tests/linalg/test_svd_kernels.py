@@ -675,8 +675,9 @@ def test_gram_start_saves_sweeps(shape, plan):
 
 def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     """One square matrix whose spectrum falls to rounding (a tensor network's truncated
-    corner): the Gram start is refused, and Jacobi runs on R^T of A P = Q R, within 8
-    sweeps where the sweeps on A itself need more; values only keep the sweeps on A."""
+    corner): the Gram start is refused, and Jacobi runs on L of A P = Q L Q2^T, within 8
+    sweeps where the sweeps on A itself need more; values only too, but for a matrix past
+    _QR_VALUES_MAX, which keeps the sweeps on A (the QRs' copies)."""
     rng = np.random.default_rng(28)
     q = orthogonal(rng, 96)
     a = (q * np.logspace(0, -20, 96)) @ q.T
@@ -693,6 +694,12 @@ def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     with pytest.raises(LinAlgError, match="did not converge"):
         svd_forward(a, False, max_sweeps=8, _plan=Plan(Path.LONE, 1, False))
     calls.clear()
+    _, values, _ = svd_forward(a, False, compute_uv=False, max_sweeps=8,
+                               _plan=Plan(Path.LONE, 1))
+    assert calls
+    np.testing.assert_allclose(values, s, rtol=C * 96 * eps(np.float64))  # both relative
+    calls.clear()
+    monkeypatch.setattr(_svd_single, "_QR_VALUES_MAX", a.size - 1)
     svd_forward(a, False, compute_uv=False, _plan=Plan(Path.LONE, 1))
     assert not calls
 
