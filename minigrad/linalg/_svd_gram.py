@@ -50,6 +50,8 @@ def _gram_start(a: np.ndarray, e: int = 0) -> tuple[np.ndarray, np.ndarray] | No
     need = 8.0 * n * n * grams + a.nbytes + a.itemsize * n * n
     if not _memory.fits(need + _SLACK):
         return None  # the plain sweeps: slower, but within the memory there is
+    if _graded(_column_norms(a, e)):
+        return None  # gate (a) fails, seen without the Gram (CTMRG's 80 x 80: 64 us)
     neg = _negated_gram(a, e)
     d = np.sqrt(-np.diagonal(neg).real)  # before the eigh, which overwrites the Gram
     if _surely_ill(neg, d):
@@ -109,6 +111,20 @@ def _negated_gram(a: np.ndarray, e: int) -> np.ndarray:
     return neg.T
 
 
+def _column_norms(a: np.ndarray, e: int) -> np.ndarray:
+    """2^-e a's column norms (real a, |e| <= 400: its squares, unscaled, neither overflow
+    nor, for a column that matters, underflow: one below 2^-500 is 2^-100 of the largest
+    entry, graded past gate (a) anyway); else empty (not known before the Gram)."""
+    if a.dtype.kind != "f" or abs(e) > 400:
+        return np.empty(0)
+    return np.ldexp(np.sqrt(np.einsum("ij,ij->j", a, a, dtype=np.float64)), -e)
+
+
+def _graded(d: np.ndarray) -> bool:
+    """Whether column norms d spread past gate (a) (cond(A) >= max d / min d); NaN too."""
+    return d.size > 0 and not d.min() * _COND2**0.5 >= d.max()
+
+
 def _surely_ill(neg: np.ndarray, d: np.ndarray) -> bool:
     """Whether gate (a) surely fails, seen before the eigh of G = -neg: its diagonal d^2
     (a's column norms, at no cost) bounds cond(G) >= max d^2 / min d^2 (lambda_max >= max
@@ -122,7 +138,7 @@ def _surely_ill(neg: np.ndarray, d: np.ndarray) -> bool:
     (random singular vectors hide cond 1e7 from both); a wrong True would cost only speed,
     the plain sweeps being the accurate path."""
     root = _COND2**0.5
-    if not d.min() * root >= d.max():  # NaN too; no square to overflow
+    if _graded(d):  # no square to overflow
         return True
     if neg.shape[0] > _CHOLESKY_MAX:
         return False

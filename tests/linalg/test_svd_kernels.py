@@ -625,6 +625,28 @@ def test_gram_start_refuses_a_singular_gram_before_its_eigh(monkeypatch, kind):
     assert calls
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gram_start_refuses_graded_columns_before_the_gram(monkeypatch, dtype):
+    """Column norms spread past gate (a) are seen from A itself: no Gram is summed for
+    column-graded A (at any scale within 2^+-400, where its squares are safe), while a
+    matrix that differs only in that grading still takes its Gram and its start."""
+    calls = []
+    inner = _svd_gram._negated_gram
+    monkeypatch.setattr(_svd_gram, "_negated_gram",
+                        lambda *args: calls.append(1) or inner(*args))
+    rng = np.random.default_rng(30)
+    a = rng.standard_normal((90, 64))
+    big = 2.0**300 if dtype == np.float64 else 2.0**60  # (float32: 1e-8 of 2^-60 is normal)
+    for scale in (1.0 / big, 1.0, big):
+        graded = (a * scale * np.logspace(0, -8, 64)).astype(dtype)
+        e = int(np.frexp(np.abs(graded).max())[1])
+        assert _svd_gram._gram_start(graded, e) is None
+        assert not calls
+    e = int(np.frexp(np.abs(a).max() * big)[1])
+    assert _svd_gram._gram_start((a * big).astype(dtype), e) is not None
+    assert calls
+
+
 @pytest.mark.parametrize("plan", [Plan(Path.LONE, 1), Plan(Path.LONE, 2), Plan(Path.QR, 1)],
                          ids=["lone", "lone-threads", "qr"])
 @pytest.mark.parametrize("m", [24, 48])
@@ -675,8 +697,9 @@ def test_gram_start_saves_sweeps(shape, plan):
 
 def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     """One square matrix whose spectrum falls to rounding (a tensor network's truncated
-    corner): the Gram start is refused, and Jacobi runs on R^T of A P = Q R, within 8
-    sweeps where the sweeps on A itself need more; values only keep the sweeps on A."""
+    corner): the Gram start is refused, and Jacobi runs on L of A P = Q L Q2^T, within 8
+    sweeps where the sweeps on A itself need more; values only too, but for a matrix past
+    _QR_VALUES_MAX, which keeps the sweeps on A (the QRs' copies)."""
     rng = np.random.default_rng(28)
     q = orthogonal(rng, 96)
     a = (q * np.logspace(0, -20, 96)) @ q.T
@@ -693,6 +716,12 @@ def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     with pytest.raises(LinAlgError, match="did not converge"):
         svd_forward(a, False, max_sweeps=8, _plan=Plan(Path.LONE, 1, False))
     calls.clear()
+    _, values, _ = svd_forward(a, False, compute_uv=False, max_sweeps=8,
+                               _plan=Plan(Path.LONE, 1))
+    assert calls
+    np.testing.assert_allclose(values, s, rtol=C * 96 * eps(np.float64))  # both relative
+    calls.clear()
+    monkeypatch.setattr(_svd_single, "_QR_VALUES_MAX", a.size - 1)
     svd_forward(a, False, compute_uv=False, _plan=Plan(Path.LONE, 1))
     assert not calls
 
