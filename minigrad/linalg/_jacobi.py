@@ -56,6 +56,7 @@ _BIG_ZETA = 1e8
 # underflow, so rows that small are rescaled by a power of two before they are multiplied.
 _SAFE = 2.0**-970
 _ROOT_SAFE = 2.0**-480  # rows above this norm have squares and products above _SAFE
+_SQUARE_SAFE = 2.0**-450  # numbers between this and its inverse have normal squares
 
 # Kernels that only other kernels call need no entry point from Python.
 _HELPER = {"cache": True, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
@@ -121,9 +122,26 @@ def _rotation(a, b, gamma):
     that makes rows of norms a, b (both > _ROOT_SAFE) and dot product gamma orthogonal."""
     alpha = a * a
     beta = b * b
-    t = _tangent((beta - alpha) / (2.0 * gamma))
-    c = 1.0 / math.sqrt(1.0 + t * t)
-    return c, c * t, math.sqrt(max(0.0, alpha - t * gamma)), math.sqrt(max(0.0, beta + t * gamma))
+    d = beta - alpha
+    g = 2.0 * gamma
+    big = max(abs(d), abs(g))
+    if not _SQUARE_SAFE < big < 1.0 / _SQUARE_SAFE:  # squares could under- or overflow: zeta
+        t = _tangent(d / g)
+        c = 1.0 / math.sqrt(1.0 + t * t)
+        s = c * t
+    else:
+        # t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), zeta = d / g, as g / (|d| + hypot)
+        # with c and s from one more square root and one division: a shorter chain of
+        # dependent square roots and divisions, which bounds a pair's time.
+        den = abs(d) + math.sqrt(d * d + g * g)
+        gs = -g if d < 0.0 else g
+        if d == 0.0:
+            gs = abs(g)  # zeta = 0: t = +1, as _tangent
+        inv = 1.0 / math.sqrt(den * den + g * g)
+        c = den * inv
+        s = gs * inv
+        t = gs / den
+    return c, s, math.sqrt(max(0.0, alpha - t * gamma)), math.sqrt(max(0.0, beta + t * gamma))
 
 
 @njit(cache=True, nogil=True, inline="always")
