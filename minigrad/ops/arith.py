@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import function
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
@@ -27,7 +28,7 @@ from ._base import (
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
-_add, _multiply = np.add, np.multiply
+_add, _multiply, _subtract = np.add, np.multiply, np.subtract
 
 
 def _arr(x: Any) -> Any:
@@ -56,7 +57,7 @@ class Sub(Function):
             raise TypeError("subtraction with a bool operand is not supported; use ~ or ^ "
                             "instead")
         x, y = elementwise(a, b)
-        return np.subtract(x, y)
+        return _subtract(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -67,7 +68,9 @@ class Sub(Function):
 
 
 def _is_bool(x: Any) -> bool:
-    return type(x) is bool or (is_tensor(x) and x._array.dtype == np.bool_)
+    # is_tensor inlined and the kind compared, not the dtype (its == is slow): Sub's hot path
+    return type(x) is bool or (isinstance(x, function.tensor_class)
+                               and x._array.dtype.kind == "b")
 
 
 class Mul(Function):
@@ -256,6 +259,8 @@ class Minimum(_Extremum):
 class Where(Function):
     """``a`` where ``cond`` holds, else ``b``; cond is a bool Tensor and gets no gradient."""
 
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, cond: Any, a: Any, b: Any) -> np.ndarray:
         ctx.cond = cond
@@ -297,6 +302,8 @@ def _masked(x: np.ndarray, cond: np.ndarray, keep: bool) -> np.ndarray:
 class Clamp(Function):
     """clip(a, lo, hi); the gradient passes where lo <= a <= hi, else to the tensor bound
     that was taken, as in torch."""
+
+    _numpy_forward = True  # numpy alone: nothing in forward records
 
     @staticmethod
     def forward(ctx: Context, a: Any, lo: Any, hi: Any) -> np.ndarray:

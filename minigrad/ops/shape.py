@@ -43,6 +43,8 @@ def is_basic(index: Any) -> bool:
 
 
 class Reshape(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> np.ndarray:
         ctx.shape = a._array.shape
@@ -54,6 +56,8 @@ class Reshape(Function):
 
 
 class Permute(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> np.ndarray:
         ctx.inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))
@@ -65,6 +69,8 @@ class Permute(Function):
 
 
 class Expand(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> np.ndarray:
         ctx.shape = a._array.shape
@@ -97,6 +103,8 @@ class Repeat(Function):
 
 
 class GetItem(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, index: Any) -> np.ndarray:
         ctx.shape, ctx.index = a._array.shape, index
@@ -115,6 +123,8 @@ class GetItem(Function):
 
 class IndexAdd(Function):
     """zeros(shape) with ``g`` added at ``index`` (repeats accumulate): GetItem's adjoint."""
+
+    _numpy_forward = True  # numpy alone: nothing in forward records
 
     @staticmethod
     def forward(ctx: Context, g: Any, index: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -205,6 +215,8 @@ class Diagonal(Function):
     """The diagonal ``offset`` of dims (dim1, dim2), appended as the last dim (torch): a view
     of ``a``'s memory, writable where ``a`` is (numpy hands it out read-only)."""
 
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
         ctx.shape, ctx.args = a._array.shape, (offset, dim1, dim2)
@@ -220,6 +232,8 @@ class Diagonal(Function):
 
 class _DiagScatter(Function):
     """zeros(shape) with ``g`` on diagonal ``offset`` of (dim1, dim2): Diagonal's adjoint."""
+
+    _numpy_forward = True  # numpy alone: nothing in forward records
 
     @staticmethod
     def forward(ctx: Context, g: Any, shape: tuple, offset: int, dim1: int, dim2: int):
@@ -238,6 +252,8 @@ class _DiagScatter(Function):
 class DiagEmbed(Function):
     """A new pair of dims (dim1, dim2) with the last dim of ``a`` on diagonal ``offset``."""
 
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
         x = a._array
@@ -246,8 +262,10 @@ class DiagEmbed(Function):
         ctx.args = (offset, d1, d2)
         batch = x.shape[:-1]
         out = np.zeros(batch + (n, n), dtype=x.dtype)
-        r, c = _diag_index(out.shape, offset)
-        out[..., r, c] = x
+        # the diagonal as a strided slice of the flat matrices: fancy indexing by index
+        # arrays costs 3x the whole op on small ones
+        start = offset if offset >= 0 else -offset * n
+        out.reshape(batch + (n * n,))[..., start::n + 1][..., :x.shape[-1]] = x
         if (d1, d2) == (out.ndim - 2, out.ndim - 1):  # the usual dims: moveaxis costs ~4 us
             return out
         return np.moveaxis(out, (-2, -1), (d1, d2))
