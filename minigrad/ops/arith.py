@@ -101,6 +101,12 @@ def _times(g: Any, x: Any) -> Any:
     return make_tensor(_multiply(*elementwise(g, x)))
 
 
+def _numpy(fn: Any, x: Any, y: Any) -> Any:
+    """``fn`` (np.multiply or np.divide) of Tensors or numbers as its op would compute it
+    (same promotion; integers divide as floats), without the op: nothing records."""
+    return make_tensor(fn(*(float_operands(x, y) if fn is np.divide else elementwise(x, y))))
+
+
 class Div(Function):
     _numpy_forward = True
 
@@ -117,6 +123,12 @@ class Div(Function):
         na, nb = ctx.needs_input_grad
         if g._array.dtype.kind == "c":
             a, b = conj(a), conj(b)
+        if not _state.enabled:  # nothing records: the same steps in numpy alone
+            gb = None
+            if nb:  # -(g a) / b^2, with the sign after: negation is exact, so bit for bit
+                gb = _numpy(np.divide, _numpy(_multiply, g, a), _numpy(_multiply, b, b))
+                gb._array = np.negative(gb._array)
+            return (_numpy(np.divide, g, b) if na else None), gb
         return (g / b if na else None), (-g * a / (b * b) if nb else None)
 
 

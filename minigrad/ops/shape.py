@@ -14,6 +14,7 @@ from .._dims import wrap_dim  # noqa: F401  (still importable from here)
 from ..autograd import function
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
+from ..autograd.grad_mode import _state
 from ..dtypes import result_dtype
 from .arith import Where
 
@@ -52,6 +53,8 @@ class Reshape(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
+        if not _state.enabled:  # nothing records: numpy's view alone, not the method's path
+            return make_tensor(g._array.reshape(ctx.shape)), None
         return g.reshape(ctx.shape), None
 
 
@@ -65,6 +68,8 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
+        if not _state.enabled:  # nothing records: numpy's view alone, not the method's path
+            return make_tensor(g._array.transpose(ctx.inverse)), None
         return g.permute(*ctx.inverse), None
 
 
