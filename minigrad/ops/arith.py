@@ -302,6 +302,7 @@ class Where(Function):
 
 
 _SAME_WIDTH_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+_MASK_FROM = 512
 
 
 def _masked(x: np.ndarray, cond: np.ndarray, keep: bool) -> np.ndarray:
@@ -309,7 +310,8 @@ def _masked(x: np.ndarray, cond: np.ndarray, keep: bool) -> np.ndarray:
     kept where x is taken, +0.0 elsewhere) as an AND with an all-ones mask: np.where against
     a scalar is 5x slower, and x * cond turns inf and nan into nan, not 0."""
     ints = _SAME_WIDTH_INT.get(x.dtype.itemsize) if x.dtype.kind == "f" else None
-    if ints is None or x.shape != cond.shape or cond.dtype.kind != "b":
+    # below _MASK_FROM elements np.where's one call beats the AND's three
+    if ints is None or x.shape != cond.shape or cond.dtype.kind != "b" or x.size < _MASK_FROM:
         return np.where(cond, x, 0) if keep else np.where(cond, 0, x)
     bits = cond.astype(ints)
     if keep:

@@ -208,14 +208,6 @@ class Cat(Function):
         return tuple(out)
 
 
-def _diag_index(shape: tuple[int, ...], offset: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column indices of diagonal ``offset`` in the last two dims of ``shape``."""
-    rows, cols = shape[-2], shape[-1]
-    n = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
-    i = np.arange(n)
-    return i - min(offset, 0), i + max(offset, 0)
-
-
 class Diagonal(Function):
     """The diagonal ``offset`` of dims (dim1, dim2), appended as the last dim (torch): a view
     of ``a``'s memory, writable where ``a`` is (numpy hands it out read-only)."""
@@ -244,9 +236,11 @@ class _DiagScatter(Function):
     def forward(ctx: Context, g: Any, shape: tuple, offset: int, dim1: int, dim2: int):
         ctx.args = (offset, dim1, dim2)
         out = np.zeros(shape, dtype=g._array.dtype)
-        moved = np.moveaxis(out, (dim1, dim2), (-2, -1))  # a view: writes land in out
-        r, c = _diag_index(moved.shape, offset)
-        moved[..., r, c] = g._array
+        # numpy's diagonal view, made writable (as Diagonal's): index arrays and moveaxis
+        # cost 3x the whole op on small ones
+        diagonal = np.diagonal(out, offset, dim1, dim2)
+        diagonal.flags.writeable = True
+        diagonal[...] = g._array
         return out
 
     @staticmethod
