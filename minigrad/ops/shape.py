@@ -18,9 +18,26 @@ from ..autograd.grad_mode import _state
 from ..dtypes import result_dtype
 from .arith import Where
 
+# The items of a basic index (numpy answers it with a view) by exact type: bool is no int
+# here, so that a bool item takes the general path.
+_BASIC = frozenset([int, slice, type(None), type(Ellipsis)])
+
+
+def _plain(index: Any) -> bool:
+    """Whether ``index`` is an int, a slice or a tuple of those, None and Ellipsis: basic,
+    and nothing in it to normalize (x[i], x[:, 2:], the usual index), answered quickly."""
+    if type(index) is tuple:
+        for i in index:
+            if type(i) not in _BASIC:
+                return False
+        return True
+    return type(index) is int or type(index) is slice
+
 
 def normalize_index(index: Any) -> Any:
     """Turn Tensors and lists inside an index into ndarrays (bool stays a mask)."""
+    if _plain(index):
+        return index
     tensor = function.tensor_class  # is_tensor, inlined: every indexing op passes here
 
     def one(i: Any) -> Any:
@@ -36,7 +53,7 @@ def normalize_index(index: Any) -> Any:
 
 def is_basic(index: Any) -> bool:
     """True when numpy returns a view (only ints, slices, None and Ellipsis)."""
-    if type(index) is int or type(index) is slice:  # the common cases, answered quickly
+    if _plain(index):  # the common cases, answered quickly
         return True
     items = index if isinstance(index, tuple) else (index,)
     return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
