@@ -90,7 +90,10 @@ class Mul(Function):
         na, nb = ctx.needs_input_grad
         if g._array.dtype.kind == "c":
             a, b = conj(a), conj(b)
-        return (_times(g, b) if na else None), (_times(g, a) if nb else None)
+        ga = _times(g, b) if na else None
+        if a is b and na:  # x * x: both products are g x; the engine still adds the two
+            return ga, ga
+        return ga, (_times(g, a) if nb else None)
 
 
 def _times(g: Any, x: Any) -> Any:
