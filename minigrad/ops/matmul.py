@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dims import inverse_permutation
 from .._kernel_registry import kernels
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
@@ -140,7 +141,7 @@ class TensorDot(Function):
         na, nb = ctx.needs_input_grad[:2]
         ra, da, db, rb = ctx.dims
         xs, ys = ctx.shapes
-        pa, pb = _inverse(ra + da), _inverse(db + rb)
+        pa, pb = inverse_permutation(ra + da), inverse_permutation(db + rb)
         a_shape, b_shape = [xs[d] for d in ra + da], [ys[d] for d in db + rb]
         ga = gb = None
         if not _state.enabled:  # nothing records: the composite's two products, in numpy
@@ -172,7 +173,3 @@ def _arranged(arr: np.ndarray, t: Any, x: np.ndarray) -> Any:
     if arr.size and x is t._array and np.may_share_memory(arr, x):
         out._version_counter = t._version_counter
     return out
-
-
-def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(sorted(range(len(perm)), key=perm.__getitem__))

@@ -10,7 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from .._dims import wrap_dim  # noqa: F401  (still importable from here)
+from .._dims import (
+    inverse_permutation,
+    wrap_dim,  # noqa: F401  (still importable from here)
+)
 from ..autograd import function
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
@@ -80,14 +83,15 @@ class Permute(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> np.ndarray:
-        ctx.inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))
+        ctx.dims = dims  # inverted in backward: most permutes are never differentiated
         return a._array.transpose(dims)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
+        inverse = inverse_permutation(ctx.dims)
         if not _state.enabled:  # nothing records: numpy's view alone, not the method's path
-            return make_tensor(g._array.transpose(ctx.inverse)), None
-        return g.permute(*ctx.inverse), None
+            return make_tensor(g._array.transpose(inverse)), None
+        return g.permute(*inverse), None
 
 
 class Expand(Function):
