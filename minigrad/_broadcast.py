@@ -76,7 +76,10 @@ def long_loops(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     loops (arrays of the op's size from ``_FROM`` only)."""
     if x.shape == y.shape and 0 not in x.strides and 0 not in y.strides:
         return x, y
-    shape = np.broadcast_shapes(x.shape, y.shape)
+    # a 0-d operand (a scalar Tensor: a step size, a norm) leaves the other's shape, which
+    # np.broadcast_shapes (~1.5 us) would only confirm
+    shape = x.shape if y.ndim == 0 else y.shape if x.ndim == 0 else np.broadcast_shapes(
+        x.shape, y.shape)
     if len(shape) < 2 or math.prod(shape) < _FROM:
         return x, y
     return widen(x, shape), widen(y, shape)

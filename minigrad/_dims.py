@@ -77,6 +77,11 @@ def infer_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
     return shape
 
 
+def inverse_permutation(perm: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes ``perm``: x.permute(perm).permute(inverse) is x."""
+    return tuple(sorted(range(len(perm)), key=perm.__getitem__))
+
+
 def count_over(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
     """How many elements a reduction over ``dims`` combines."""
     return math.prod(shape[d] for d in dims)

@@ -1,5 +1,6 @@
-"""Einstein summation and tensordot, built from minigrad ops (diagonal, expand, sum, permute,
-reshape, matmul), so gradients of every order come from those ops' own backwards.
+"""Einstein summation, built from minigrad ops (diagonal, expand, sum, permute, reshape,
+matmul), so gradients of every order come from those ops' own backwards; and tensordot, one
+op of its own (ops/matmul.py's TensorDot: a node per call, not one per permute and reshape).
 
 einsum follows torch: subscripts in [a-zA-Z], spaces ignored, one ``...`` per operand
 (broadcast like numpy, aligned on the right), a subscript of size 1 broadcasts against the
@@ -18,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from .ops.matmul import TensorDot
 from .tensor import Tensor
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's sublist order: A-Z, a-z
@@ -345,9 +347,10 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} "
                                f"in dim {y}")
-    ra = [d for d in range(a.ndim) if d not in da]
-    rb = [d for d in range(b.ndim) if d not in db]
-    k = math.prod(a.shape[d] for d in da)
-    x = _arrange(a, list(range(a.ndim)), ra + da).reshape(math.prod(a.shape[d] for d in ra), k)
-    y = _arrange(b, list(range(b.ndim)), db + rb).reshape(k, math.prod(b.shape[d] for d in rb))
-    return (x @ y).reshape(*(a.shape[d] for d in ra), *(b.shape[d] for d in rb))
+    for listed in (da, db):
+        twice = next((d for i, d in enumerate(listed) if d in listed[:i]), None)
+        if twice is not None:
+            raise RuntimeError(f"dim {twice} appears multiple times in the list of dims")
+    ra = tuple([d for d in range(a.ndim) if d not in da])
+    rb = tuple([d for d in range(b.ndim) if d not in db])
+    return TensorDot.apply(a, b, ra, tuple(da), tuple(db), rb)

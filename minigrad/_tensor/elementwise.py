@@ -48,11 +48,12 @@ class ElementwiseMethods:
 
     def sign(self: Tensor) -> Tensor:
         """-1, 0 or 1; piecewise constant, so the gradient is zero (as in torch)."""
-        if self._array.dtype.kind == "c":
+        kind = self._array.dtype.kind
+        if kind == "f":  # first: the usual case
+            return unary.Rounding.apply(self, np.sign)
+        if kind == "c":
             raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support "
                                       "complex numbers. Please use torch.sgn instead.")
-        if self._array.dtype.kind == "f":
-            return unary.Rounding.apply(self, np.sign)
         return make_tensor(np.sign(self._array))
 
     def exp(self: Tensor) -> Tensor:

@@ -69,7 +69,10 @@ class ShapeMethods:
 
     def permute(self: Tensor, *dims: Any) -> Tensor:
         n = self._array.ndim
-        dims_ = tuple([wrap_dim(d, n) for d in shape_arg(dims)])
+        dims_ = shape_arg(dims)
+        if sorted(dims_) == list(range(n)):  # non-negative already (the usual call)
+            return _permuted(self, dims_)
+        dims_ = tuple([wrap_dim(d, n) for d in dims_])
         if sorted(dims_) != list(range(n)):
             raise RuntimeError(f"permute: {dims_} is not a permutation of {n} dims")
         return _permuted(self, dims_)

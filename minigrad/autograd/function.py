@@ -236,6 +236,11 @@ def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
         if ea is None and eb is None and ec is None:
             return _NO_GRADS[3], None
         return (ea is not None, eb is not None, ec is not None), (ea, eb, ec)
+    for a in args:  # most calls record nothing: tell so before building edges
+        if isinstance(a, tensor_class) and a.requires_grad:
+            break
+    else:
+        return _NO_GRADS[n], None
     edges = tuple([edge_of(a) if isinstance(a, tensor_class) else None for a in args])
     needs = tuple([e is not None for e in edges])
     return (needs, edges) if True in needs else (needs, None)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..autograd import function
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
@@ -28,7 +29,7 @@ from ._base import (
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
-_add, _multiply = np.add, np.multiply
+_add, _multiply, _subtract = np.add, np.multiply, np.subtract
 
 
 def _arr(x: Any) -> Any:
@@ -57,7 +58,7 @@ class Sub(Function):
             raise TypeError("subtraction with a bool operand is not supported; use ~ or ^ "
                             "instead")
         x, y = elementwise(a, b)
-        return np.subtract(x, y)
+        return _subtract(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -68,7 +69,9 @@ class Sub(Function):
 
 
 def _is_bool(x: Any) -> bool:
-    return type(x) is bool or (is_tensor(x) and x._array.dtype == np.bool_)
+    # is_tensor inlined and the kind compared, not the dtype (its == is slow): Sub's hot path
+    return type(x) is bool or (isinstance(x, function.tensor_class)
+                               and x._array.dtype.kind == "b")
 
 
 class Mul(Function):
@@ -88,7 +91,10 @@ class Mul(Function):
         na, nb = ctx.needs_input_grad
         if g._array.dtype.kind == "c":
             a, b = conj(a), conj(b)
-        return (_times(g, b) if na else None), (_times(g, a) if nb else None)
+        ga = _times(g, b) if na else None
+        if a is b and na:  # x * x: both products are g x; the engine still adds the two
+            return ga, ga
+        return ga, (_times(g, a) if nb else None)
 
 
 def _times(g: Any, x: Any) -> Any:
@@ -97,6 +103,12 @@ def _times(g: Any, x: Any) -> Any:
     if _state.enabled:
         return g * x
     return make_tensor(_multiply(*elementwise(g, x)))
+
+
+def _numpy(fn: Any, x: Any, y: Any) -> Any:
+    """``fn`` (np.multiply or np.divide) of Tensors or numbers as its op would compute it
+    (same promotion; integers divide as floats), without the op: nothing records."""
+    return make_tensor(fn(*(float_operands(x, y) if fn is np.divide else elementwise(x, y))))
 
 
 class Div(Function):
@@ -115,6 +127,12 @@ class Div(Function):
         na, nb = ctx.needs_input_grad
         if g._array.dtype.kind == "c":
             a, b = conj(a), conj(b)
+        if not _state.enabled:  # nothing records: the same steps in numpy alone
+            gb = None
+            if nb:  # -(g a) / b^2, with the sign after: negation is exact, so bit for bit
+                gb = _numpy(np.divide, _numpy(_multiply, g, a), _numpy(_multiply, b, b))
+                gb._array = np.negative(gb._array)
+            return (_numpy(np.divide, g, b) if na else None), gb
         return (g / b if na else None), (-g * a / (b * b) if nb else None)
 
 
@@ -257,6 +275,8 @@ class Minimum(_Extremum):
 class Where(Function):
     """``a`` where ``cond`` holds, else ``b``; cond is a bool Tensor and gets no gradient."""
 
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, cond: Any, a: Any, b: Any) -> np.ndarray:
         ctx.cond = cond
@@ -278,6 +298,7 @@ class Where(Function):
 
 
 _SAME_WIDTH_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+_MASK_FROM = 512
 
 
 def _masked(x: np.ndarray, cond: np.ndarray, keep: bool) -> np.ndarray:
@@ -285,7 +306,8 @@ def _masked(x: np.ndarray, cond: np.ndarray, keep: bool) -> np.ndarray:
     kept where x is taken, +0.0 elsewhere) as an AND with an all-ones mask: np.where against
     a scalar is 5x slower, and x * cond turns inf and nan into nan, not 0."""
     ints = _SAME_WIDTH_INT.get(x.dtype.itemsize) if x.dtype.kind == "f" else None
-    if ints is None or x.shape != cond.shape or cond.dtype.kind != "b":
+    # below _MASK_FROM elements np.where's one call beats the AND's three
+    if ints is None or x.shape != cond.shape or cond.dtype.kind != "b" or x.size < _MASK_FROM:
         return np.where(cond, x, 0) if keep else np.where(cond, 0, x)
     bits = cond.astype(ints)
     if keep:
@@ -298,6 +320,8 @@ def _masked(x: np.ndarray, cond: np.ndarray, keep: bool) -> np.ndarray:
 class Clamp(Function):
     """clip(a, lo, hi); the gradient passes where lo <= a <= hi, else to the tensor bound
     that was taken, as in torch."""
+
+    _numpy_forward = True  # numpy alone: nothing in forward records
 
     @staticmethod
     def forward(ctx: Context, a: Any, lo: Any, hi: Any) -> np.ndarray:

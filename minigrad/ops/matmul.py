@@ -1,4 +1,5 @@
-"""Matrix product of (batched) matrices; batch dims broadcast and the engine un-broadcasts."""
+"""Matrix products: of (batched) matrices, batch dims broadcast and the engine un-broadcasts;
+and tensordot's contraction, as one product of its operands arranged into matrices."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from .._dims import inverse_permutation
 from .._kernel_registry import kernels
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
-from ._base import operands
+from ._base import conj, operands
 
 
 class MatMul(Function):
@@ -105,3 +107,69 @@ def _tiny_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     # The kernel compiled ahead of time by the warm-up (no numba import), else numba's.
     getattr(kernels("small"), _BMM[dt.char])(x3, y3, out)
     return out.reshape(batch + (m, n))
+
+
+class TensorDot(Function):
+    """a and b contracted over a's dims ``da`` and b's ``db`` (paired in order), the result's
+    dims a's others ``ra`` then b's others ``rb`` (torch.tensordot): one (M, K) @ (K, N)
+    product of the operands arranged (permuted and flattened) as X and Y. One node for the
+    permutes, reshapes and matmul it is made of; its gradients are theirs, g Y^H and X^H g
+    arranged back (recorded as tensordots when the backward records)."""
+
+    _numpy_forward = True
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, b: Any, ra: tuple[int, ...], da: tuple[int, ...],
+                db: tuple[int, ...], rb: tuple[int, ...]) -> np.ndarray:
+        x, y = operands(a, b)
+        xs, ys = x.shape, y.shape
+        m, k, n = (math.prod([xs[d] for d in ra]), math.prod([xs[d] for d in da]),
+                   math.prod([ys[d] for d in rb]))
+        X, Y = x.transpose(ra + da).reshape(m, k), y.transpose(db + rb).reshape(k, n)
+        na, nb = ctx.needs_input_grad[:2]
+        if na or nb:
+            ctx.dims, ctx.shapes = (ra, da, db, rb), (xs, ys)
+            # X and Y as the composite's matmul saved them: one that shows its operand's
+            # memory shares that operand's version (an in-place change is caught)
+            ctx.save_for_backward(_arranged(X, a, x) if nb else None,
+                                  _arranged(Y, b, y) if na else None)
+        return _product(X, Y).reshape(tuple([xs[d] for d in ra]) + tuple([ys[d] for d in rb]))
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        X, Y = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad[:2]
+        ra, da, db, rb = ctx.dims
+        xs, ys = ctx.shapes
+        pa, pb = inverse_permutation(ra + da), inverse_permutation(db + rb)
+        a_shape, b_shape = [xs[d] for d in ra + da], [ys[d] for d in db + rb]
+        ga = gb = None
+        if not _state.enabled:  # nothing records: the composite's two products, in numpy
+            complex_ = g._array.dtype.kind == "c"
+            g2 = g._array.reshape(math.prod([xs[d] for d in ra]), math.prod([ys[d] for d in rb]))
+            if na:
+                y = Y._array.conj() if complex_ else Y._array
+                ga = make_tensor(_product(*operands(g2, _T(y))).reshape(a_shape).transpose(pa))
+            if nb:
+                x = X._array.conj() if complex_ else X._array
+                gb = make_tensor(_product(*operands(_T(x), g2)).reshape(b_shape).transpose(pb))
+            return ga, gb, None, None, None, None
+        # recorded: each operand's forward values, standing for that input in the graph
+        n, m = len(ra), len(rb)
+        g_left, g_right = tuple(range(n)), tuple(range(n, n + m))
+        if na:
+            bt = conj(ctx.input_like(1, Y._array.reshape(b_shape).transpose(pb)))
+            ga = TensorDot.apply(g, bt, g_left, g_right, rb, db).permute(*pa)
+        if nb:
+            at = conj(ctx.input_like(0, X._array.reshape(a_shape).transpose(pa)))
+            gb = TensorDot.apply(at, g, da, ra, g_left, g_right).permute(*pb)
+        return ga, gb, None, None, None, None
+
+
+def _arranged(arr: np.ndarray, t: Any, x: np.ndarray) -> Any:
+    """``arr``, an arrangement of ``x`` (the array of Tensor ``t`` or its cast), as a Tensor
+    to save: sharing ``t``'s version where it shows ``t``'s memory."""
+    out = make_tensor(arr)
+    if arr.size and x is t._array and np.may_share_memory(arr, x):
+        out._version_counter = t._version_counter
+    return out

@@ -11,7 +11,7 @@ from .._broadcast import long_loops
 from .._dims import count_over, norm_dims
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
-from ._base import as_float, conj, refuse_complex
+from ._base import as_float, conj, elementwise, float_operands, refuse_complex
 from .arith import Where
 from .reduce_fast import fast_max, fast_sum, fast_sumsq
 from .shape import Cat
@@ -311,6 +311,12 @@ class Norm2(Function):
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         (a,) = ctx.saved_tensors
+        if not _state.enabled:  # nothing records: the same steps in numpy alone
+            x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
+            n = np.asarray(np.sqrt(fast_sumsq(x, ctx.dims, True)))
+            safe = np.where(n == 0, np.asarray(1, n.dtype), n)
+            ga = np.multiply(*elementwise(g._array.reshape(ctx.kept), a._array))
+            return make_tensor(np.divide(*float_operands(ga, safe))), None, None
         n = Norm2.apply(a, ctx.dims, True)
         safe = Where.apply(n == 0, 1, n)
         return g.reshape(ctx.kept) * a / safe, None, None

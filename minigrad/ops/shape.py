@@ -10,16 +10,37 @@ from typing import Any
 
 import numpy as np
 
-from .._dims import wrap_dim  # noqa: F401  (still importable from here)
+from .._dims import (
+    inverse_permutation,
+    wrap_dim,  # noqa: F401  (still importable from here)
+)
 from ..autograd import function
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
+from ..autograd.grad_mode import _state
 from ..dtypes import result_dtype
 from .arith import Where
+
+# The items of a basic index (numpy answers it with a view) by exact type: bool is no int
+# here, so that a bool item takes the general path.
+_BASIC = frozenset([int, slice, type(None), type(Ellipsis)])
+
+
+def _plain(index: Any) -> bool:
+    """Whether ``index`` is an int, a slice or a tuple of those, None and Ellipsis: basic,
+    and nothing in it to normalize (x[i], x[:, 2:], the usual index), answered quickly."""
+    if type(index) is tuple:
+        for i in index:
+            if type(i) not in _BASIC:
+                return False
+        return True
+    return type(index) is int or type(index) is slice
 
 
 def normalize_index(index: Any) -> Any:
     """Turn Tensors and lists inside an index into ndarrays (bool stays a mask)."""
+    if _plain(index):
+        return index
     tensor = function.tensor_class  # is_tensor, inlined: every indexing op passes here
 
     def one(i: Any) -> Any:
@@ -35,7 +56,7 @@ def normalize_index(index: Any) -> Any:
 
 def is_basic(index: Any) -> bool:
     """True when numpy returns a view (only ints, slices, None and Ellipsis)."""
-    if type(index) is int or type(index) is slice:  # the common cases, answered quickly
+    if _plain(index):  # the common cases, answered quickly
         return True
     items = index if isinstance(index, tuple) else (index,)
     return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
@@ -43,6 +64,8 @@ def is_basic(index: Any) -> bool:
 
 
 class Reshape(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> np.ndarray:
         ctx.shape = a._array.shape
@@ -50,21 +73,30 @@ class Reshape(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
+        if not _state.enabled:  # nothing records: numpy's view alone, not the method's path
+            return make_tensor(g._array.reshape(ctx.shape)), None
         return g.reshape(ctx.shape), None
 
 
 class Permute(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, dims: tuple[int, ...]) -> np.ndarray:
-        ctx.inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))
+        ctx.dims = dims  # inverted in backward: most permutes are never differentiated
         return a._array.transpose(dims)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
-        return g.permute(*ctx.inverse), None
+        inverse = inverse_permutation(ctx.dims)
+        if not _state.enabled:  # nothing records: numpy's view alone, not the method's path
+            return make_tensor(g._array.transpose(inverse)), None
+        return g.permute(*inverse), None
 
 
 class Expand(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, shape: tuple[int, ...]) -> np.ndarray:
         ctx.shape = a._array.shape
@@ -97,6 +129,8 @@ class Repeat(Function):
 
 
 class GetItem(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, index: Any) -> np.ndarray:
         ctx.shape, ctx.index = a._array.shape, index
@@ -115,6 +149,8 @@ class GetItem(Function):
 
 class IndexAdd(Function):
     """zeros(shape) with ``g`` added at ``index`` (repeats accumulate): GetItem's adjoint."""
+
+    _numpy_forward = True  # numpy alone: nothing in forward records
 
     @staticmethod
     def forward(ctx: Context, g: Any, index: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -193,17 +229,11 @@ class Cat(Function):
         return tuple(out)
 
 
-def _diag_index(shape: tuple[int, ...], offset: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column indices of diagonal ``offset`` in the last two dims of ``shape``."""
-    rows, cols = shape[-2], shape[-1]
-    n = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
-    i = np.arange(n)
-    return i - min(offset, 0), i + max(offset, 0)
-
-
 class Diagonal(Function):
     """The diagonal ``offset`` of dims (dim1, dim2), appended as the last dim (torch): a view
     of ``a``'s memory, writable where ``a`` is (numpy hands it out read-only)."""
+
+    _numpy_forward = True  # numpy alone: nothing in forward records
 
     @staticmethod
     def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
@@ -221,13 +251,17 @@ class Diagonal(Function):
 class _DiagScatter(Function):
     """zeros(shape) with ``g`` on diagonal ``offset`` of (dim1, dim2): Diagonal's adjoint."""
 
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, g: Any, shape: tuple, offset: int, dim1: int, dim2: int):
         ctx.args = (offset, dim1, dim2)
         out = np.zeros(shape, dtype=g._array.dtype)
-        moved = np.moveaxis(out, (dim1, dim2), (-2, -1))  # a view: writes land in out
-        r, c = _diag_index(moved.shape, offset)
-        moved[..., r, c] = g._array
+        # numpy's diagonal view, made writable (as Diagonal's): index arrays and moveaxis
+        # cost 3x the whole op on small ones
+        diagonal = np.diagonal(out, offset, dim1, dim2)
+        diagonal.flags.writeable = True
+        diagonal[...] = g._array
         return out
 
     @staticmethod
@@ -238,6 +272,8 @@ class _DiagScatter(Function):
 class DiagEmbed(Function):
     """A new pair of dims (dim1, dim2) with the last dim of ``a`` on diagonal ``offset``."""
 
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, offset: int, dim1: int, dim2: int) -> np.ndarray:
         x = a._array
@@ -246,8 +282,10 @@ class DiagEmbed(Function):
         ctx.args = (offset, d1, d2)
         batch = x.shape[:-1]
         out = np.zeros(batch + (n, n), dtype=x.dtype)
-        r, c = _diag_index(out.shape, offset)
-        out[..., r, c] = x
+        # the diagonal as a strided slice of the flat matrices: fancy indexing by index
+        # arrays costs 3x the whole op on small ones
+        start = offset if offset >= 0 else -offset * n
+        out.reshape(batch + (n * n,))[..., start::n + 1][..., :x.shape[-1]] = x
         if (d1, d2) == (out.ndim - 2, out.ndim - 1):  # the usual dims: moveaxis costs ~4 us
             return out
         return np.moveaxis(out, (-2, -1), (d1, d2))

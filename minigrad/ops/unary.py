@@ -28,9 +28,11 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 class Neg(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
-        if a._array.dtype == np.bool_:
+        if a._array.dtype.kind == "b":  # the kind: comparing dtypes by value is slow
             raise TypeError("negation of a bool tensor is not supported; use ~ instead")
         return np.negative(a._array)
 
@@ -43,8 +45,12 @@ class Abs(Function):
     """|a|; the gradient is sign(a), so 0 at a == 0 (torch's choice). A complex a gives a
     real |a| and the gradient g sgn(a) = g a / |a|, with sgn recorded (it varies)."""
 
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
+        if not ctx.needs_input_grad[0]:  # no backward will read the sign
+            return np.abs(a._array)
         if a._array.dtype.kind == "c":
             ctx.sign = None
             ctx.save_for_backward(a)
@@ -341,6 +347,8 @@ class Rounding(Function):
     """floor, ceil, round or trunc (``fn``): piecewise constant, so the gradient is zero
     (torch's, rather than none at all); integer tensors come back unchanged, as in torch."""
 
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         x = a._array
@@ -380,6 +388,8 @@ class Cast(Function):
 
 
 class Clone(Function):
+    _numpy_forward = True  # numpy alone: nothing in forward records
+
     @staticmethod
     def forward(ctx: Context, a: Any) -> np.ndarray:
         return a._array.copy()

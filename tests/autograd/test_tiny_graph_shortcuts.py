@@ -224,7 +224,7 @@ def _all_functions(cls=Function):
 
 def _numpy_forward_args(cls):
     from minigrad.nn.functional import _conv
-    from minigrad.ops import _base, arith, matmul, reduce
+    from minigrad.ops import _base, arith, matmul, reduce, shape, unary
     from minigrad.ops import complex as complex_ops
 
     x = f64(np.array([[0.5, 0.25], [0.75, 0.125]]))
@@ -238,8 +238,30 @@ def _numpy_forward_args(cls):
         return (x, (0,), False)
     if cls is reduce.Var:
         return (x, (0,), 1, False)
+    if cls is matmul.TensorDot:  # x's dim 1 with the other's dim 0
+        return (x, f64(np.array([[1.5, 2.0], [0.5, 3.0]])), (0,), (1,), (0,), (1,))
     if cls.__name__ == "_SmallDet":
         return (x,)
+    if cls in (unary.Neg, unary.Abs, unary.Clone):
+        return (x,)
+    if cls is unary.Rounding:
+        return (x, np.floor)
+    if cls in (shape.Reshape, shape.Expand):
+        return (x, (1, 2, 2))
+    if cls is shape.Permute:
+        return (x, (1, 0))
+    if cls is shape.GetItem:
+        return (x, 0)
+    if cls is shape.IndexAdd:
+        return (f64(np.array([1.0, 2.0])), 0, (2, 2))
+    if cls in (shape.Diagonal, shape.DiagEmbed):
+        return (x, 0, 0, 1)
+    if cls is shape._DiagScatter:
+        return (f64(np.array([1.0, 2.0])), (2, 2), 0, 0, 1)
+    if cls is arith.Clamp:
+        return (x, 0.2, 0.6)
+    if cls is arith.Where:
+        return (mg.tensor(np.array([[True, False], [False, True]])), x, 0.0)
     if cls is reduce.SumBackward:
         return (f64(np.array([1.0, 2.0])), (2, 2), (0,))
     z = mg.tensor(np.array([[0.5 + 1j, 0.25], [0.75j, 0.125]]), requires_grad=True)

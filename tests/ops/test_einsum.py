@@ -184,3 +184,45 @@ def test_tensordot_errors_follow_torch():
         mg.tensordot(mg.ones(2, 3), mg.ones(2, 3), dims=1)
     with pytest.raises(RuntimeError, match="tensordot expects dims >= 0"):
         mg.tensordot(mg.ones(2, 3), mg.ones(3, 3), dims=-1)
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        mg.tensordot(mg.ones(2, 2, 3), mg.ones(2, 2, 3), dims=([0, 0], [1, 1]))
+
+
+def test_tensordot_is_one_node_whose_edges_reach_the_operands():
+    a = mg.ones(2, 3, 4, requires_grad=True)
+    b = mg.ones(4, 3, requires_grad=True) * 2  # a non-leaf: its edge is b's node
+    out = mg.tensordot(a, b, ([1, 2], [1, 0]))
+    assert out.grad_fn.name() == "TensorDotBackward"
+    ea, eb = (edge[0] for edge in out.grad_fn._next_edges[:2])
+    assert ea.name() == "AccumulateGrad" and eb is b.grad_fn
+
+
+def test_tensordot_catches_an_in_place_change_where_it_saved_a_view():
+    b = mg.tensor(np.ones((3, 2)), requires_grad=True)
+    a = mg.tensor(np.ones((2, 3)), requires_grad=True) * 1
+    out = mg.tensordot(a, b, 1)  # a as it is: the product's saved operand is a itself
+    a.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+    rng = np.random.default_rng(0)
+    x = mg.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
+    c = x * 1
+    out = mg.tensordot(c, b, ([1], [0]))  # c's dim 1 contracted: the arranged c is a copy
+    c.mul_(2)
+    out.sum().backward()  # which kept c's values (as torch's composite does): no error
+    np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(b.detach().numpy().sum(1)[:, None],
+                                                               (2, 3, 4)))
+
+
+def test_tensordot_complex_gradients_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x, y = (rng.standard_normal(s) + 1j * rng.standard_normal(s) for s in ((2, 3, 4), (4, 3, 5)))
+    w = rng.standard_normal((2, 5)) + 1j * rng.standard_normal((2, 5))
+    grads = []
+    for lib in (mg, torch):
+        a, b = lib.tensor(x, requires_grad=True), lib.tensor(y, requires_grad=True)
+        (lib.tensordot(a, b, ([1, 2], [1, 0])) * lib.tensor(w)).sum().abs().backward()
+        grads.append((a.grad.numpy(), b.grad.numpy()))
+    for m, t in zip(*grads):
+        np.testing.assert_allclose(m, t, rtol=1e-12)
