@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._broadcast import long_loops
-from .._dims import count_over, norm_dims
+from .._dims import count_over, inverse_permutation, norm_dims
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
 from ._base import as_float, conj, elementwise, float_operands, refuse_complex
@@ -279,8 +279,7 @@ def _product_of_others(a: Any, dims: tuple[int, ...]) -> Any:
     moved = a.permute(*order)
     flat = moved.reshape(math.prod(moved.shape[:len(dims)]), -1)
     others = _exclusive_cumprod(flat) * _exclusive_cumprod(flat.flip(0)).flip(0)
-    inverse = sorted(range(len(order)), key=order.__getitem__)
-    return others.reshape(moved.shape).permute(*inverse)
+    return others.reshape(moved.shape).permute(*inverse_permutation(order))
 
 
 def _exclusive_cumprod(x: Any) -> Any:
