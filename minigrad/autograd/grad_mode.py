@@ -24,7 +24,8 @@ def is_grad_enabled() -> bool:
 
 
 def _set(flag: bool) -> None:
-    _state.enabled = bool(flag)
+    # inside inference_mode nothing records, enable_grad or not (torch's inference tensors)
+    _state.enabled = bool(flag) and not _state.inference
 
 
 class _GradMode:
@@ -98,9 +99,11 @@ def is_inference_mode_enabled() -> bool:
 
 
 class inference_mode:  # noqa: N801  (torch's spelling)
-    """torch.inference_mode: recording off inside (mode=False: nothing changes). minigrad has
-    no separate inference tensors, so this is ``no_grad`` that ``is_inference_mode_enabled``
-    sees; a context manager and a decorator, with or without parentheses.
+    """torch.inference_mode: recording off inside, and ``enable_grad`` does not turn it back
+    on; mode=False turns inference mode off and recording on (inside an inference block, as
+    torch's). minigrad has no separate inference tensors, so this is ``no_grad`` that
+    ``is_inference_mode_enabled`` sees; a context manager and a decorator, with or without
+    parentheses.
 
     >>> with mg.inference_mode():
     ...     (mg.ones(1, requires_grad=True) * 2).requires_grad
@@ -116,8 +119,7 @@ class inference_mode:  # noqa: N801  (torch's spelling)
 
     def __enter__(self) -> None:
         self._prev = (_state.enabled, _state.inference)
-        if self.mode:
-            _state.enabled, _state.inference = False, True
+        _state.enabled, _state.inference = not self.mode, self.mode
 
     def __exit__(self, *exc: object) -> None:
         _state.enabled, _state.inference = self._prev

@@ -115,6 +115,24 @@ def test_inference_mode_as_torchs_spellings() -> None:
     assert mg.is_grad_enabled() and not mg.is_inference_mode_enabled()
 
 
+def test_inference_mode_nested_as_torchs() -> None:
+    """enable_grad inside inference_mode records nothing; inference_mode(False) inside one
+    (or inside no_grad) turns inference off and recording on; each restores on exit."""
+    x = leaf([1.0])
+    with mg.inference_mode():
+        with mg.enable_grad():
+            assert not (x * 2).requires_grad
+        with mg.inference_mode(False):
+            assert not mg.is_inference_mode_enabled() and mg.is_grad_enabled()
+            assert (x * 2).requires_grad
+        assert mg.is_inference_mode_enabled() and not (x * 2).requires_grad
+    with mg.no_grad():
+        with mg.inference_mode(False):
+            assert (x * 2).requires_grad
+        assert not mg.is_grad_enabled()
+    assert mg.is_grad_enabled() and not mg.is_inference_mode_enabled()
+
+
 def test_grad_modes_restore_state_after_an_exception() -> None:
     with pytest.raises(ValueError):
         with mg.no_grad():
