@@ -18,7 +18,10 @@ def lu_packed(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     pivots = np.zeros((x.shape[0], n), np.int32)
     rows = np.arange(x.shape[0])
     for k in range(n):
-        p = k + np.argmax(np.abs(x[:, k:, k]), axis=1)
+        col = x[:, k:, k]
+        # LAPACK's pivot search (i?amax) takes |re| + |im| for complex entries, not |z|
+        size = np.abs(col.real) + np.abs(col.imag) if x.dtype.kind == "c" else np.abs(col)
+        p = k + np.argmax(size, axis=1)
         pivots[:, k] = p + 1
         top = x[rows, k].copy()
         x[rows, k] = x[rows, p]

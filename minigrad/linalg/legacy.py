@@ -84,18 +84,19 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     """
     T = A.mT if transpose else A
     X = solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
-    return TriangularSolveResult(X, A.clone())
+    # the copy of A has the solution's batch shape, as torch's
+    return TriangularSolveResult(X, A.broadcast_to(X.shape[:-2] + A.shape[-2:]).clone())
 
 
 def lu(A: Tensor, pivot: bool = True,
        get_infos: bool = False) -> LUFactorResult | LUFactorExResult:
-    """torch.lu: (LU, pivots) of linalg.lu_factor, raising on a singular matrix, or with
-    ``get_infos`` (LU, pivots, infos) of lu_factor_ex.
+    """torch.lu: (LU, pivots) of linalg.lu_factor_ex, a singular matrix factored as torch's
+    (its info only with ``get_infos``: (LU, pivots, infos)).
 
     >>> mg.lu(mg.tensor([[1.0, 2.0], [3.0, 4.0]]))[1]
     tensor([2, 2], dtype=minigrad.int32)
     """
-    res = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    res = lu_factor_ex(A, pivot=pivot)
     return res if get_infos else LUFactorResult(res.LU, res.pivots)
 
 

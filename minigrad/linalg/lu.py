@@ -103,8 +103,10 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True,
     if check_errors and info.any():
         first = int(np.flatnonzero(info)[0])
         raise LinAlgError(f"torch.linalg.lu_factor_ex: {batch_prefix(info.shape, first)}"
-                          f"The factorization could not be completed because the input is "
-                          f"singular (U[{info.flat[first]},{info.flat[first]}] is zero).")
+                          f"U[{info.flat[first]},{info.flat[first]}] is zero and using it on "
+                          "lu_solve would result in a division by zero; to factor such a "
+                          "matrix all the same, call linalg.lu(A, pivot) or "
+                          "linalg.lu_factor_ex(A, pivot)")
     return LUFactorExResult(_LUFactor.apply(A, lu.astype(A.dtype, copy=False), pivots),
                             make_tensor(pivots), make_tensor(info.astype(np.int32)))
 

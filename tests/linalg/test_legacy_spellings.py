@@ -190,3 +190,9 @@ def test_triangular_solve_matches_torch(upper: bool, transpose: bool, unit: bool
         _close(ours, theirs)
     assert gradcheck(lambda A, B: mg.triangular_solve(B, A, upper, transpose, unit)[0],
                      [mg.tensor(a[0], requires_grad=True), mg.tensor(b[0], requires_grad=True)])
+    # one A for a batch of b: the copy of A takes the solution's batch shape, as torch's
+    for ours, theirs in zip(mg.triangular_solve(mg.tensor(b), mg.tensor(a[0]), upper, transpose,
+                                                unit),
+                            torch.triangular_solve(torch.tensor(b), torch.tensor(a[0]), upper,
+                                                   transpose, unit)):
+        _close(ours, theirs)
