@@ -33,8 +33,7 @@ if TYPE_CHECKING:
 
 _new = object.__new__
 # bound once: see _tensor/arith.py
-_sum, _mean, _amax, _amin = (reduce.Sum.apply, reduce.Mean.apply, reduce.Amax.apply,
-                             reduce.Amin.apply)
+_sum, _mean = reduce.Sum.apply, reduce.Mean.apply
 
 
 def _unrecorded(fn: type[Function], x: Tensor, dims: tuple[int, ...], keepdim: bool) -> Tensor:
@@ -47,6 +46,18 @@ def _unrecorded(fn: type[Function], x: Tensor, dims: tuple[int, ...], keepdim: b
         return make_tensor(fn.forward(_new(Context), x, dims, keepdim))
     finally:
         _loud(token)
+
+
+def _extreme(x: Tensor, fn: type[Function], name: str, dim: Any, keepdim: bool,
+             numpy: dict) -> Tensor:
+    """amax or amin (``fn``), numpy's axis= spelling read inline (numpy_dims's wrapper costs
+    a call), unrecorded where nothing records."""
+    if numpy:
+        dim, keepdim = numpy_kwargs(name, numpy, dim, keepdim)
+    dims = norm_dims(dim, x._array.ndim)
+    if x.requires_grad and _state.enabled:
+        return fn.apply(x, dims, keepdim)
+    return _unrecorded(fn, x, dims, keepdim)
 
 
 class MinMax(NamedTuple):
@@ -105,22 +116,21 @@ class ReduceMethods:
 
     def amax(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,
              **numpy: Any) -> Tensor:
-        """Max over ``dim``; ties share the gradient evenly (torch's amax rule)."""
-        if numpy:  # (inline, as sum's: numpy_dims's wrapper costs a call)
-            dim, keepdim = numpy_kwargs("amax", numpy, dim, keepdim)
-        dims = norm_dims(dim, self._array.ndim)
-        if self.requires_grad and _state.enabled:
-            return _amax(self, dims, keepdim)
-        return _unrecorded(reduce.Amax, self, dims, keepdim)
+        """Max over ``dim``; ties share the gradient evenly (torch's amax rule).
+
+        >>> mg.tensor([[1.0, 3.0], [3.0, 2.0]]).amax(0)
+        tensor([3., 3.])
+        """
+        return _extreme(self, reduce.Amax, "amax", dim, keepdim, numpy)
 
     def amin(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,
              **numpy: Any) -> Tensor:
-        if numpy:
-            dim, keepdim = numpy_kwargs("amin", numpy, dim, keepdim)
-        dims = norm_dims(dim, self._array.ndim)
-        if self.requires_grad and _state.enabled:
-            return _amin(self, dims, keepdim)
-        return _unrecorded(reduce.Amin, self, dims, keepdim)
+        """Min over ``dim``; ties share the gradient evenly (torch's amin rule).
+
+        >>> mg.tensor([[1.0, 3.0], [0.0, 2.0]]).amin(1)
+        tensor([1., 0.])
+        """
+        return _extreme(self, reduce.Amin, "amin", dim, keepdim, numpy)
 
     @numpy_dims
     def max(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor | MinMax:

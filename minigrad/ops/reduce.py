@@ -55,6 +55,10 @@ class Mean(Function):
         x = a._array  # a float or complex: the caller refuses the others, as torch does
         ctx.shape, ctx.dims = x.shape, dims
         ctx.count = count = count_over(x.shape, dims)
+        if x.dtype == np.float16:  # as torch: summed and divided in float32 (65504 is
+            # float16's largest: a count above it was inf, and the mean 0)
+            return np.asarray(np.sum(x, axis=dims, keepdims=keepdim, dtype=np.float32)
+                              / count).astype(np.float16)
         # a new array: divided in place
         out = (fast_sum(x, dims, keepdim) if x.dtype.kind == "f"
                else np.asarray(x.sum(axis=dims, keepdims=keepdim)))
@@ -65,10 +69,13 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
+        count = ctx.count
+        if g._array.dtype == np.float16:  # a count past 65504 is inf in float16: 1 / count
+            g, count = g * (1.0 / count if count else math.nan), 1
         if not _state.enabled:  # count 0 spreads nothing (the walk keeps numpy quiet)
-            share = g._array / ctx.count
+            share = g._array / count
             return make_tensor(_spread(share, ctx.shape, ctx.dims)), None, None
-        return SumBackward.apply(g / ctx.count, ctx.shape, ctx.dims), None, None
+        return SumBackward.apply(g / count, ctx.shape, ctx.dims), None, None
 
 
 class Var(Function):

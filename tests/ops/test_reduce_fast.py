@@ -327,3 +327,15 @@ def test_a_reduction_that_records_nothing_skips_apply_and_stays_quiet(monkeypatc
         assert w.sum().grad_fn is None and not w.amax().requires_grad
     names = [getattr(w, name)(1).grad_fn.name() for name in want]  # recorded: a node each
     assert names == ["SumBackward", "MeanBackward", "AmaxBackward", "AminBackward"]
+
+
+def test_float16_mean_over_more_elements_than_float16_holds():
+    """torch sums and divides a float16 mean in float32: a count past 65504 (float16's
+    largest) was inf here, the mean 0 and its gradient 0."""
+    torch = pytest.importorskip("torch")
+    for lib in (mg, torch):
+        x = (lib.ones(70000, dtype=lib.float16) * 0.5).requires_grad_(True)
+        m = x.mean()
+        m.backward()
+        assert float(m) == 0.5 and float(x.detach().mean(0)) == 0.5
+        assert float(x.grad[0]) == np.float16(1 / 70000)
