@@ -23,8 +23,7 @@ from .._dims import count_over, norm_dims, numpy_dims, numpy_kwargs, wrap_dim
 from ..autograd.context import Context
 from ..autograd.function import Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
-from ..autograd.quiet import enter as _quiet
-from ..autograd.quiet import leave as _loud
+from ..autograd.quiet import unrecorded
 from ..ops import arith, reduce
 from ._operand import real_only
 
@@ -38,14 +37,9 @@ _sum, _mean = reduce.Sum.apply, reduce.Mean.apply
 
 def _unrecorded(fn: type[Function], x: Tensor, dims: tuple[int, ...], keepdim: bool) -> Tensor:
     """``fn.apply(x, dims, keepdim)`` where that would record nothing (x needs no gradient or
-    grad mode is off): fn's forward alone, on a ctx that is dropped. apply's bookkeeping
-    (about 1 us) was a fifth of torch's whole time for a sum of 76800 float32 (issue 29);
-    the callers test for recording themselves, so a recorded call pays no extra call."""
-    token = _quiet()  # inf and nan silently, as apply runs a forward
-    try:
-        return make_tensor(fn.forward(_new(Context), x, dims, keepdim))
-    finally:
-        _loud(token)
+    grad mode is off): fn's forward alone, on a ctx that is dropped. The callers test for
+    recording themselves, so a recorded call pays no extra call."""
+    return make_tensor(unrecorded(fn.forward, _new(Context), x, dims, keepdim))
 
 
 def _extreme(x: Tensor, fn: type[Function], name: str, dim: Any, keepdim: bool,

@@ -9,13 +9,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..autograd.quiet import enter as _quiet
-from ..autograd.quiet import leave as _loud
 from ..tensor import Tensor
 from .errors import LinAlgError
 
 F = TypeVar("F", bound=Callable[..., Any])
-_R = TypeVar("_R")
 
 
 def _dtype_name(dt: np.dtype) -> str:
@@ -63,17 +60,6 @@ def check_matrix(A: object, fn: str, arg: str = "A", square: bool = False,
     if A._array.dtype.kind != "f":
         check_float(A, fn, complex_ok)
     return A
-
-
-def unrecorded(fn: Callable[..., _R], *args: Any, **kwargs: Any) -> _R:
-    """fn(*args, **kwargs) with numpy's warnings silenced, as Function.apply runs a forward:
-    the path of a call that records nothing (for one small matrix, a node's fixed cost,
-    plan and tie tests were most of the time)."""
-    token = _quiet()
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        _loud(token)
 
 
 def batch_prefix(batch: tuple, flat: int) -> str:

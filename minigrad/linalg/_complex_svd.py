@@ -43,11 +43,11 @@ import numpy as np
 from ..autograd.engine import result_is_differentiated
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.quiet import unrecorded
 from ..functions import where
 from ..tensor import Tensor
 from . import _kinks
 from . import ties as _ties
-from ._checks import unrecorded
 from ._complex_forward import complex_svd_forward
 from ._svd_gauge import bond_gradient, bond_inherited
 from ._svd_parts import (

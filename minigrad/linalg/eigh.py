@@ -25,11 +25,12 @@ import numpy as np
 
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.quiet import unrecorded
 from ..tensor import Tensor
 from . import _eigh_ties as _et
 from . import _kinks
 from . import ties as _ties
-from ._checks import adjoint, check_matrix, half_as_float, unrecorded
+from ._checks import adjoint, check_matrix, half_as_float
 from ._complex_forward import any_eigh_forward
 from ._eigh_forward import DEFAULT_MAX_SWEEPS, eigh_forward
 from ._svd_parts import C_NOISE, colmax

@@ -16,9 +16,10 @@ import numpy as np
 
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.quiet import unrecorded
 from ..tensor import Tensor
 from . import _small
-from ._checks import adjoint, batch_prefix, check_matrix, check_tensor, half_as_float, unrecorded
+from ._checks import adjoint, batch_prefix, check_matrix, check_tensor, half_as_float
 from ._lapack_info import cholesky_info, lu_info
 from .errors import LinAlgError
 

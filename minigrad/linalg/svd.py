@@ -10,10 +10,11 @@ import numpy as np
 
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.quiet import unrecorded
 from ..tensor import Tensor
 from . import _complex_svd as _complex
 from . import ties as _ties
-from ._checks import check_matrix, half_as_float, unrecorded
+from ._checks import check_matrix, half_as_float
 from ._svd_backward import plan_backward, svd_backward
 from ._svd_forward import DEFAULT_MAX_SWEEPS, svd_forward
 from ._svd_trunc import svd_top, top_forward
