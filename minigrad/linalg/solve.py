@@ -104,11 +104,14 @@ def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        info = lu_info(np.broadcast_to(a, batch + a.shape[-2:]))
-        bad = np.flatnonzero(info)
-        first = int(bad[0]) if bad.size else 0
-        raise LinAlgError(f"torch.linalg.solve: {batch_prefix(info.shape, first)}The "
-                          "solver failed because the input matrix is singular.") from None
+        _solver_failed("torch.linalg.solve", lu_info(np.broadcast_to(a, batch + a.shape[-2:])))
+
+
+def _solver_failed(fn: str, info: np.ndarray) -> NoReturn:
+    """torch's error for a singular matrix in solve, naming the first one info marks."""
+    bad = np.flatnonzero(info)
+    raise LinAlgError(f"{fn}: {batch_prefix(info.shape, int(bad[0]) if bad.size else 0)}The "
+                      "solver failed because the input matrix is singular.") from None
 
 
 @half_as_float
@@ -363,9 +366,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
     check_matrix(A, "linalg.solve_ex", square=True, complex_ok=True)
     out, info = _unless_failed(lambda a: solve(a, B, left=left), A, lu_info)
     if check_errors and info.any():
-        first = batch_prefix(info.shape, int(np.flatnonzero(info)[0]))
-        raise LinAlgError(f"torch.linalg.solve_ex: {first}The solver failed because the input "
-                          "matrix is singular.")
+        _solver_failed("torch.linalg.solve_ex", info)
     return SolveExResult(out, _info(info))
 
 
