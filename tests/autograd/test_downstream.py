@@ -5,6 +5,7 @@ reused and the record dropped after it."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import minigrad as mg
 from minigrad.autograd import Function, downstream
@@ -256,26 +257,11 @@ def test_a_look_through_a_once_differentiable_backward_says_why_it_needs_one() -
     again, which a once_differentiable Function cannot be. The error (torch's kind, a
     RuntimeError) says so and names the policies that need no look, instead of telling
     the user to drop a create_graph=True they never passed."""
-    from minigrad.autograd.function import once_differentiable
-
-    class Cube(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x._array ** 3
-
-        @staticmethod
-        @once_differentiable
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * mg.tensor(3 * x._array ** 2)
+    from tests.autograd.test_backward_edge_cases import CubeFirstOrder
 
     A0, W, _ = _tied()
     A = f64(A0)
-    try:
-        Cube.apply(_tied_svd_loss(A, mg.tensor(W))).sum().backward()
-    except RuntimeError as e:
-        assert "once_differentiable" in str(e) and "CubeBackward" in str(e)
-        assert "ties=" in str(e) and "create_graph" not in str(e)
-    else:
-        raise AssertionError("the look through a once_differentiable backward did not raise")
+    with pytest.raises(RuntimeError, match="once_differentiable") as e:
+        CubeFirstOrder.apply(_tied_svd_loss(A, mg.tensor(W))).sum().backward()
+    assert "CubeFirstOrderBackward" in str(e.value)
+    assert "ties=" in str(e.value) and "create_graph" not in str(e.value)
