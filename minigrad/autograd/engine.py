@@ -147,6 +147,8 @@ def _drive(walk: _Walk, buffers: dict[WalkNode, list[Tensor | None]],
         quiet.leave(token)
         _state.enabled = prev
         running.pop()
+        if not running:
+            downstream.running.reach = None  # the next walk may meet wanting nodes it lacks
         if hold:
             gc.enable()
         for node in walk.kept:  # what a walk that records or may replay kept to its end
@@ -371,7 +373,20 @@ def _call_backward(node: Context, grads: list[Tensor | None]) -> tuple:
 
 
 def _leading_to(targets: AbstractSet[Node], starts: list[WalkNode]) -> set[Node]:
-    """The nodes with a path to one of ``targets``: the only ones autograd.grad must run."""
+    """The nodes with a path to one of ``targets``: the only ones autograd.grad must run.
+    Inside a walk (a look's), from what the walks before it found (``downstream.Reach``)."""
+    if downstream.running.stack:
+        reach = downstream.running.reach
+        if reach is None:
+            reach = downstream.running.reach = downstream.Reach()
+        mask = reach.mask(targets)
+        if mask is not None:
+            return reach.leading_to(mask, starts)
+    return _scan_leading_to(targets, starts)
+
+
+def _scan_leading_to(targets: AbstractSet[Node], starts: list[WalkNode]) -> set[Node]:
+    """``_leading_to`` by one scan of every node reachable from ``starts``."""
     leads: dict[Node, bool] = {}
     for s in starts:
         todo = [s]

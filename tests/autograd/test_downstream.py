@@ -265,3 +265,60 @@ def test_a_look_through_a_once_differentiable_backward_says_why_it_needs_one() -
         CubeFirstOrder.apply(_tied_svd_loss(A, mg.tensor(W))).sum().backward()
     assert "CubeFirstOrderBackward" in str(e.value)
     assert "ties=" in str(e.value) and "create_graph" not in str(e.value)
+
+
+class _RunsWhenReached(Function):
+    """The identity, marked as a node that runs whenever a walk reaches it (DelayedError's
+    flag): the nodes above it lead somewhere even when it leads to no input."""
+
+    runs_when_reached = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return mg.tensor(x._array.copy())
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_what_nested_walks_remember_of_the_graph_is_the_plain_scan(seed: int) -> None:
+    """Reach (a node's bits: the wanting nodes below it) gives the nodes leading to any set
+    of wanting nodes that the plain scan gives, on random graphs, and again for later
+    walks from nodes made after it scanned (which reuse what the first walks found)."""
+    from minigrad.autograd.engine import _scan_leading_to
+
+    rng = np.random.default_rng(seed)
+    leaves = [f64(rng.standard_normal(3)) for _ in range(3)]
+    ts = list(leaves)
+    wanting = []
+    keep = []  # the wanting contexts must stay alive for Reach to know them
+
+    def grow(n: int) -> None:
+        for _ in range(n):
+            a, b = (ts[i] for i in rng.integers(0, len(ts), 2))
+            kind = rng.integers(0, 5)
+            y = (a * b if kind == 0 else a + b.sin() if kind == 1 else a.exp() if kind == 2
+                 else _RunsWhenReached.apply(a) if kind == 3 else _Curious.apply(a, False))
+            if kind == 4:
+                wanting.append(y.grad_fn)
+            ts.append(y)
+
+    grow(40)
+    keep.extend(wanting)
+    reach = downstream.Reach()
+    for round_ in range(2):
+        if round_:
+            grow(15)  # nodes made after the first walks scanned (their wanting ones unknown)
+        starts = [ts[-1].grad_fn, ts[-5].grad_fn]
+        known = [w for w in wanting if w in reach.bit]
+        assert known
+        for k in range(1, len(known) + 1):
+            targets = set(rng.choice(np.array(known, dtype=object), k, replace=False))
+            mask = reach.mask(targets)
+            assert mask is not None
+            assert reach.leading_to(mask, starts) == _scan_leading_to(targets, starts)
+        later = [w for w in wanting if w not in reach.bit]
+        if later:
+            assert reach.mask({later[0]}) is None  # unknown to it: the caller scans
