@@ -24,8 +24,8 @@ wanting nodes and hooks; each node that asks costs a scan for the nodes leading 
 for the first, then only the nodes made since and those leading to it: ``Reach``) and a
 recorded walk of the part of the graph below it (at most G), one at a time in memory.
 Replays that would run more than G nodes in all give way to one recorded walk from the
-start (``Restart``). Along a chain of n asking nodes that is O(n G) time, never more memory
-than one recorded walk.
+start (``Restart``), as does a single replay of more than G / 2. Along a chain of n
+asking nodes that is O(n G) time, never more memory than one recorded walk.
 """
 
 from __future__ import annotations

@@ -91,7 +91,10 @@ def test_a_replay_passes_a_node_that_asked_without_asking_again() -> None:
     more inside the replay, recording: the replay records)."""
     _Curious.log = []
     x = f64([1.0, 2.0])
-    a = _Curious.apply(x * 1.0, True)
+    z = x
+    for _ in range(8):  # below both, so that neither replay runs most of the graph
+        z = z * 1.0
+    a = _Curious.apply(z, True)
     b = _Curious.apply(a * a, True)
     (b ** 3).sum().backward()
     first, again, second = _Curious.log
@@ -148,6 +151,23 @@ def test_replays_that_would_cost_more_than_a_record_give_way_to_one() -> None:
     for e in _Curious.log:
         if "hvp" in e:
             np.testing.assert_allclose(e["hvp"], [2.0, 2.0])  # d(2 y . 1)/dy
+
+
+def test_a_replay_of_most_of_the_graph_gives_way_to_a_record_at_once() -> None:
+    """One asking node far from the loss: replaying the walk to it would run more than
+    half the graph, and a second such ask would cost more than recording it; so the walk
+    runs again from its start, recording, without that replay (a second pass meets its
+    SVDs after the whole recorded first pass: CTMRG's replayed ~all of it, then restarted)."""
+    _Curious.log = []
+    x = f64([0.5, 1.5])
+    y = _Curious.apply(x * 1.0, True)
+    for _ in range(6):
+        y = y * 1.0
+    (y ** 2).sum().backward()
+    assert [e["replaying"] for e in _Curious.log] == [False]  # no replay ran its backward
+    assert _Curious.log[0]["records"]  # it asked in the walk run again, recording
+    np.testing.assert_allclose(_Curious.log[0]["hvp"], [2.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([0.5, 1.5]))
 
 
 def _tied_svd_loss(A: mg.Tensor, W: mg.Tensor) -> mg.Tensor:
