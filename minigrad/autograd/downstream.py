@@ -121,14 +121,20 @@ class Reach:
     Scanning the whole graph below each look for those costs O(G) a look, however few
     nodes lead to it: CTMRG's specific heat spent 3/4 of its time there (113 scans of
     ~12,000 nodes, to find 200-4,000). A node's edges never change once recorded, so what
-    it reaches is fixed: each node keeps it, as a bit set over the wanting nodes alive
-    when the outermost walk's first nested walk began (``node._reach``, marked with this
-    object, which the outermost walk drops when it ends). A nested walk then scans only
-    the nodes made since and the nodes that lead to its inputs. Cost: O(G) once, then
-    O(new nodes + nodes leading to the inputs) a walk; one int a node (kept on the node,
-    so it goes with it)."""
+    it reaches is fixed: each node keeps it, as a bit set over the K wanting nodes alive
+    when the outermost walk's first nested walk began (``node._reach``, marked with a
+    token of this object's, which the outermost walk drops when it ends: a node that
+    outlives the walk, a parameter's sink, holds no wanting node alive through it). A
+    nested walk then scans only the nodes made since and the nodes that lead to its
+    inputs. Walks in other threads may overwrite a shared node's mark with their own:
+    each call reads a mark once (``known``) and recomputes what is not its own, so it
+    stays right, only slower. Cost: O(G K / 64) once, then O((new nodes + nodes leading
+    to the inputs) K / 64) a walk; a K-bit int a node, which goes with the node."""
 
     def __init__(self) -> None:
+        # What node._reach is marked with: a token, not this object, so that a node that
+        # outlives the walk holds nothing of it (this object holds the wanting contexts).
+        self.token = object()
         self.bit: dict[Node, int] = {}
         for ref in list(WANTING):
             ctx = ref()
@@ -146,25 +152,32 @@ class Reach:
             mask |= b
         return mask
 
-    def below(self, node: Node) -> int:
+    def below(self, node: Node, known: dict | None = None) -> int:
         """The bits of the wanting nodes ``node`` has a path to (not its own), and
-        ``_RUNS_WHEN_REACHED`` if it or a node below it runs when reached."""
-        r = node._reach
-        if r is not None and r[0] is self:
-            return r[1]
-        bit = self.bit
+        ``_RUNS_WHEN_REACHED`` if it or a node below it runs when reached. ``known``: the
+        bits this call has read (node._reach is shared with other threads' walks, whose
+        Reach may overwrite it at any time: each is read once, as one tuple)."""
+        if known is None:
+            known = {}
+        tok, bit = self.token, self.bit
         stack = [node]
         while stack:  # post-order: a node's bits once all its children's are known
             n = stack[-1]
+            if n in known:
+                stack.pop()
+                continue
             r = n._reach
-            if r is not None and r[0] is self:
+            if r is not None and r[0] is tok:
+                known[n] = r[1]
                 stack.pop()
                 continue
             pending = False
             for e in n._next_edges:
-                if e is not None:
+                if e is not None and e[0] not in known:
                     rc = e[0]._reach
-                    if rc is None or rc[0] is not self:
+                    if rc is not None and rc[0] is tok:
+                        known[e[0]] = rc[1]
+                    else:
                         stack.append(e[0])
                         pending = True
             if pending:
@@ -173,24 +186,28 @@ class Reach:
             for e in n._next_edges:
                 if e is not None:
                     c = e[0]
-                    b |= c._reach[1] | bit.get(c, 0)
-            n._reach = (self, b)
+                    b |= known[c] | bit.get(c, 0)
+            known[n] = b
+            n._reach = (tok, b)
             stack.pop()
-        return self.below(node)
+        return known[node]
 
     def leading_to(self, mask: int, starts: Sequence[Node]) -> set[Node]:
         """The nodes from ``starts`` down with a path to a node of ``mask`` (or below
         one that runs when reached)."""
+        known: dict = {}
         only = set()
-        stack = [s for s in starts if self.below(s) & mask]
+        stack = [s for s in starts if self.below(s, known) & mask]
         while stack:
             n = stack.pop()
             if n in only:
                 continue
             only.add(n)
             for e in n._next_edges:
-                if e is not None and e[0]._reach[1] & mask and e[0] not in only:
-                    stack.append(e[0])
+                if e is not None:
+                    c = e[0]
+                    if c not in only and (known[c] if c in known else self.below(c, known)) & mask:
+                        stack.append(c)
         return only
 
 

@@ -342,3 +342,47 @@ def test_what_nested_walks_remember_of_the_graph_is_the_plain_scan(seed: int) ->
         later = [w for w in wanting if w not in reach.bit]
         if later:
             assert reach.mask({later[0]}) is None  # unknown to it: the caller scans
+
+
+def test_a_walk_that_looked_leaves_no_wanting_node_alive_behind_its_leaves() -> None:
+    """A parameter outlives each walk, and its sink was scanned (it carries a Reach mark):
+    the mark must hold nothing of the walk, or every SVD of a training loop stays alive
+    (and every later walk scans for wanting nodes again)."""
+    import weakref
+
+    def live() -> set:
+        return {r() for r in list(downstream.WANTING)} - {None}
+
+    A0, W, _ = _tied()
+    A = f64(A0)
+    for _ in range(3):
+        before = live()
+        loss = _tied_svd_loss(A * 1.0, mg.tensor(W)).sum()
+        (ctx,) = live() - before
+        ref = weakref.ref(ctx)
+        del ctx, before
+        loss.backward()
+        del loss
+        assert ref() is None  # freed by its count, no cycle, nothing holding it
+
+
+def test_reach_marks_overwritten_by_another_threads_walk_are_not_misread() -> None:
+    """node._reach is shared, each thread's Reach numbers the wanting nodes its own way:
+    a walk whose marks another overwrote in between still finds the scan's nodes."""
+    from minigrad.autograd.engine import _scan_leading_to
+
+    x = f64([1.0, 2.0])
+    w1, w2 = _Curious.apply(x * 1.0, False), _Curious.apply(x * 3.0, False)
+    top = w1 * 2.0 + w2.exp()
+    loss = (top * top).sum()
+    mine = downstream.Reach()
+    other = downstream.Reach()
+    a, b = w1.grad_fn, w2.grad_fn
+    other.bit[a], other.bit[b] = other.bit[b], other.bit[a]  # its own numbering
+    assert other.bit[w1.grad_fn] != mine.bit[w1.grad_fn]
+    mine.below(loss.grad_fn)
+    other.below(top.grad_fn)  # the other thread's walk through the shared part
+    for w in (w1.grad_fn, w2.grad_fn):
+        mask = mine.mask({w})
+        assert mask is not None
+        assert mine.leading_to(mask, [loss.grad_fn]) == _scan_leading_to({w}, [loss.grad_fn])
