@@ -24,8 +24,9 @@ wanting nodes and hooks; each node that asks costs a scan for the nodes leading 
 for the first, then only the nodes made since and those leading to it: ``Reach``) and a
 recorded walk of the part of the graph below it (at most G), one at a time in memory.
 Replays that would run more than G nodes in all give way to one recorded walk from the
-start (``Restart``), as does a single replay of more than G / 2. Along a chain of n
-asking nodes that is O(n G) time, never more memory than one recorded walk.
+start (``Restart``), as does a single replay of more than G / 2 with a wanting node below
+it. Along a chain of n asking nodes that is O(n G) time, never more memory than one
+recorded walk.
 """
 
 from __future__ import annotations
@@ -209,6 +210,13 @@ class Reach:
                     if c not in only and (known[c] if c in known else self.below(c, known)) & mask:
                         stack.append(c)
         return only
+
+
+def wanting_below(node: Node) -> bool:
+    """Whether a wanting node lies below ``node`` (from the running walks' ``Reach``; True
+    when there is none to say)."""
+    reach = running.reach
+    return reach is None or bool(reach.below(node) & ~_RUNS_WHEN_REACHED)
 
 
 def recorded_output_grads(node: Node, grads: Sequence[Tensor | None]) -> list[Tensor | None]:

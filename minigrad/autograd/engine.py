@@ -255,14 +255,16 @@ class _Walk:
 
         Replays that would run more nodes in all than the graph has (many asks, far from
         the start) cost more than recording the walk: then ``Restart``, and at once for a
-        replay of more than half of it (a second such would; a second pass meets its SVDs
-        after the whole recorded first pass). So a walk's replays never record more than
-        the graph once."""
+        replay of more than half of it when a wanting node below may ask too (a second
+        such replay would; a second pass meets its SVDs after the whole recorded first
+        pass). A lone ask replays: a restart would record, and keep, the walk below it
+        too. So a walk's replays never record more than the graph once."""
         starts, seed = self.seed
         sub = _Walk(starts, [(node, i) for i in range(len(node._out_meta))], True, False,
                     False, record=True)
         assert sub.only is not None  # a walk given inputs runs the nodes leading to them
-        if self.replayed + len(sub.only) > self.size or 2 * len(sub.only) > self.size:
+        if self.replayed + len(sub.only) > self.size or (
+                2 * len(sub.only) > self.size and downstream.wanting_below(node)):
             raise downstream.Restart
         self.replayed += len(sub.only)
         sub.replaying, sub.cursor = self, {}

@@ -154,19 +154,39 @@ def test_replays_that_would_cost_more_than_a_record_give_way_to_one() -> None:
 
 
 def test_a_replay_of_most_of_the_graph_gives_way_to_a_record_at_once() -> None:
-    """One asking node far from the loss: replaying the walk to it would run more than
-    half the graph, and a second such ask would cost more than recording it; so the walk
-    runs again from its start, recording, without that replay (a second pass meets its
-    SVDs after the whole recorded first pass: CTMRG's replayed ~all of it, then restarted)."""
+    """An asking node far from the loss with another wanting node below it: replaying the
+    walk to it would run more than half the graph, and the next ask would then cost more
+    than recording it; so the walk runs again from its start, recording, without that
+    replay (a second pass meets its SVDs after the whole recorded first pass: CTMRG's
+    replayed ~all of it, then restarted)."""
     _Curious.log = []
     x = f64([0.5, 1.5])
-    y = _Curious.apply(x * 1.0, True)
+    y = _Curious.apply(_Curious.apply(x * 1.0, True) * 1.0, True)
     for _ in range(6):
         y = y * 1.0
     (y ** 2).sum().backward()
-    assert [e["replaying"] for e in _Curious.log] == [False]  # no replay ran its backward
-    assert _Curious.log[0]["records"]  # it asked in the walk run again, recording
-    np.testing.assert_allclose(_Curious.log[0]["hvp"], [2.0, 2.0])
+    assert [e["replaying"] for e in _Curious.log] == [False, False]  # no replay ran
+    assert all(e["records"] for e in _Curious.log)  # both asked in the walk run again
+    for e in _Curious.log:
+        np.testing.assert_allclose(e["hvp"], [2.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([0.5, 1.5]))
+
+
+def test_a_lone_far_ask_replays() -> None:
+    """The same far ask with nothing wanting below it replays (a restart would record,
+    and keep to the walk's end, the graph below it as well)."""
+    _Curious.log = []
+    x = f64([0.5, 1.5])
+    z = x
+    for _ in range(4):
+        z = z * 1.0  # below the asking node: a record of these would be kept
+    y = _Curious.apply(z, True)
+    for _ in range(8):  # above it: its replay runs more than half the graph
+        y = y * 1.0
+    (y ** 2).sum().backward()
+    (entry,) = _Curious.log
+    assert not entry["records"] and not entry["replaying"]  # asked in the optimistic walk
+    np.testing.assert_allclose(entry["hvp"], [2.0, 2.0])
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([0.5, 1.5]))
 
 
