@@ -34,15 +34,16 @@ from .ties import TiePolicy
 _nesting = threading.local()  # .depth > 0 while a tie limit looks downstream
 
 def earlier_here(down: Downstream | None) -> Earlier | None:
-    """What an earlier recorded pass left, if this walk goes through its result (one
-    such pass: through several, each would need its own Local, and the look downstream
-    serves them all)."""
+    """What an earlier recorded pass left, if this walk goes through its result (through
+    several passes' results: what they left together, ``Passes``)."""
     if down is None:
         return None
     walk = current_walk()
     seen = [e for e in (r() for r in getattr(down.ctx, "earlier", ()))
             if e is not None and e.seen_by(walk) and e.D is not None]
-    return seen[0] if len(seen) == 1 else None
+    if len(seen) <= 1:
+        return seen[0] if seen else None
+    return Passes(seen)
 
 
 def remember_dropped(down: Downstream | None, poles: Poles, policy: TiePolicy,
@@ -263,6 +264,23 @@ class Earlier(Mark):
         super().__init__()
         self.absent, self.grads, self.policy = absent, grads, policy
 
+    def parts(self) -> list[tuple[tuple, Tensor | None]]:
+        """Each pass's cotangents and the cotangent D its result got in this walk."""
+        return [(self.grads, self.D)]
+
+
+class Passes(Earlier):
+    """Several recorded passes through one node whose results one walk goes through: the
+    triplets every one of them dropped (the others a pass reads, and only a look
+    downstream knows), and psi the sum of each pass's <D, formula> (``Local``)."""
+
+    def __init__(self, seen: list[Earlier]) -> None:
+        super().__init__(np.logical_and.reduce([e.absent for e in seen]), (), seen[0].policy)
+        self.seen, self.D = seen, seen[0].D
+
+    def parts(self) -> list[tuple[tuple, Tensor | None]]:
+        return [p for e in self.seen for p in e.parts()]
+
 
 class Tap(Function):
     """The identity on a recorded backward's result; a later walk through it notes itself
@@ -283,16 +301,19 @@ class Tap(Function):
 
 
 class Local(Source):
-    """psi(U, S, Vh) = <D, first-order formula(U, S, Vh; that pass's cotangents)>, its
-    cotangents recorded on fresh leaves: the part of a later pass's loss that the dropped
-    triplets see."""
+    """psi(U, S, Vh) = <D, first-order formula(U, S, Vh; that pass's cotangents)> (summed
+    over the passes, ``Passes``), its cotangents recorded on fresh leaves: the part of a
+    later pass's loss that the dropped triplets see."""
 
     def __init__(self, earlier: Earlier, outputs: tuple[Tensor, ...],
                  formula: Callable) -> None:
         self.leaves = tuple(Tensor(t._array, requires_grad=True) for t in outputs)
+        psi: Tensor | None = None
         with enable_grad():
-            G = formula(*self.leaves, *earlier.grads, TiePolicy("local"))
-            psi = (G * earlier.D).sum()
+            for grads, D in earlier.parts():
+                term = (formula(*self.leaves, *grads, TiePolicy("local")) * D).sum()
+                psi = term if psi is None else psi + term
+        assert psi is not None  # an Earlier stands for one pass at least
         self.grads = self._hvp(psi, list(self.leaves), True)
 
     def outputs(self) -> tuple[Tensor, ...]:
