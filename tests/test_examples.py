@@ -97,11 +97,8 @@ def test_ctmrg_energy_and_specific_heat_match_onsager(capsys) -> None:
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("ctmrg:")
 
 
-def test_a_second_recorded_pass_through_ctmrg_differentiates_as_the_first(monkeypatch) -> None:
-    """Each create_graph pass through an SVD whose dropped triplets sit at poles leaves
-    its own record for a later pass (``_tie_sources.Earlier``): a Hessian-vector product
-    through the last of several passes is that of a lone pass. (When a node kept the
-    first pass's alone, the same product was 6e-9 off at chi 8 and raised at chi 12.)"""
+def _ctmrg_keeping_us(monkeypatch) -> tuple:
+    """examples/ctmrg.py with its projector's SVDs' U kept, in order, in the list returned."""
     ctmrg = load("ctmrg")
     Us: list = []
 
@@ -112,6 +109,15 @@ def test_a_second_recorded_pass_through_ctmrg_differentiates_as_the_first(monkey
         return U[:, :int(min(chi, np.count_nonzero(s > rel_cut * s[0])))]
 
     monkeypatch.setattr(ctmrg, "projector", projector)
+    return ctmrg, Us
+
+
+def test_a_second_recorded_pass_through_ctmrg_differentiates_as_the_first(monkeypatch) -> None:
+    """Each create_graph pass through an SVD whose dropped triplets sit at poles leaves
+    its own record for a later pass (``_tie_sources.Earlier``): a Hessian-vector product
+    through the last of several passes is that of a lone pass. (When a node kept the
+    first pass's alone, the same product was 6e-9 off at chi 8 and raised at chi 12.)"""
+    ctmrg, Us = _ctmrg_keeping_us(monkeypatch)
     T = np.random.default_rng(0).standard_normal((24, 24))
 
     def hvp(before: list[int]) -> np.ndarray:
@@ -132,16 +138,7 @@ def test_one_walk_through_two_recorded_passes_is_the_sum_of_each(monkeypatch) ->
     their dropped triplets' limits from both passes' formulas together (``Passes``): the
     Hessian-vector product of <G1, TA> + <G2, TB> is the sum of the two products alone.
     (Taking the general look there raised 'ill-conditioned' at chi 8, 7e-8 off at 12.)"""
-    ctmrg = load("ctmrg")
-    Us: list = []
-
-    def projector(M, chi, rel_cut):
-        U, S, _ = mg.linalg.svd(M, full_matrices=False)
-        Us.append(U)
-        s = S.detach().numpy()
-        return U[:, :int(min(chi, np.count_nonzero(s > rel_cut * s[0])))]
-
-    monkeypatch.setattr(ctmrg, "projector", projector)
+    ctmrg, Us = _ctmrg_keeping_us(monkeypatch)
     rng = np.random.default_rng(1)
     TA, TB = rng.standard_normal((16, 16)), rng.standard_normal((16, 16))
 
