@@ -246,41 +246,14 @@ def _outputs(nbatch: int, m: int, n: int, full: bool, compute_uv: bool, dtype):
     return u, np.empty((nbatch, k), dtype=real_of(dtype)), vh, np.empty(nbatch, dtype=np.int8)
 
 
-def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
-    """The general batch kernels on a3 (float64 or complex128, m x n, or n x m when
-    trans): SVDs into u, s, vh (in a3's orientation) and status. Separate kernels, not one
-    calling the others: each nesting level would compile its callees again (see _jacobi's
-    entry points)."""
-    jac = _kernels()
-    nbatch, m, n = a3.shape
-    k = min(m, n)
-    X, expo = _scaled_rows(a3, trans, status)
-    if not compute_uv:
-        Vt = np.empty((nbatch, 0, 0), a3.dtype)
-    elif nbatch == 1:
-        Vt = np.eye(k, dtype=a3.dtype)[None]
-    else:
-        Vt = np.empty((nbatch, k, k), a3.dtype)
-        Vt[:] = np.eye(k)
-    jac.sweeps(X, Vt, np.empty(k), np.empty(k), tol, status)
-    ucols = (max(m, n) if full else k) if compute_uv else 0
-    scratch = (np.empty((ucols, max(m, n)), a3.dtype), np.empty(k), np.empty(k, np.int64),
-               np.empty(ucols, a3.dtype), np.empty(ucols, np.bool_))
-    jac.finish(X, Vt, expo, trans, u, s, vh, status, *scratch)
-    # A zero singular value, or a full U of a non-square A: columns of U to complete.
-    if compute_uv and (full and m != n or (status == MORE).any()):
-        jac.complete(X, Vt, expo, trans, u, s, vh, status, *scratch)
-
-
-def _scaled_rows(a3: np.ndarray, trans: bool, status: np.ndarray,
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def _scale_rows(a3: np.ndarray, trans: bool, status: np.ndarray, X: np.ndarray,
+                ) -> np.ndarray:
     """X[b] = the columns of a3[b] (its rows when trans) as rows, scaled by 2^-expo[b]
     (exact) so that the largest entry lies in [0.5, 1): squares then neither overflow nor
-    (mostly) underflow; status[b] NOT_FINITE where a3[b] has NaN or Inf, else OK. In numpy,
-    not a kernel: a kernel this simple still took ~0.7 s to compile."""
-    nbatch, m, n = a3.shape
+    (mostly) underflow; status[b] NOT_FINITE where a3[b] has NaN or Inf, else OK. Returns
+    expo. In numpy, not a kernel: a kernel this simple still took ~0.7 s to compile."""
+    nbatch = a3.shape[0]
     src = a3 if trans else a3.transpose(0, 2, 1)
-    X = np.empty((nbatch, min(m, n), max(m, n)), a3.dtype)
     if nbatch == 1 and a3.dtype.kind == "f":
         # One real matrix: the same numbers from Python scalars, where the batch's array
         # steps (clip, frexp, ldexp, flatnonzero on one entry) were ~25 us of a 60 x 40 SVD.
@@ -289,7 +262,7 @@ def _scaled_rows(a3: np.ndarray, trans: bool, status: np.ndarray,
         if abs(e) <= 1000:
             status[0] = OK if math.isfinite(amax) else NOT_FINITE
             np.multiply(src, math.ldexp(1.0, -e), out=X)
-            return X, np.full(1, e, np.intc)
+            return np.array([e], np.intc)
     if a3.dtype.kind == "c":  # (complex128: the largest modulus)
         amax = np.abs(a3).max(axis=(1, 2))
     else:
@@ -306,7 +279,29 @@ def _scaled_rows(a3: np.ndarray, trans: bool, status: np.ndarray,
     far = np.flatnonzero(np.abs(expo) > 1000)  # subnormal or huge input
     if far.size:
         X[far] = _ldexp(src[far], -expo[far, None, None])
-    return X, expo
+    return expo
+
+
+def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
+    """The general batch kernels on a3 (float64 or complex128, m x n, or n x m when
+    trans): SVDs into u, s, vh (in a3's orientation) and status. Separate kernels, not one
+    calling the others: each nesting level would compile its callees again (see _jacobi's
+    entry points)."""
+    jac = _kernels()
+    nbatch, m, n = a3.shape
+    k = min(m, n)
+    X = np.empty((nbatch, k, max(m, n)), a3.dtype)
+    expo = _scale_rows(a3, trans, status, X)
+    Vt = np.empty((nbatch, k, k) if compute_uv else (nbatch, 0, 0), a3.dtype)
+    Vt[:] = np.eye(Vt.shape[1])
+    jac.sweeps(X, Vt, np.empty(k), np.empty(k), tol, status)
+    ucols = (max(m, n) if full else k) if compute_uv else 0
+    scratch = (np.empty((ucols, max(m, n)), a3.dtype), np.empty(k), np.empty(k, np.int64),
+               np.empty(ucols, a3.dtype), np.empty(ucols, np.bool_))
+    jac.finish(X, Vt, expo, trans, u, s, vh, status, *scratch)
+    # A zero singular value, or a full U of a non-square A: columns of U to complete.
+    if compute_uv and (full and m != n or (status == MORE).any()):
+        jac.complete(X, Vt, expo, trans, u, s, vh, status, *scratch)
 
 
 def _ldexp(x: np.ndarray, e: np.ndarray) -> np.ndarray:

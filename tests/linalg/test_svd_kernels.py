@@ -798,7 +798,9 @@ def test_scaled_rows_of_one_matrix_match_the_batch(scale, shape):
         a[1, 2] = scale  # one NaN or Inf entry
     pair = np.stack([a, np.ones_like(a)])  # the same matrix inside a batch of two
     st1, st2 = np.full(1, 9, np.int8), np.full(2, 9, np.int8)
-    X1, e1 = fwd._scaled_rows(a[None], trans, st1)
-    X2, e2 = fwd._scaled_rows(pair, trans, st2)
+    rows = (min(shape), max(shape))
+    X1, X2 = np.empty((1,) + rows), np.empty((2,) + rows)
+    e1 = fwd._scale_rows(a[None], trans, st1, X1)
+    e2 = fwd._scale_rows(pair, trans, st2, X2)
     np.testing.assert_array_equal(X1[0], X2[0])
     assert e1.dtype == e2.dtype and e1[0] == e2[0] and st1[0] == st2[0]
