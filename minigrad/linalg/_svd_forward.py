@@ -294,11 +294,18 @@ def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
     expo = _scale_rows(a3, trans, status, X)
     Vt = np.empty((nbatch, k, k) if compute_uv else (nbatch, 0, 0), a3.dtype)
     Vt[:] = np.eye(Vt.shape[1])
-    jac.sweeps(X, Vt, np.empty(k), np.empty(k), tol, status)
+    # The same argument types on every call of one key: straight to the compiled kernels
+    # (with the warm-up's module, its look at the 6 + 13 arguments' types was ~12 us of a
+    # lone 60 x 40's call).
+    key = (a3.dtype, X.flags.num, Vt.flags.num, expo.flags.num, u.flags.num, s.flags.num,
+           vh.flags.num, status.flags.num)
+    args: tuple = (X, Vt, np.empty(k), np.empty(k), tol, status)
+    exact("jacobi", "sweeps", key, args)(*args)
     ucols = (max(m, n) if full else k) if compute_uv else 0
     scratch = (np.empty((ucols, max(m, n)), a3.dtype), np.empty(k), np.empty(k, np.int64),
                np.empty(ucols, a3.dtype), np.empty(ucols, np.bool_))
-    jac.finish(X, Vt, expo, trans, u, s, vh, status, *scratch)
+    args = (X, Vt, expo, trans, u, s, vh, status, *scratch)
+    exact("jacobi", "finish", key, args)(*args)
     # A zero singular value, or a full U of a non-square A: columns of U to complete.
     if compute_uv and (full and m != n or (status == MORE).any()):
         jac.complete(X, Vt, expo, trans, u, s, vh, status, *scratch)
