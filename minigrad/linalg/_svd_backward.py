@@ -210,7 +210,10 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     earlier = earlier_here(down)
     poles = Poles(s, tie, near, has_inv, absent,
                   None if earlier is None else absent | earlier.absent)
-    noise = scale_noise * (colmax(gUe) + colmax(gVe))  # rounding-level numerators
+    # rounding-level numerators: what the exact and local policies decide by ("zero"
+    # reads none of it, and the column norms cost as much as a product)
+    noise = scale_noise * (colmax(gUe) + colmax(gVe)) if policy.kind != "zero" \
+        else np.zeros(())
     if policy.kind == "exact" and not inside_look:
         check_kinks(poles, gS, eps)  # a tie read through S on one side only
         if earlier is None:

@@ -5,6 +5,7 @@ Tensor layer (minigrad/linalg/svd.py) calls svd_forward."""
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 from contextlib import contextmanager
@@ -245,25 +246,29 @@ def _outputs(nbatch: int, m: int, n: int, full: bool, compute_uv: bool, dtype):
     return u, np.empty((nbatch, k), dtype=real_of(dtype)), vh, np.empty(nbatch, dtype=np.int8)
 
 
-def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
-    """The general batch kernels on a3 (float64 or complex128, m x n, or n x m when
-    trans): SVDs into u, s, vh (in a3's orientation) and status. Separate kernels, not one
-    calling the others: each nesting level would compile its callees again (see _jacobi's
-    entry points)."""
-    jac = _kernels()
-    nbatch, m, n = a3.shape
-    k = min(m, n)
-    # X[b] = the columns of A[b] as rows, scaled by 2^-expo[b] (exact) so that the largest
-    # entry lies in [0.5, 1): squares then neither overflow nor (mostly) underflow. In
-    # numpy, not a kernel: a kernel this simple still took ~0.7 s to compile.
+def _scale_rows(a3: np.ndarray, trans: bool, status: np.ndarray, X: np.ndarray,
+                ) -> np.ndarray:
+    """X[b] = the columns of a3[b] (its rows when trans) as rows, scaled by 2^-expo[b]
+    (exact) so that the largest entry lies in [0.5, 1): squares then neither overflow nor
+    (mostly) underflow; status[b] NOT_FINITE where a3[b] has NaN or Inf, else OK. Returns
+    expo. In numpy, not a kernel: a kernel this simple still took ~0.7 s to compile."""
+    nbatch = a3.shape[0]
+    src = a3 if trans else a3.transpose(0, 2, 1)
+    if nbatch == 1 and a3.dtype.kind == "f":
+        # One real matrix: the same numbers from Python scalars, where the batch's array
+        # steps (clip, frexp, ldexp, flatnonzero on one entry) were ~25 us of a 60 x 40 SVD.
+        amax = float(max(a3.max(), -a3.min()))  # NaN propagates (a3.max() is NaN first)
+        e = math.frexp(amax)[1]  # (0 for 0, NaN and Inf, as np.frexp)
+        if abs(e) <= 1000:
+            status[0] = OK if math.isfinite(amax) else NOT_FINITE
+            np.multiply(src, math.ldexp(1.0, -e), out=X)
+            return np.array([e], np.intc)
     if a3.dtype.kind == "c":  # (complex128: the largest modulus)
         amax = np.abs(a3).max(axis=(1, 2))
     else:
         amax = np.maximum(a3.max(axis=(1, 2)), -a3.min(axis=(1, 2)))  # NaN propagates
     status[:] = np.where(np.isfinite(amax), OK, NOT_FINITE)
     expo = np.frexp(amax)[1]
-    src = a3 if trans else a3.transpose(0, 2, 1)
-    X = np.empty((nbatch, k, max(m, n)), a3.dtype)
     # A multiply by 2^-e (np.ldexp is 6x slower), where that factor is a normal number.
     scale = np.ldexp(1.0, -np.clip(expo, -1000, 1000))[:, None, None]
     if X.dtype.kind == "c":  # inf * 0 in the product's cross terms warns: status says it
@@ -274,13 +279,33 @@ def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
     far = np.flatnonzero(np.abs(expo) > 1000)  # subnormal or huge input
     if far.size:
         X[far] = _ldexp(src[far], -expo[far, None, None])
+    return expo
+
+
+def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
+    """The general batch kernels on a3 (float64 or complex128, m x n, or n x m when
+    trans): SVDs into u, s, vh (in a3's orientation) and status. Separate kernels, not one
+    calling the others: each nesting level would compile its callees again (see _jacobi's
+    entry points)."""
+    jac = _kernels()
+    nbatch, m, n = a3.shape
+    k = min(m, n)
+    X = np.empty((nbatch, k, max(m, n)), a3.dtype)
+    expo = _scale_rows(a3, trans, status, X)
     Vt = np.empty((nbatch, k, k) if compute_uv else (nbatch, 0, 0), a3.dtype)
     Vt[:] = np.eye(Vt.shape[1])
-    jac.sweeps(X, Vt, np.empty(k), np.empty(k), tol, status)
+    # The same argument types on every call of one key: straight to the compiled kernels
+    # (with the warm-up's module, its look at the 6 + 13 arguments' types was ~12 us of a
+    # lone 60 x 40's call).
+    key = (a3.dtype, X.flags.num, Vt.flags.num, expo.flags.num, u.flags.num, s.flags.num,
+           vh.flags.num, status.flags.num)
+    args: tuple = (X, Vt, np.empty(k), np.empty(k), tol, status)
+    exact("jacobi", "sweeps", key, args)(*args)
     ucols = (max(m, n) if full else k) if compute_uv else 0
     scratch = (np.empty((ucols, max(m, n)), a3.dtype), np.empty(k), np.empty(k, np.int64),
                np.empty(ucols, a3.dtype), np.empty(ucols, np.bool_))
-    jac.finish(X, Vt, expo, trans, u, s, vh, status, *scratch)
+    args = (X, Vt, expo, trans, u, s, vh, status, *scratch)
+    exact("jacobi", "finish", key, args)(*args)
     # A zero singular value, or a full U of a non-square A: columns of U to complete.
     if compute_uv and (full and m != n or (status == MORE).any()):
         jac.complete(X, Vt, expo, trans, u, s, vh, status, *scratch)

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..autograd.function import make_tensor
+from ..autograd.grad_mode import _state
 from ..functions import where
 from ..tensor import Tensor
 from ._checks import adjoint
@@ -148,9 +149,12 @@ class Poles:
         duo = live & ~solo
         self.s, self.absent, self.tie_level = s, absent, tie
         self.tie_p = duo & (dp <= t2)
-        self.weak_p = duo & (dp > t2) & (dp <= n2)
         self.tie_m = duo & (dm <= t2)
-        self.weak_m = duo & (dm > t2) & (dm <= n2)
+        if near is tie:  # (the "zero" policy's) nothing lies between the two levels
+            self.weak_p = self.weak_m = np.zeros_like(live)
+        else:
+            self.weak_p = duo & (dp > t2) & (dp <= n2)
+            self.weak_m = duo & (dm > t2) & (dm <= n2)
         self.solo_tie = solo & (dp <= t2)  # s_j + s_i <= tie implies it
         self.solo_tie_m = solo & (dm <= t2)
         # the diagonal, pairs of absent triplets, and solo ties (checked): exactly 0
@@ -158,7 +162,8 @@ class Poles:
         self.decided_p = np.zeros_like(live)  # + pole terms decided elsewhere: 0 here
         if has_inv:
             self.tie_z = ~absent & (s <= tie)
-            self.weak_z = ~absent & (s > tie) & (s <= near)
+            self.weak_z = np.zeros_like(absent) if near is tie else (
+                ~absent & (s > tie) & (s <= near))
         else:
             self.tie_z = self.weak_z = np.zeros(s.shape, bool)
         self.gone_z = absent & (s <= near)
@@ -232,6 +237,10 @@ def quot(nu: Tensor | None, x: Tensor, mask: np.ndarray,
         return None
     if not mask.any():
         return nu / x
+    if value is None and not _state.enabled:  # nothing records: numpy's same steps alone
+        q = np.divide(nu._array, np.where(mask, 1.0, x._array))
+        np.copyto(q, 0.0, where=mask)
+        return make_tensor(q)
     m = make_tensor(np.broadcast_to(mask, np.broadcast_shapes(mask.shape, x.shape)))
     q = nu / where(m, 1.0, x)
     return where(m, 0.0 if value is None else value, q)
@@ -284,6 +293,10 @@ def pairwise(S: Tensor) -> tuple[Tensor, Tensor]:
     +-1 matrix: numpy's broadcasting loop over a 3-wide inner dim is ~8x slower."""
     k = S.shape[-1]
     if k > 16:
+        if not _state.enabled:  # nothing records: numpy's outer sums alone
+            s = S._array
+            return make_tensor(s[..., None, :] - s[..., :, None]), make_tensor(
+                s[..., None, :] + s[..., :, None])
         s_i, s_j = S.unsqueeze(-1), S.unsqueeze(-2)
         return s_j - s_i, s_j + s_i
     pm = make_tensor(_pair_signs(k).astype(S.dtype))  # (k, 2 k^2)

@@ -171,3 +171,21 @@ def test_lone_tiny_calls_go_straight_to_the_compiled_kernel(op, monkeypatch):
     assert spy.looked == []
     entry = next(f for (n, _, _), (_, f) in registry._exact.items() if n == family)
     assert not hasattr(entry, "overloads")  # numba's compiled function, not its dispatcher
+
+
+@pytest.mark.parametrize("shape", [(60, 40), (20, 30), (2, 12, 10)])
+def test_general_kernel_calls_go_straight_to_the_compiled_kernels(shape, monkeypatch):
+    """The general batch kernel's sweeps and finish (a lone 60x40 of robust PCA, a wide one,
+    a small batch): after a kind's first call, called as compiled for those argument types
+    (kernel_registry.exact), with no per-call look at them through the family."""
+    from minigrad import _kernel_registry as registry
+
+    a = np.random.default_rng(8).standard_normal(shape)
+    want = L.svd(mg.tensor(a), full_matrices=False)
+    spy = _Spy(registry.kernels("jacobi"))
+    monkeypatch.setitem(registry._chosen, "jacobi", spy)
+    for _ in range(2):
+        got = L.svd(mg.tensor(a), full_matrices=False)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    assert not {"sweeps", "finish"} & set(spy.looked)

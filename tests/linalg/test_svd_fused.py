@@ -136,3 +136,44 @@ def test_extreme_scales_on_a_batch(scale):
     _polar(C)(As).backward()
     np.testing.assert_allclose(As.grad.numpy() * scale, A.grad.numpy(), rtol=1e-9,
                                atol=1e-12 * np.abs(A.grad.numpy()).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_masked_quotients_in_numpy_are_the_ops_numbers(dtype):
+    """quot and pairwise (k > 16) in numpy when nothing records: the recorded ops' numbers
+    bit for bit, dtype too, with masked entries 0 (also where the denominator is 0)."""
+    from minigrad.linalg._svd_parts import quot
+
+    k = 20
+    s = np.sort(rng.random(k))[::-1].astype(np.float32 if dtype == np.float32 else np.float64)
+    s[-3:] = s[-3]  # a tie: s_j - s_i = 0 there
+    nu = rng.standard_normal((k, k)).astype(dtype)
+    S, N = mg.tensor(s), mg.tensor(nu)
+    out = {}
+    for grad in (True, False):
+        with mg.set_grad_enabled(grad):
+            minus_s, plus_s = pairwise(S)
+            mask = np.eye(k, dtype=bool) | (minus_s.numpy() == 0)
+            out[grad] = [t.numpy() for t in (minus_s, plus_s, quot(N, minus_s, mask))]
+    for a, b in zip(out[True], out[False]):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(out[False][2]).all()
+
+
+def test_zero_policy_at_a_truncation_records_nothing_and_matches_the_ops():
+    """A loss reading the top columns of U of a matrix whose discarded values tie at
+    rounding level (a CTMRG cut): the "zero" policy's backward in numpy (a first-order walk)
+    gives the recorded ops' numbers (create_graph=True) bit for bit."""
+    q1, q2 = (np.linalg.qr(rng.standard_normal((24, 24)))[0] for _ in range(2))
+    s = np.concatenate([np.linspace(2.0, 1.0, 8), np.full(16, 1e-17)])
+    A = mg.tensor((q1 * s) @ q2, requires_grad=True)
+    W = mg.tensor(rng.standard_normal((24, 8)))
+    grads = []
+    for create_graph in (True, False):
+        with mg.linalg.tie_policy("zero"):
+            U, _, _ = mg.linalg.svd(A, full_matrices=False)
+            (g,) = mg.autograd.grad((U[:, :8] * W).sum(), A, create_graph=create_graph)
+        grads.append(g.detach().numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    assert np.isfinite(grads[1]).all()

@@ -782,3 +782,25 @@ def test_tall_gram_path_refuses_columns_far_from_orthogonal():
     status, u, s, vh = _svd_single._svd_gram_tall(v0, b, True, tol, 1)
     assert status == fwd.OK
     np.testing.assert_allclose((u * s) @ vh, a, rtol=0, atol=C * 200 * eps(np.float64) * s[0])
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.0, 1e-310, 1e300, np.nan, np.inf])
+@pytest.mark.parametrize("shape", [(7, 5), (5, 7)])
+def test_scaled_rows_of_one_matrix_match_the_batch(scale, shape):
+    """A lone matrix's rows scaled by Python scalars (its own lane) are the batch path's bit
+    for bit, with the same exponent and status, for normal, zero, subnormal, huge and
+    non-finite input, tall or wide."""
+    trans = shape[0] < shape[1]
+    a = np.random.default_rng(6).standard_normal(shape)
+    if np.isfinite(scale):
+        a = a * scale
+    else:
+        a[1, 2] = scale  # one NaN or Inf entry
+    pair = np.stack([a, np.ones_like(a)])  # the same matrix inside a batch of two
+    st1, st2 = np.full(1, 9, np.int8), np.full(2, 9, np.int8)
+    rows = (min(shape), max(shape))
+    X1, X2 = np.empty((1,) + rows), np.empty((2,) + rows)
+    e1 = fwd._scale_rows(a[None], trans, st1, X1)
+    e2 = fwd._scale_rows(pair, trans, st2, X2)
+    np.testing.assert_array_equal(X1[0], X2[0])
+    assert e1.dtype == e2.dtype and e1[0] == e2[0] and st1[0] == st2[0]
