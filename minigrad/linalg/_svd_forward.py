@@ -40,8 +40,13 @@ from minigrad.linalg._svd_single import svd_one_matrix
 # instead of being accumulated rotation by rotation; if it is also tall (rows >= _QR_RATIO *
 # k), a QR first shrinks it to k x k. Where it is well conditioned, both start from the
 # eigenvectors of A^T A (_gram_start), which leaves the sweeps two or three to do, and the QR
-# is Cholesky's; else LAPACK's Householder QR. Batches go to the batch kernel.
-_BIG = 48
+# is Cholesky's; else LAPACK's Householder QR. Batches go to the batch kernel. Below
+# k = 56 the batch kernel (V accumulated) was as fast or faster on every kind of input
+# measured (one thread, medians of interleaved repeats, 48 <= k <= 52 against the lone path:
+# random 0.87-0.94x, a symmetric graded corner 0.91-0.99x, column-graded 0.66-0.68x, rank 5
+# 0.47-0.55x), the Gram start's eigh and the QRs costing more than the sweeps they save; from
+# 56 on, random and corners gain from the lone path. (Complex: _complex_forward's own.)
+_BIG = 56
 _QR_RATIO = 1.5
 # Threads inside the sweeps only from this k on: each sweep has 2 * threads barriers, and
 # on a shared machine a descheduled thread stalls every one of them (measured on 2 busy

@@ -127,6 +127,20 @@ def test_identical_columns_converge(path, shape):
     assert np.all(s[..., 1:] <= C * max(shape[-2:]) * eps(np.float64) * s[..., :1])
 
 
+@pytest.mark.parametrize("shape", [(48, 48), (80, 55), (55, 70)])
+@pytest.mark.parametrize("full", [True, False])
+def test_medium_single_matrices_take_the_batch_kernel(shape, full):
+    """One real matrix with k < 56 goes to the batch kernel, faster there than the lone
+    path (its Gram start's eigh, its QRs) on random, graded and rank-deficient input; from
+    k = 56 the lone path. Either way a valid SVD."""
+    assert fwd.plan(1, *shape).path is Path.BATCHED
+    assert fwd.plan(1, 56, 56).path is Path.LONE
+    rng = np.random.default_rng(9)
+    m, n = shape
+    check_svd(rng.standard_normal(shape) * np.logspace(0, -14, n), full)
+    check_svd(low_rank(rng, m, n, 5), full)
+
+
 @pytest.mark.parametrize("shape", [(120, 100), (100, 120), (300, 100)])
 @pytest.mark.parametrize("full", [True, False])
 def test_large_graded_and_rank_deficient_default_dispatch(shape, full):
