@@ -40,7 +40,7 @@ class Node:
     _retained: dict[int, weakref.ref] | None = None  # output_nr -> tensor.retain_grad()
     _order: int
     _out_meta: tuple
-    _reach: tuple | None = None  # (the Reach that computed it, its bits): downstream.Reach
+    _reach: tuple | None = None  # (its Reach's token, the bits it found): downstream.Reach
 
     def _record(self, next_edges: tuple, out_meta: tuple) -> None:
         self._order = _next_order()
