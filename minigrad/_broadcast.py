@@ -83,3 +83,17 @@ def long_loops(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if len(shape) < 2 or math.prod(shape) < _FROM:
         return x, y
     return widen(x, shape), widen(y, shape)
+
+
+def binary(fn: np.ufunc, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """fn(x, y), a numpy arithmetic ufunc of two arrays of one dtype, over long loops: a
+    widened operand (a fresh array of the result's shape and dtype) takes the result in
+    place, one array less to allocate and to pull through the cache (X - X.mean(1, True)
+    of (256, 100, 3): 1.5x)."""
+    wx, wy = long_loops(x, y)
+    if wx.shape == wy.shape and wx.dtype == wy.dtype:
+        if wy is not y:
+            return fn(wx, wy, out=wy)
+        if wx is not x:
+            return fn(wx, wy, out=wx)
+    return fn(wx, wy)

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._broadcast import long_loops
+from .._broadcast import binary
+from ..ops.reduce_fast import fast_sum
 from . import downstream, function, quiet
 from .accumulate import _accumulating, accumulate
 from .context import _FREED
@@ -41,6 +42,7 @@ __all__ = ["run_backward", "accumulate", "sum_to_shape",
            "current_walk", "recorded_output_grads", "result_is_differentiated"]
 
 _new = object.__new__
+_np_add = np.add
 
 
 def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -49,6 +51,10 @@ def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
     )
+    if not _state.enabled and g._array.dtype.kind == "f":  # nothing records: numpy alone
+        # (the sum Tensor.sum takes, without its node's machinery: the same numbers)
+        arr = fast_sum(g._array, axes, True) if axes else g._array
+        return make_tensor(arr.reshape(shape)) if lead or axes else g
     if axes:
         g = g.sum(dim=axes, keepdim=True)
     if lead:
@@ -417,7 +423,7 @@ def _add(old: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     # scalar numpy returns for the sum of two 0-d arrays back into an array.
     x, y = old._array, g._array
     if 0 in x.strides or 0 in y.strides:  # a broadcast view (a sum's gradient): long loops
-        x, y = long_loops(x, y)
+        return make_tensor(binary(_np_add, x, y))
     return make_tensor(x + y)
 
 

@@ -171,8 +171,9 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
         a3 = a3.astype(np.complex128 if a3.dtype.kind == "c" else np.float64, copy=False)
     u, s, vh, status = _outputs(nbatch, m, n, full, compute_uv, a3.dtype)
     # A few chunks per thread (a descheduled thread then delays only its chunk), each a
-    # whole number of the kernel's lanes.
-    step = max(_LANES, -(-nbatch // (4 * threads)) // _LANES * _LANES)
+    # whole number of the kernel's lanes; on one thread, one chunk.
+    step = nbatch if threads == 1 else max(
+        _LANES, -(-nbatch // (4 * threads)) // _LANES * _LANES)
     if nbatch <= step:  # one chunk: the whole arrays, not views (a view's call costs ~1 us)
         parts = [(a3, u, s, vh, status)]
     else:
@@ -183,7 +184,9 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
                  for x, uc, sc, vc, st in parts]
         _threads.run(_general, tasks, threads)
         return (u, s, vh), status
-    if lanes3:
+    if len(parts) == 1:  # the common small batch: straight to the compiled kernel
+        _run_lanes(a3, lanes3, trans, compute_uv, tol, u, s, vh, status)
+    elif lanes3:
         _threads.run(jac.svd_lanes3, [(x, compute_uv, tol, uc, sc, vc, st)
                                       for x, uc, sc, vc, st in parts], threads)
     else:
@@ -191,6 +194,20 @@ def _svd_batched(a3: np.ndarray, full: bool, compute_uv: bool, tol, threads: int
                                      for x, uc, sc, vc, st in parts], threads)
     _redo_more(a3, full, compute_uv, tol, u, s, vh, status)
     return (u, s, vh), status
+
+
+def _run_lanes(a3: np.ndarray, lanes3: bool, trans: bool, compute_uv: bool, tol,
+               u: np.ndarray, s: np.ndarray, vh: np.ndarray, status: np.ndarray) -> None:
+    """The lanes kernel (the 3x3 one if ``lanes3``) on the whole of a3, into the fresh
+    outputs (_outputs'), called with no look at the arguments' types (a few us a call):
+    those are the same on every call of one a3 dtype and layout."""
+    key = (a3.dtype, a3.flags.num)
+    if lanes3:
+        args: tuple = (a3, compute_uv, tol, u, s, vh, status)
+        exact("jacobi", "svd_lanes3", key, args)(*args)
+    else:
+        args = (a3, trans, compute_uv, tol, u, s, vh, status)
+        exact("jacobi", "svd_lanes", key, args)(*args)
 
 
 def _lanes(m: int, n: int, full: bool, compute_uv: bool) -> bool:
@@ -220,14 +237,7 @@ def _lone_lanes(a: np.ndarray, full: bool, compute_uv: bool, tol, max_sweeps: in
     a3 = np.ascontiguousarray(a.reshape((1, m, n)),
                               dtype=_WORK_DTYPE[out_dtype] if lanes3 else np.float64)
     u, s, vh, status = _outputs(1, m, n, full, compute_uv, a3.dtype)
-    # the same argument types on every call of a key: straight to the compiled kernel
-    key = (a3.dtype, a3.flags.num)
-    if lanes3:
-        args: tuple = (a3, compute_uv, tol, u, s, vh, status)
-        exact("jacobi", "svd_lanes3", key, args)(*args)
-    else:
-        args = (a3, m < n, compute_uv, tol, u, s, vh, status)
-        exact("jacobi", "svd_lanes", key, args)(*args)
+    _run_lanes(a3, lanes3, m < n, compute_uv, tol, u, s, vh, status)
     if status[0]:  # (one int8: read directly, not through _redo_more's count)
         _redo_more(a3, full, compute_uv, tol, u, s, vh, status)
         if status[0]:

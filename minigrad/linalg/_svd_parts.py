@@ -112,11 +112,14 @@ def maybe_poles(s: np.ndarray, near: np.ndarray, has_inv: bool) -> bool:
         v, lv = s2[0].tolist(), float(level[0])
         return any(v[i] - v[i + 1] <= lv for i in range(k - 1)) or (
             v[-1] <= lv if has_inv else k > 1 and v[-2] <= lv)
-    if any(np.any(s2[:, i] - s2[:, i + 1] <= level) for i in range(k - 1)):  # a tie
-        return True
+    # (a loop and the arrays' own any: a generator and np.any's Python layer were half of
+    # a batch of 3x3s' test)
+    for i in range(k - 1):
+        if (s2[:, i] - s2[:, i + 1] <= level).any():  # a tie
+            return True
     if has_inv:  # s_k near 0
-        return bool(np.any(s2[:, -1] <= level))
-    return k > 1 and bool(np.any(s2[:, -2] <= level))  # two near 0: s_i + s_j
+        return bool((s2[:, -1] <= level).any())
+    return k > 1 and bool((s2[:, -2] <= level).any())  # two near 0: s_i + s_j
 
 
 def coupling(J: np.ndarray, K: np.ndarray) -> np.ndarray:

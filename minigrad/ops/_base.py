@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from .._broadcast import long_loops
+from .._broadcast import binary, long_loops
 from ..autograd import function
 from ..autograd.function import Context, Function
 from ..dtypes import result_dtype
@@ -60,6 +60,15 @@ def elementwise(a: Any, b: Any) -> tuple[Any, Any]:
     if type(x) is _ndarray and type(y) is _ndarray and x.shape != y.shape:
         return long_loops(x, y)
     return x, y
+
+
+def arith(fn: np.ufunc, a: Any, b: Any) -> Any:
+    """fn(a, b), numpy's add, subtract or multiply, on ``elementwise``'s operands: the result
+    written into a widened operand where there is one (_broadcast.binary)."""
+    x, y = operands(a, b)
+    if type(x) is _ndarray and type(y) is _ndarray and x.shape != y.shape:
+        return binary(fn, x, y)
+    return fn(x, y)
 
 
 def float_operands(a: Any, b: Any) -> tuple[Any, Any]:

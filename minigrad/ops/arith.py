@@ -18,6 +18,7 @@ from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
 from ._base import (
+    arith,
     conj,
     elementwise,
     float_operands,
@@ -29,7 +30,7 @@ from ._base import (
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
-_add, _multiply, _subtract = np.add, np.multiply, np.subtract
+_add, _multiply, _subtract, _negative = np.add, np.multiply, np.subtract, np.negative
 
 
 def _arr(x: Any) -> Any:
@@ -41,8 +42,7 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
-        x, y = elementwise(a, b)
-        return _add(x, y)
+        return arith(_add, a, b)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -57,15 +57,17 @@ class Sub(Function):
         if _is_bool(a) or _is_bool(b):  # torch refuses a bool operand even beside a float
             raise TypeError("subtraction with a bool operand is not supported; use ~ or ^ "
                             "instead")
-        x, y = elementwise(a, b)
-        return _subtract(x, y)
+        return arith(_subtract, a, b)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         if not ctx.needs_input_grad[1]:
             return g, None
         shape = ctx._next_edges[1][2]  # b's shape: a broadcast b is summed before negating
-        return g, (-sum_to_shape(g, shape) if shape != g.shape else -g)
+        gb = sum_to_shape(g, shape) if shape != g.shape else g
+        if not _state.enabled:  # nothing records: numpy's negation, without Neg's node
+            return g, make_tensor(_negative(gb._array))
+        return g, -gb
 
 
 def _is_bool(x: Any) -> bool:
@@ -82,8 +84,7 @@ class Mul(Function):
         na, nb = ctx.needs_input_grad
         # Save only what the other side's gradient needs, so `x.mul_(2)` stays differentiable.
         save_operands(ctx, a, b, nb, na)
-        x, y = elementwise(a, b)
-        return _multiply(x, y)
+        return arith(_multiply, a, b)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
@@ -92,8 +93,13 @@ class Mul(Function):
         if g._array.dtype.kind == "c":
             a, b = conj(a), conj(b)
         ga = _times(g, b) if na else None
-        if a is b and na:  # x * x: both products are g x; the engine still adds the two
-            return ga, ga
+        if a is b and na:  # x * x: both products are g x
+            if _state.enabled:  # the engine adds the two
+                return ga, ga
+            # nothing records: ga is a new array, the sum of the two made in it (the same
+            # numbers: the engine would add ga + ga too), one pass and array less
+            np.add(ga._array, ga._array, out=ga._array)
+            return ga, None
         return ga, (_times(g, a) if nb else None)
 
 

@@ -63,7 +63,14 @@ def _T(x: np.ndarray) -> np.ndarray:
 
 def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     out = _tiny_batched(x, y)
-    return np.matmul(_blasable(x), _blasable(y)) if out is None else out
+    if out is not None:
+        return out
+    # BLAS packs a stack of large transposed left matrices as it is, as fast as a plain one
+    # and to the same numbers: a contiguous copy would only add its pass (g.mT @ x in a
+    # backward of attention's (256, 256) scores: 1.6x)
+    left = x if x.ndim > 2 and min(x.shape[-2], x.shape[-1], y.shape[-1]) >= _BLAS_T \
+        and _swapped(x) else _blasable(x)
+    return np.matmul(left, _blasable(y))
 
 
 def _swapped(x: np.ndarray) -> bool:
@@ -77,21 +84,26 @@ def _blasable(x: np.ndarray) -> np.ndarray:
     return x if x.ndim < 3 or x.flags.c_contiguous else np.ascontiguousarray(x)
 
 
+# m, k and n from this on: BLAS's packed path, past its small-matrix kernels (below, a
+# transposed left operand can run slower, or sum in another order)
+_BLAS_T = 64
 _TINY = 64  # m k n at most this: the numba loop beats numpy's ~150 ns per matrix (4x4: 3.5x)
 _MIN_BATCH = 16  # below, numpy's fixed cost is smaller than the kernel's dispatch
 # The kernels' names by dtype char: f"bmm_{dtype}" formats the dtype: ~5 us a call.
 _BMM = {"f": "bmm_float32", "d": "bmm_float64"}
+_BMM3 = {"f": "bmm3_float32", "d": "bmm3_float64"}
 
 
 def _tiny_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
-    """x @ y by the numba batch loop when it pays: a batch of tiny float matrices, with
-    equal batch dims or one side a single matrix. None: numpy's matmul should do it."""
+    """x @ y by the numba batch loops when they pay: a batch of tiny float matrices, with
+    equal batch dims or one side a single matrix, or a batch of point clouds (m, 3) through
+    3x3 matrices. None: numpy's matmul should do it."""
     dt = x.dtype
     if x.ndim == y.ndim == 2 or dt != y.dtype or dt.char not in "fd" or not dt.isnative:
         return None
     m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
     if not 0 < m * k * n <= _TINY:
-        return None
+        return _clouds(x, y) if k == n == 3 else None
     if x.ndim == 2:
         batch = y.shape[:-2]
     elif y.ndim == 2 or x.shape[:-2] == y.shape[:-2]:
@@ -107,6 +119,20 @@ def _tiny_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     # The kernel compiled ahead of time by the warm-up (no numba import), else numba's.
     getattr(kernels("small"), _BMM[dt.char])(x3, y3, out)
     return out.reshape(batch + (m, n))
+
+
+def _clouds(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """x @ y for x (*, m, 3) C-contiguous and y (*, 3, 3) of the same batch dims, by the
+    point-cloud kernel; None where it does not apply."""
+    if x.ndim != y.ndim or x.shape[:-2] != y.shape[:-2] or not x.flags.c_contiguous:
+        return None
+    count = math.prod(x.shape[:-2])
+    if count < _MIN_BATCH:
+        return None
+    out = np.empty(x.shape, x.dtype)
+    getattr(kernels("small"), _BMM3[x.dtype.char])(
+        x.reshape(count, x.shape[-2], 3), y.reshape(count, 3, 3), out.reshape(count, -1, 3))
+    return out
 
 
 class TensorDot(Function):

@@ -56,6 +56,10 @@ _BITS = {np.dtype(f): (i, i(np.iinfo(i).max), i(8 * np.dtype(i).itemsize - 1),
          for f, i in ((np.float32, np.int32), (np.float64, np.int64))}
 # The longest run of terms one BLAS dot adds up (see the module docstring).
 _BLOCK = 1024
+# A middle sum of kept rows this short (k), products per matrix this few (r k k) and batches
+# this long (b) is one product with a 0/1 selector (_sum_middle): its wasted products (k - 1
+# of k) cost less than a BLAS call per matrix there; past these, more ((1024, 256, 4): 1.5x).
+_SELECT_K, _SELECT_WORK, _SELECT_B = 4, 2048, 16
 # numpy's vecdot (numpy >= 2) makes one BLAS dot per row: from rows this long it beats
 # squaring into a new array and summing that (a row of 16 costs it 3x more, one of 64 less).
 _vecdot = getattr(np, "vecdot", None)
@@ -244,6 +248,11 @@ def _sum_middle(a: np.ndarray) -> np.ndarray:
     """(b, r, k) summed over r, each BLAS dot at most ``_BLOCK`` terms long: (b, k)."""
     b, r, k = a.shape
     if r <= _BLOCK:
+        if k <= _SELECT_K and r * k * k <= _SELECT_WORK and b >= _SELECT_B:  # a cloud's mean
+            # one (b, r k) @ (r k, k) product of 0s and 1s: a BLAS call per matrix cost the
+            # ones vector's product 2.5x on (256, 100, 3), 3.5x on (4096, 10, 3); it adds
+            # the same r terms (and exact zeros), as accurately
+            return _matmul(a.reshape(b, r * k), _selector(r, k, a.dtype.char))
         return _matmul(_ones(r, a.dtype.char), a)
     q = r // _BLOCK
     # a view (splitting r copies nothing); the block sums are summed the same way
@@ -251,6 +260,15 @@ def _sum_middle(a: np.ndarray) -> np.ndarray:
                               a[:, :q * _BLOCK].reshape(b, q, _BLOCK, k)))
     if r % _BLOCK:
         out += _matmul(_ones(r % _BLOCK, a.dtype.char), a[:, q * _BLOCK:])
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _selector(r: int, k: int, char: str) -> np.ndarray:
+    """(r k, k): 1 where row i meets column i mod k, else 0 (a (r, k) block, summed over r)."""
+    out = np.zeros((r * k, k), char)
+    out[np.arange(r * k), np.arange(r * k) % k] = 1
+    out.flags.writeable = False
     return out
 
 

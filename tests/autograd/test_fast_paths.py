@@ -186,3 +186,40 @@ def test_transposes_are_views_that_differentiate() -> None:
     with pytest.raises(RuntimeError, match="mT is only supported"):
         _ = f64([1.0, 2.0]).mT
     assert mg.autograd.gradgradcheck(lambda t: (t.mT @ t) * 1.0, (f64(np.ones((3, 2))),))
+
+
+def test_softmax_first_order_backward_is_numpy_and_the_recorded_rules_numbers(
+        monkeypatch) -> None:
+    # a gradient laid out otherwise than s (a transposed view, as attention's
+    # scores.transpose(2, 1).contiguous() sends back): no op runs, the numbers are those of
+    # the recorded rule s (g - sum(g s)) bit for bit, and torch's
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x0, g0 = rng.standard_normal((3, 5, 5)), rng.standard_normal((3, 5, 5)).swapaxes(1, 2)
+    x = f64(x0)
+    s = x.softmax(2)
+    (recorded,) = mg.autograd.grad(s, x, mg.tensor(g0), retain_graph=True, create_graph=True)
+    calls: list = []
+    for name in ("__mul__", "__rmul__", "__sub__"):
+        monkeypatch.setattr(mg.Tensor, name, lambda *a: calls.append(1))
+    (plain,) = mg.autograd.grad(s, x, mg.tensor(g0))
+    monkeypatch.undo()
+    assert not calls
+    np.testing.assert_array_equal(plain.numpy(), recorded.detach().numpy())
+    u = torch.tensor(x0, requires_grad=True)
+    (want,) = torch.autograd.grad(u.softmax(2), u, torch.tensor(g0))
+    np.testing.assert_allclose(plain.numpy(), want.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_x_times_x_first_order_backward_makes_one_gradient(monkeypatch) -> None:
+    # g x doubled in place, not two products the engine adds: 2 g x, and to second order
+    from minigrad.autograd import engine
+    added: list = []
+    real = engine._add
+    monkeypatch.setattr(engine, "_add", lambda *a: (added.append(1), real(*a))[1])
+    x0 = np.random.default_rng(5).standard_normal((4, 3))
+    x = f64(x0)
+    (x * x).sum().backward()
+    assert not added
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * x0)
+    assert mg.autograd.gradgradcheck(lambda t: (t * t).sin(), (f64(x0),))

@@ -73,6 +73,16 @@ def test_a_plain_backward_runs_the_kernel_and_create_graph_the_ops(monkeypatch):
     U, _, Vh = mg.linalg.svd(A)
     mg.autograd.grad((U @ Vh).sum(), A, create_graph=True)
     assert calls == [1]
+    for a in (A[0].detach(), A[:3].detach()):  # a lone matrix, a short batch: the kernel too
+        calls.clear()
+        x = a.clone().requires_grad_()
+        U, S, Vh = mg.linalg.svd(x)
+        (g,) = mg.autograd.grad((U @ Vh).sum() + S.sum(), x)
+        assert calls == [1]
+        x = a.clone().requires_grad_()
+        U, S, Vh = mg.linalg.svd(x)
+        (ops,) = mg.autograd.grad((U @ Vh).sum() + S.sum(), x, create_graph=True)
+        np.testing.assert_allclose(g.numpy(), ops.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
 def _polar(C):

@@ -165,3 +165,36 @@ def test_a_first_order_backward_multiplies_without_recording_ops(monkeypatch):
 
 
 Function_apply = M.Function.apply.__func__
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-14), (np.float32, 1e-5)])
+def test_point_clouds_through_3x3s_take_their_kernel(dtype, tol):
+    # (*, m, 3) @ (*, 3, 3), m past the tiny kernel's sizes: the point-cloud loop, numpy's
+    # values (a transposed or broadcast 3x3 read as it lies); numpy's matmul for the rest
+    x = rng.standard_normal((20, 50, 3)).astype(dtype)
+    y = rng.standard_normal((20, 3, 3)).astype(dtype)
+    for a, b in ((x, y), (x, y.swapaxes(1, 2)), (x.reshape(4, 5, 50, 3), y.reshape(4, 5, 3, 3))):
+        out = M._tiny_batched(a, b)
+        assert out is not None and out.dtype == dtype and out.shape == a.shape
+        np.testing.assert_allclose(out, np.matmul(a, b), rtol=tol, atol=tol)
+    assert M._tiny_batched(x[:, ::2], y) is None  # strided rows
+    assert M._tiny_batched(x, y[:1]) is None  # a broadcast batch
+    assert M._tiny_batched(x[:4], y[:4]) is None  # a batch too small to pay
+    assert M._tiny_batched(x, rng.standard_normal((20, 3, 4)).astype(dtype)) is None
+    p = mg.tensor(rng.standard_normal((16, 9, 3)), requires_grad=True)
+    r = mg.tensor(rng.standard_normal((16, 3, 3)), requires_grad=True)
+    assert gradgradcheck(lambda p, r: (p @ r).sin().sum(), (p, r))
+
+
+def test_a_large_transposed_left_stack_goes_to_blas_uncopied(monkeypatch):
+    # BLAS packs a transposed left matrix as it lies from m, k, n >= 64: no copy of it
+    copied = []
+    real = M._blasable
+    monkeypatch.setattr(M, "_blasable", lambda x: (copied.append(x), real(x))[1])
+    for m, k, n in ((64, 64, 64), (70, 80, 65), (8, 80, 65)):
+        xt = rng.standard_normal((3, k, m)).swapaxes(1, 2)
+        y = rng.standard_normal((3, k, n))
+        copied.clear()
+        np.testing.assert_allclose(M._product(xt, y), np.matmul(np.ascontiguousarray(xt), y),
+                                   rtol=1e-12, atol=1e-12)
+        assert any(c is xt for c in copied) == (min(m, k, n) < M._BLAS_T)

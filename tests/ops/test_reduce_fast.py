@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.autograd import engine
 from minigrad.ops import reduce, reduce_fast
 from minigrad.ops._layout_kernels import BLOCK as KERNEL_BLOCK
 from minigrad.ops.reduce_fast import fast_max, fast_sum, fast_sumsq, plain_sum
@@ -139,6 +140,26 @@ def test_a_long_float32_sum_keeps_the_accuracy_of_a_pairwise_sum(n) -> None:
     assert np.max(np.abs(fast_sum(cols, (0,), False).ravel() - exact) / exact) < 1e-6
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_middle_sum_of_short_rows_is_one_selector_product(dtype, monkeypatch) -> None:
+    # (b, r, k) over r, k <= 4, in a batch: one product with a 0/1 selector, as accurate as
+    # the ones vector's; long rows, few matrices or much work keep the ones vector
+    made = []
+    real = reduce_fast._selector.__wrapped__
+    monkeypatch.setattr(reduce_fast, "_selector", lambda *a: made.append(a) or real(*a))
+    rng = np.random.default_rng(7)
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    for shape, taken in (((256, 100, 3), True), ((4096, 10, 2), True), ((64, 20, 4), True),
+                         ((8, 100, 3), False), ((256, 100, 8), False), ((64, 1000, 3), False)):
+        a = (rng.random(shape) + 1).astype(dtype)  # terms of one sign: a relative bound
+        made.clear()
+        got = fast_sum(a, (1,), False)
+        assert bool(made) is taken
+        exact = a.astype(np.float64).sum(axis=1)
+        assert got.dtype == dtype and np.max(np.abs(got - exact) / exact) < tol
+        np.testing.assert_allclose(fast_sum(a, (1,), True), got[:, None], rtol=0)
+
+
 def test_the_engine_undoes_broadcasting_through_the_fast_sum(monkeypatch) -> None:
     calls = []
 
@@ -147,6 +168,7 @@ def test_the_engine_undoes_broadcasting_through_the_fast_sum(monkeypatch) -> Non
         return fast_sum(x, dims, keepdim)
 
     monkeypatch.setattr(reduce, "fast_sum", spy)
+    monkeypatch.setattr(engine, "fast_sum", spy)  # a first-order walk sums there itself
     rng = np.random.default_rng(3)
     x = mg.tensor(rng.standard_normal((256, 100, 3)))
     c = mg.tensor(rng.standard_normal((256, 1, 3)), requires_grad=True)

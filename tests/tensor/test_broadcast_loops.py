@@ -11,6 +11,7 @@ import pytest
 import minigrad as mg
 from minigrad import _broadcast
 from minigrad._broadcast import long_loops, widen
+from minigrad.ops import arith
 
 SHAPES = [(64, 80, 3), (64, 1, 3), (1, 1, 3), (64, 80, 1), (64, 1, 1), (1, 80, 3), (80, 3),
           (3,), (1,), (40, 1, 7, 20), (1, 30, 1, 20), (40, 30, 7, 1)]
@@ -116,13 +117,49 @@ def test_a_broadcast_subtrahend_is_summed_before_it_is_negated(monkeypatch) -> N
         negated.append(tuple(t.shape))
         return real(t)
 
+    def spy_numpy(a):  # a first-order walk negates in numpy
+        negated.append(a.shape)
+        return np.negative(a)
+
     monkeypatch.setattr(mg.Tensor, "__neg__", spy)
+    monkeypatch.setattr(arith, "_negative", spy_numpy)
     a = np.random.default_rng(3).standard_normal((64, 80, 3))
     g = np.random.default_rng(4).standard_normal(a.shape)
-    x, u = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
-    (x - x.mean(1, keepdim=True)).backward(mg.tensor(g))
+    u = torch.tensor(a, requires_grad=True)
     (u - u.mean(1, keepdim=True)).backward(torch.tensor(g))
-    assert negated == [(64, 1, 3)]
-    np.testing.assert_allclose(x.grad.numpy(), u.grad.numpy(), rtol=1e-12, atol=1e-14)
+    for create_graph in (False, True):
+        x = mg.tensor(a, requires_grad=True)
+        (x - x.mean(1, keepdim=True)).backward(mg.tensor(g), create_graph=create_graph)
+        assert negated == [(64, 1, 3)]
+        negated.clear()
+        np.testing.assert_allclose(x.grad.numpy(), u.grad.numpy(), rtol=1e-12, atol=1e-14)
     c = mg.tensor(a[:2, :3], requires_grad=True)  # and to second order, a 1-d subtrahend
     assert mg.autograd.gradgradcheck(lambda c: ((c - c[0, 0]) ** 3).sum(), (c,))
+
+
+def test_a_widened_operand_takes_the_result_in_place(monkeypatch) -> None:
+    # binary writes fn(x, y) into the fresh array widen made, not a new one: numpy's values,
+    # either side widened, through the ops and the engine's add of a broadcast gradient
+    made = []
+    real = _broadcast.widen
+
+    def spy(y, shape):
+        out = real(y, shape)
+        made.append(out)
+        return out
+
+    monkeypatch.setattr(_broadcast, "widen", spy)
+    rng = np.random.default_rng(5)
+    x, m = rng.standard_normal((64, 80, 3)), rng.standard_normal((64, 1, 3))
+    for fn, a, b in ((np.subtract, x, m), (np.subtract, m, x), (np.add, m, x),
+                     (np.multiply, x.astype(np.float32), m.astype(np.float32)),
+                     (np.add, np.ones((64, 80, 3), np.int64), np.ones((64, 1, 3), np.int64))):
+        made.clear()
+        out = _broadcast.binary(fn, a, b)
+        np.testing.assert_array_equal(out, fn(a, b))
+        assert any(np.shares_memory(out, w) for w in made if w is not a and w is not b)
+    np.testing.assert_array_equal((mg.tensor(x) - mg.tensor(m)).numpy(), x - m)
+    t, g = mg.tensor(x, requires_grad=True), m * np.ones_like(x)
+    (t - t.mean(1, keepdim=True) * 2).backward(mg.tensor(g))
+    want = g - 2 * g.sum(1, keepdims=True) / 80  # g, and the mean's share of -2 g
+    np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-12)
