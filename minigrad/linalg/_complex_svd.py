@@ -24,7 +24,7 @@ phase term i (Im J_jj - Im K_jj) / 2 s_j and 1 / s_j terms are 0/0 too): a loss 
 reads the top r triplets through a bond, A = U_r sqrt(S_r) and B = sqrt(S_r) Vh_r,
 unchanged by A Q, Q^H B (Q unitary: f(U S Vh), the MPS canonical forms' contractions),
 shows it in its cotangents: S Z Hermitian and 2 s_i gS_i = Z_ii on the read triplets, Z =
-J + K (``_tie_limits.bond_fit``, the imaginary diagonal being the phase test). Then the
+J + K (``_tie_bond.bond_fit``, the imaginary diagonal being the phase test). Then the
 whole gradient is the bond's (``_svd_gauge``: no poles, and differentiable again into
 cotangents of the same form); a tied pair read together (coupled) or silent on its
 diagonal is first confirmed by a look downstream. Any other loss takes every 0/0 term's
@@ -64,7 +64,8 @@ from ._svd_parts import (
     quot,
     tie_level,
 )
-from ._tie_limits import bond_fit, confirmed, looked_limits
+from ._tie_bond import bond_fit, confirmed
+from ._tie_limits import looked_limits
 from ._tie_sources import Downstream, Held, nested, note_chained
 from .errors import LinAlgError
 

@@ -49,14 +49,9 @@ from ._svd_parts import (
     quot_cols,
     tie_level,
 )
+from ._tie_bond import bond_fit, confirmed, product_limits
 from ._tie_errors import check_kinks, check_s_only, check_solo_ties
-from ._tie_limits import (
-    PolePass,
-    bond_fit,
-    confirmed,
-    exact_terms,
-    product_limits,
-)
+from ._tie_limits import PolePass, exact_terms
 from ._tie_sources import (
     Downstream,
     Earlier,

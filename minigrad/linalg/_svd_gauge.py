@@ -19,7 +19,7 @@ K = V^T gV): no s_j - s_i anywhere, so ties and near-ties among the read triplet
 limit; the only pole is a tie across the cut, refused before (``check_solo_ties``). Every
 piece is a function of (A, B, M) that a rotation of the bond leaves alone, so a second pass
 through it sees cotangents on U, S, V with s_i Z_ij = s_j Z_ji and 2 s_i gS_i = Z_ii exactly
-(``_tie_limits.bond_fit``); through the plain formula, which reads U and V off their
+(``_tie_bond.bond_fit``); through the plain formula, which reads U and V off their
 manifold in a way no rotation of the bond explains, they fail by O(1)
 (tests/linalg/test_svd_gauge.py).
 
