@@ -86,14 +86,19 @@ near the loss: 1.5x and 2.3x); its specific heat 1.1-1.4x and 1.3x, where the se
 pass had taken 20 looks (28-36x and 11.5x); the first pass still takes 2 (a 4-fold tie
 read at rounding level, which first-order data cannot tell from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
-(chi 24, 60 iterations) stays 5.3-6.5x the time and 1.7-2.1x the memory: its projector reads
+(chi 24, 60 iterations) stays 5.2-6.2x the time and 1.7-2.0x the memory: its projector reads
 U alone, a function of the kept subspace that the bond's test does not cover, and whose
 cotangents show that invariance only to 1e-6..1e-1 (rounding amplified by near-ties at later
 cuts), so no first-order test can take it. Its second pass looks at ~31 nodes (the corner's
 Ising degeneracies), each walking the first pass downstream of it: O(n^2) nodes run in n
 iterations, ~6x the plain pass's at 60. What the looks find is not noise: "zero"'s value
-is 1.1e-8 off Onsager's at T = 1.8, the default's 3e-14.
-"""
+is 1.1e-8 off Onsager's at T = 1.8, the default's 3e-14. A local rule is within reach,
+not built: where the first pass's loss reads U and V but not S (gS None), node k's look in
+the second pass needs the downstream Hessian H only as <H (U W, V W), M> (W a tie's
+rotation), M = d psi / dG is tangent (the formula reads G through U^T G - G^T U and the
+complement), and differentiating the tie plane's own identity nu = 0 along M gives
+-<G_U, M_U W> - <G_V, M_V W>, with no walk. On CTMRG it matched the walk to 3e-10..3e-14.
+It needs the second pass's cotangent of the node's first-pass result and that pass's G."""
 
 from __future__ import annotations
 
