@@ -82,7 +82,11 @@ def long_loops(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x.shape, y.shape)
     if len(shape) < 2 or math.prod(shape) < _FROM:
         return x, y
-    return widen(x, shape), widen(y, shape)
+    wx, wy = widen(x, shape), widen(y, shape)
+    if wx.shape != shape and wy.shape != shape and np.broadcast_shapes(
+            wx.shape, wy.shape) != shape:
+        return x, y  # each widened only partly: together they would lose axes
+    return wx, wy
 
 
 def binary(fn: np.ufunc, x: np.ndarray, y: np.ndarray) -> np.ndarray:

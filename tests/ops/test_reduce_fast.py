@@ -361,3 +361,17 @@ def test_float16_mean_over_more_elements_than_float16_holds():
         m.backward()
         assert float(m) == 0.5 and float(x.detach().mean(0)) == 0.5
         assert float(x.grad[0]) == np.float16(1 / 70000)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_non_finite_entry_stays_in_its_own_column_of_a_middle_axis_sum(dtype) -> None:
+    """The selector product (a cloud's mean) multiplies every entry by 0s as well: an Inf
+    or NaN there made its row's other columns NaN. sum, mean and the broadcast-undo of a
+    bias's gradient keep numpy's values."""
+    X = np.random.default_rng(0).random((256, 100, 3)).astype(dtype)
+    X[0, 0, 0], X[1, 2, 1], X[2, 5, 2] = np.inf, np.nan, -np.inf
+    np.testing.assert_allclose(mg.tensor(X).sum(1).numpy(), X.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(mg.tensor(X).mean(-2).numpy(), X.mean(-2), rtol=1e-5)
+    b = mg.tensor(np.zeros((256, 1, 3), dtype), requires_grad=True)
+    (mg.tensor(X) + b).backward(mg.tensor(X))
+    np.testing.assert_allclose(b.grad.numpy(), X.sum(1, keepdims=True), rtol=1e-5)

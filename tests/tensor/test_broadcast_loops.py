@@ -163,3 +163,21 @@ def test_a_widened_operand_takes_the_result_in_place(monkeypatch) -> None:
     (t - t.mean(1, keepdim=True) * 2).backward(mg.tensor(g))
     want = g - 2 * g.sum(1, keepdims=True) / 80  # g, and the mean's share of -2 g
     np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_operands_each_widened_partly_keep_the_broadcast_shape(op) -> None:
+    """(1, 64, 1) with a (64, 64, 3) expanded from (1, 64, 1): each is widened only where
+    its own loop was short, and together they had lost the first axis ((1, 64, 3)); the
+    engine's adding of two such gradients failed to sum to the input's shape."""
+    rng = np.random.default_rng(0)
+    a0, b0 = rng.random((1, 64, 1)), rng.random((1, 64, 1))
+    a, b = mg.tensor(a0), mg.tensor(b0).expand(64, 64, 3)
+    f = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op]
+    out = {"add": a + b, "sub": a - b, "mul": a * b}[op]
+    np.testing.assert_array_equal(out.numpy(), f(a0, np.broadcast_to(b0, (64, 64, 3))))
+    x = mg.tensor(rng.random((64, 64, 3)), requires_grad=True)
+    y = x * 2.0
+    G1, G2 = (mg.tensor(rng.random((1, 64, 1))).expand(64, 64, 3) for _ in range(2))
+    (g,) = mg.autograd.grad([y, y], [x], [G1, G2])
+    np.testing.assert_allclose(g.numpy(), 2 * (G1.numpy() + G2.numpy()))
