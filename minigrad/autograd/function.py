@@ -242,8 +242,7 @@ def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
     else:
         return _NO_GRADS[n], None
     edges = tuple([edge_of(a) if isinstance(a, tensor_class) else None for a in args])
-    needs = tuple([e is not None for e in edges])
-    return (needs, edges) if True in needs else (needs, None)
+    return tuple([e is not None for e in edges]), edges  # (one requires grad: above)
 
 
 def _outputs(cls: type[Function], ctx: Context, edges: tuple | None, raw: tuple) -> tuple:

@@ -276,7 +276,7 @@ class Passes(Earlier):
 
     def __init__(self, seen: list[Earlier]) -> None:
         super().__init__(np.logical_and.reduce([e.absent for e in seen]), (), seen[0].policy)
-        self.seen, self.D = seen, seen[0].D
+        self.seen = seen  # (never tapped itself: its own D and walk stay unset)
 
     def parts(self) -> list[tuple[tuple, Tensor | None]]:
         return [p for e in self.seen for p in e.parts()]

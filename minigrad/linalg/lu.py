@@ -10,7 +10,7 @@ factor moves by dLU = L tril(X, -1) + triu(X) U, so a cotangent gLU gives
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 import numpy as np
 
@@ -80,8 +80,9 @@ class _LUFactor(Function):
         (LU,) = ctx.saved_tensors
         L, U = _factors(LU)
         X = (adjoint(L) @ g.tril(-1)).tril(-1) + (g.triu() @ adjoint(U)).triu()
-        Y = solve_triangular(adjoint(L), X, upper=True, unitriangular=True)
-        Z = adjoint(solve_triangular(U, adjoint(Y), upper=True))  # Y U^-H
+        # (the solves read their triangle of LU, as lu_solve's)
+        Y = solve_triangular(adjoint(LU), X, upper=True, unitriangular=True)
+        Z = adjoint(solve_triangular(LU, adjoint(Y), upper=True))  # Y U^-H
         return adjoint(_perm(ctx.pivots, LU.dtype)) @ Z, None, None
 
 
@@ -101,12 +102,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True,
         raise NotImplementedError("minigrad's linalg.lu_factor takes square matrices only")
     lu, pivots, info = lu_packed(A._array)
     if check_errors and info.any():
-        first = int(np.flatnonzero(info)[0])
-        raise LinAlgError(f"torch.linalg.lu_factor_ex: {batch_prefix(info.shape, first)}"
-                          f"U[{info.flat[first]},{info.flat[first]}] is zero and using it on "
-                          "lu_solve would result in a division by zero; to factor such a "
-                          "matrix all the same, call linalg.lu(A, pivot) or "
-                          "linalg.lu_factor_ex(A, pivot)")
+        _zero_pivot("torch.linalg.lu_factor_ex", info)
     return LUFactorExResult(_LUFactor.apply(A, lu.astype(A.dtype, copy=False), pivots),
                             make_tensor(pivots), make_tensor(info.astype(np.int32)))
 
@@ -118,14 +114,19 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:
     tensor([2, 2], dtype=minigrad.int32)
     """
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
-    bad = np.flatnonzero(info._array)
-    if bad.size:
-        i = int(info._array.flat[bad[0]])
-        raise LinAlgError(f"torch.linalg.lu_factor: {batch_prefix(info.shape, int(bad[0]))}"
-                          f"U[{i},{i}] is zero and using it on lu_solve would result in a "
-                          "division by zero. If you still want to perform the factorization, "
-                          "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    if info._array.any():
+        _zero_pivot("torch.linalg.lu_factor", info._array)
     return LUFactorResult(LU, pivots)
+
+
+def _zero_pivot(fn: str, info: np.ndarray) -> NoReturn:
+    """torch's error for the first matrix whose U has a zero pivot (info: getrf's)."""
+    b = int(np.flatnonzero(info)[0])
+    i = int(info.flat[b])
+    raise LinAlgError(f"{fn}: {batch_prefix(info.shape, b)}U[{i},{i}] is zero and using it "
+                      "on lu_solve would result in a division by zero. If you still want to "
+                      "perform the factorization, consider calling linalg.lu(A, pivot) or "
+                      "linalg.lu_factor_ex(A, pivot)")
 
 
 def lu(A: Tensor, *, pivot: bool = True) -> LUResult:
@@ -163,13 +164,13 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     check_matrix(B, "linalg.lu_solve", "B", complex_ok=True)
     if not left:  # X A = B  <=>  A^H X^H = B^H
         return _adj(lu_solve(LU, pivots, _adj(B), adjoint=not adjoint))
-    L, U = _factors(LU)
+    # solve_triangular reads only its triangle (and its gradient lands there): LU itself
     P = _perm(pivots._array, LU.dtype)
     if adjoint:  # U^H L^H P X = B
-        Y = solve_triangular(_adj(U), B, upper=False)
-        return _adj(P) @ solve_triangular(_adj(L), Y, upper=True, unitriangular=True)
-    Y = solve_triangular(L, P @ B, upper=False, unitriangular=True)
-    return solve_triangular(U, Y, upper=True)
+        Y = solve_triangular(_adj(LU), B, upper=False)
+        return _adj(P) @ solve_triangular(_adj(LU), Y, upper=True, unitriangular=True)
+    Y = solve_triangular(LU, P @ B, upper=False, unitriangular=True)
+    return solve_triangular(LU, Y, upper=True)
 
 
 _adj = adjoint  # (lu_solve's keyword of that name hides the function there)

@@ -24,15 +24,15 @@ from ._lapack_info import cholesky_info, lu_info
 from .errors import LinAlgError
 
 
-def _raise_singular(fn: str, a: np.ndarray, what: str) -> None:
-    """torch's error for the first singular matrix of a (*, n, n)."""
-    info = lu_info(a)
+def _raise_singular(fn: str, info: np.ndarray) -> NoReturn:
+    """torch's error for the first singular matrix info (getrf's) marks."""
     bad = np.flatnonzero(info)
     if not bad.size:  # numpy's LAPACK hit a zero pivot our replay did not: name no pivot
         raise LinAlgError(f"{fn}: The input matrix is singular.")
     b = int(bad[0])
     raise LinAlgError(f"{fn}: {batch_prefix(info.shape, b)}The diagonal element "
-                      f"{int(info.flat[b])} is zero, {what}")
+                      f"{int(info.flat[b])} is zero, the inversion could not be completed "
+                      "because the input matrix is singular.")
 
 
 class _Inv(Function):
@@ -58,9 +58,7 @@ def _inv(a: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        _raise_singular("linalg.inv", a, "the inversion could not be completed because the "
-                        "input matrix is singular.")
-        raise  # (_raise_singular always raises)
+        _raise_singular("linalg.inv", lu_info(a))
 
 
 @half_as_float
@@ -229,11 +227,11 @@ class _Cholesky(Function):
         try:
             out = np.linalg.cholesky(a)
         except np.linalg.LinAlgError:
-            _not_positive_definite(a, cholesky_info(a))
+            _not_positive_definite(cholesky_info(a))
         if not np.isfinite(out).all():  # numpy lets a NaN pivot through; LAPACK's potrf and
             info = cholesky_info(a)  # torch refuse it, as a minor that is not positive
             if info.any():
-                _not_positive_definite(a, info)
+                _not_positive_definite(info)
         L = make_tensor(out)
         ctx.save_for_backward(L)
         return L
@@ -249,8 +247,7 @@ class _Cholesky(Function):
         return (Z + adjoint(Z)) * 0.5,
 
 
-def _not_positive_definite(a: np.ndarray, info: np.ndarray,
-                           fn: str = "linalg.cholesky") -> NoReturn:
+def _not_positive_definite(info: np.ndarray, fn: str = "linalg.cholesky") -> NoReturn:
     """torch's error for the first matrix of a whose factorisation failed (info: potrf's)."""
     bad = np.flatnonzero(info)
     b = int(bad[0]) if bad.size else 0
@@ -350,8 +347,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
     check_matrix(A, "linalg.inv_ex", square=True, complex_ok=True)
     out, info = _unless_failed(inv, A, lu_info)
     if check_errors and info.any():
-        _raise_singular("linalg.inv_ex", A._array, "the inversion could not be completed "
-                        "because the input matrix is singular.")
+        _raise_singular("linalg.inv_ex", info)
     return InvExResult(out, _info(info))
 
 
@@ -383,5 +379,5 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
                                lambda a: cholesky_info(np.swapaxes(a, -1, -2).conj() if upper
                                                        else a))
     if check_errors and info.any():
-        _not_positive_definite(A._array, info, "linalg.cholesky_ex")
+        _not_positive_definite(info, "linalg.cholesky_ex")
     return CholeskyExResult(out, _info(info))

@@ -17,8 +17,11 @@ class WeightHook:
     # The learnable originals, ``<name><suffix>``, and how the weight splits into them.
     suffixes: tuple[str, ...] = ("_orig",)
 
-    def split(self, weight: Tensor) -> tuple[Tensor, ...]:
+    def split(self, weight: Parameter) -> tuple[Parameter, ...]:
         return (weight,)
+
+    def _originals(self) -> str:
+        return " and ".join(self.name + s for s in self.suffixes)
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -35,8 +38,8 @@ class WeightHook:
         if module.__dict__.get(self.name) is not self.last:
             raise RuntimeError(
                 f"{type(module).__name__}.{self.name} was assigned, but it is recomputed from "
-                f"{self.name}_orig before every forward, so the assignment would be lost; "
-                f"assign to {self.name}_orig instead, or use nn.utils.parametrizations, "
+                f"{self._originals()} before every forward, so the assignment would be lost; "
+                f"assign to {self._originals()} instead, or use nn.utils.parametrizations, "
                 "where assigning goes through right_inverse")
         # Power iterations (the only state that moves) advance only in training mode.
         self.refresh(module, module.training)
@@ -54,10 +57,7 @@ def install(module: Module, hook: WeightHook) -> None:
     if not isinstance(weight, Parameter):
         raise ValueError(f"{type(module).__name__} has no parameter named '{name}'")
     del module._parameters[name]
-    with no_grad():
-        parts = [weight] if hook.suffixes == ("_orig",) else [
-            Parameter(t.detach().clone()) for t in hook.split(weight)]
-    for suffix, part in zip(hook.suffixes, parts):
+    for suffix, part in zip(hook.suffixes, hook.split(weight)):
         module.register_parameter(name + suffix, part)
     module.register_forward_pre_hook(hook)
 

@@ -5,8 +5,10 @@ W = g v / |v| recomputed before every forward from the Parameters ``<name>_g`` a
 
 from __future__ import annotations
 
+from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 from ..module import Module
+from ..parameter import Parameter
 from ._reparam import WeightHook, install, uninstall
 from .parametrizations import _norm_except_dim
 
@@ -18,8 +20,10 @@ class WeightNorm(WeightHook):
         super().__init__(name)
         self.dim = dim
 
-    def split(self, weight: Tensor) -> tuple[Tensor, ...]:
-        return _norm_except_dim(weight, self.dim), weight
+    def split(self, weight: Parameter) -> tuple[Parameter, ...]:
+        with no_grad():
+            return (Parameter(_norm_except_dim(weight, self.dim).detach().clone()),
+                    Parameter(weight.detach().clone()))
 
     def compute(self, module: Module, update: bool) -> Tensor:
         g, v = getattr(module, self.name + "_g"), getattr(module, self.name + "_v")
