@@ -47,10 +47,15 @@ def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
         dims = dim
     wrapped = {wrap_dim(d, ndim) for d in dims}
     if len(wrapped) != len(dims):
-        ws = [wrap_dim(d, ndim) for d in dims]
-        twice = next(w for i, w in enumerate(ws) if w in ws[:i])
-        raise RuntimeError(f"dim {twice} appears multiple times in the list of dims")
+        check_distinct([wrap_dim(d, ndim) for d in dims])
     return tuple(sorted(wrapped)) if ndim else ()
+
+
+def check_distinct(dims: Sequence[int]) -> None:
+    """torch's error for wrapped ``dims`` that name one dim twice."""
+    twice = next((w for i, w in enumerate(dims) if w in dims[:i]), None)
+    if twice is not None:
+        raise RuntimeError(f"dim {twice} appears multiple times in the list of dims")
 
 
 def shape_arg(args: tuple) -> tuple[int, ...]:

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ._dims import check_distinct
 from .ops.matmul import TensorDot
 from .tensor import Tensor
 
@@ -347,10 +348,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} "
                                f"in dim {y}")
-    for listed in (da, db):
-        twice = next((d for i, d in enumerate(listed) if d in listed[:i]), None)
-        if twice is not None:
-            raise RuntimeError(f"dim {twice} appears multiple times in the list of dims")
+    check_distinct(da)
+    check_distinct(db)
     ra = tuple([d for d in range(a.ndim) if d not in da])
     rb = tuple([d for d in range(b.ndim) if d not in db])
     return TensorDot.apply(a, b, ra, tuple(da), tuple(db), rb)

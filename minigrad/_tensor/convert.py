@@ -31,6 +31,7 @@ _TYPE_NAMES = {np.dtype(k): v + "Tensor" for k, v in (
     (np.float16, "Half"), (np.float32, "Float"), (np.float64, "Double"), (np.int64, "Long"),
     (np.int32, "Int"), (np.int16, "Short"), (np.int8, "Char"), (np.uint8, "Byte"),
     (np.bool_, "Bool"), (np.complex64, "ComplexFloat"), (np.complex128, "ComplexDouble"))}
+_TYPE_OF = {v: k for k, v in _TYPE_NAMES.items()}  # and back
 
 
 class ConvertMethods:
@@ -67,10 +68,10 @@ class ConvertMethods:
             lib, _, name = dtype.rpartition(".")
             if lib.endswith(".cuda"):
                 check_device("cuda")
-            found = [dt for dt, n in _TYPE_NAMES.items() if n == name]
-            if lib not in ("torch", "minigrad") or not found:
+            found = _TYPE_OF.get(name)
+            if lib not in ("torch", "minigrad") or found is None:
                 raise ValueError(f"invalid type: {dtype!r}")
-            dtype = found[0]
+            dtype = found
         return self._cast(dtype)
 
     def float(self: Tensor) -> Tensor:

@@ -19,7 +19,14 @@ import numpy as np
 # time, as torch's Tensor.norm does (the package is in sys.modules before this file runs).
 import minigrad
 
-from .._dims import count_over, norm_dims, numpy_dims, numpy_kwargs, wrap_dim
+from .._dims import (
+    count_over,
+    inverse_permutation,
+    norm_dims,
+    numpy_dims,
+    numpy_kwargs,
+    wrap_dim,
+)
 from ..autograd.context import Context
 from ..autograd.function import Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
@@ -311,4 +318,4 @@ def _one_max(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
     lead = moved.shape[:len(rest)]
     flat = moved.reshape(lead + (-1,))
     hit = np.arange(flat.shape[-1]) == np.argmax(flat, axis=-1)[..., None]
-    return np.transpose(hit.reshape(moved.shape), np.argsort(rest + list(dims)))
+    return np.transpose(hit.reshape(moved.shape), inverse_permutation(tuple(rest + list(dims))))

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from .._broadcast import long_loops
+from .._broadcast import binary
 from .._dims import count_over, inverse_permutation, norm_dims
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
-from ._base import as_float, conj, elementwise, float_operands, refuse_complex
+from ._base import as_float, conj, float_operands, refuse_complex
 from .arith import Where
 from .reduce_fast import fast_max, fast_sum, fast_sumsq
 from .shape import Cat
@@ -99,7 +99,7 @@ class Var(Function):
         mean = fast_sum(x, dims, True)
         np.divide(mean, count, out=mean)  # 0 / 0: nan, as torch
         ctx.mean = mean  # (kept-dims shape: small) for a first-order backward
-        c = np.asarray(np.subtract(*long_loops(x, mean)))  # (a 0-d x gives a scalar)
+        c = np.asarray(binary(np.subtract, x, mean))  # (a 0-d x gives a scalar)
         np.multiply(c, c, out=c)
         out = fast_sum(c, dims, keepdim)
         return np.divide(out, ctx.dof, out=out)
@@ -342,7 +342,7 @@ class Norm2(Function):
             x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
             n = np.asarray(np.sqrt(fast_sumsq(x, ctx.dims, True)))
             safe = np.where(n == 0, np.asarray(1, n.dtype), n)
-            ga = np.multiply(*elementwise(g._array.reshape(ctx.kept), a._array))
+            ga = binary(np.multiply, g._array.reshape(ctx.kept), a._array)
             return make_tensor(np.divide(*float_operands(ga, safe))), None, None
         n = Norm2.apply(a, ctx.dims, True)
         safe = Where.apply(n == 0, 1, n)

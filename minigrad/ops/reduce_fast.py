@@ -181,7 +181,7 @@ def fast_max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, is_max: bool) 
         it, low, shift, nan_from = bits
         _max_rows(x.dtype.char)(x.reshape(b, r).view(it), out.view(it), low, shift, nan_from,
                                 it(0 if is_max else -1))
-    elif k < _SHORT:  # each kept column's reduction, a strided but long loop
+    elif 1 < k < _SHORT:  # each kept column's reduction, a strided but long loop
         a = x.reshape(b, r, k)
         out = _empty((b, k), x.dtype)
         for j in range(k):
