@@ -137,7 +137,9 @@ class Div(Function):
             gb = None
             if nb:  # -(g a) / b^2, with the sign after: negation is exact, so bit for bit
                 gb = _numpy(np.divide, _numpy(_multiply, g, a), _numpy(_multiply, b, b))
-                gb._array = np.negative(gb._array)
+                # in place: on a 0-d array numpy returns a scalar, and a Tensor holding one
+                # made the next product float32 (Python-scalar promotion)
+                np.negative(gb._array, out=gb._array)
             return (_numpy(np.divide, g, b) if na else None), gb
         return (g / b if na else None), (-g * a / (b * b) if nb else None)
 
