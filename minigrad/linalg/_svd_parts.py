@@ -176,7 +176,8 @@ class Poles:
     def through_recorded(self, dropped: np.ndarray, num: Numerators,
                          noise: np.ndarray) -> None:
         """This pass differentiates a recorded pass that dropped ``dropped`` (a second
-        derivative through a truncated SVD): entries near a pole take the plain quotient
+        derivative through a truncated SVD, or through a loss of U and V alone, which may
+        drop none): entries near a pole take the plain quotient
         (not a tie: nu / x is the true value, to eps |g| / x; dropped triplets get their
         cotangents from the earlier pass's own quotients, whose conditioning this inherits
         anyway, and a local limit's series converges slowly there: CTMRG's near-ties below

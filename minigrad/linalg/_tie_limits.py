@@ -76,29 +76,23 @@ Hessian-vector product through that record. A replay reuses the looks made befor
 never nest); replays that would run more than G nodes in all give way to one recording
 of the whole walk. So n looks cost O(n G) time, at most about three walks more than
 recording from the start, and never more memory than one recorded walk. A second pass
-(second derivatives) through a truncation that did not take the bond's backward takes
-every near-pole entry as the plain quotient and uncoupled kept ties as 0
-(``Poles.through_recorded``); its coupled kept ties still look, each walking the
-recorded first pass downstream of it. Measured (benchmarks/bench_tensor_networks.py, one
-thread, CPU time and peak memory over "zero"'s, T = 1.8 and 2.5): TRG at bond 16, 20
-steps, the energy 1.2-1.45x and 1.1-1.25x (it recorded the whole walk for its 2 looks
-near the loss: 1.5x and 2.3x); its specific heat 1.1-1.4x and 1.3x, where the second
-pass had taken 20 looks (28-36x and 11.5x); the first pass still takes 2 (a 4-fold tie
-read at rounding level, which first-order data cannot tell from the matrix function of
+(second derivatives) through a truncation that did not take the bond's backward, or
+through a pass that read U and V but not S, takes every near-pole entry as the plain
+quotient and uncoupled kept ties as 0 (``Poles.through_recorded``). Its coupled kept ties
+look, each walking the recorded first pass downstream of it, unless that pass read U and
+V but not S (CTMRG's projector: a function of the kept subspace that the bond's test does
+not cover): then the loss's invariance gives the Hessian's share locally (``Covariant``,
+O(k^3) per node, no walk). Measured (benchmarks/bench_tensor_networks.py, one thread, CPU
+time and peak memory over "zero"'s, T = 1.8 and 2.5): TRG at bond 16, 20 steps, the energy
+1.2-1.45x and 1.1-1.25x (it recorded the whole walk for its 2 looks near the loss: 1.5x
+and 2.3x); its specific heat 1.1-1.4x and 1.3x, where the second pass had taken 20 looks
+(28-36x and 11.5x); the first pass still takes 2 (a 4-fold tie read at rounding level,
+which first-order data cannot tell from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
-(chi 24, 60 iterations) stays 5.2-6.2x the time and 1.7-2.0x the memory: its projector reads
-U alone, a function of the kept subspace that the bond's test does not cover, and whose
-cotangents show that invariance only to 1e-6..1e-1 (rounding amplified by near-ties at later
-cuts), so no first-order test can take it. Its second pass looks at ~31 nodes (the corner's
-Ising degeneracies), each walking the first pass downstream of it: O(n^2) nodes run in n
-iterations, ~6x the plain pass's at 60. What the looks find is not noise: "zero"'s value
-is 1.1e-8 off Onsager's at T = 1.8, the default's 3e-14. A local rule is within reach,
-not built: where the first pass's loss reads U and V but not S (gS None), node k's look in
-the second pass needs the downstream Hessian H only as <H (U W, V W), M> (W a tie's
-rotation), M = d psi / dG is tangent (the formula reads G through U^T G - G^T U and the
-complement), and differentiating the tie plane's own identity nu = 0 along M gives
--<G_U, M_U W> - <G_V, M_V W>, with no walk. On CTMRG it matched the walk to 3e-10..3e-14.
-It needs the second pass's cotangent of the node's first-pass result and that pass's G."""
+(chi 24, 60 iterations) 1.2-1.5x and 1.0x, where its second pass had looked at ~31 nodes
+(the corner's Ising degeneracies), each walking the first pass downstream of it: O(n^2)
+nodes in n iterations, 5.2-6.2x and 1.7-2.0x. (Its values agree with "zero"'s to 1e-14:
+the limits there are real but pair with little along beta.)"""
 
 from __future__ import annotations
 
@@ -121,7 +115,7 @@ from ._svd_parts import (
     quot,
 )
 from ._tie_errors import raise_if_undefined
-from ._tie_sources import Downstream, Earlier, Held, Local, Source
+from ._tie_sources import Covariant, Downstream, Earlier, Held, Local, Source, judged
 from .errors import LinAlgError
 
 
@@ -162,13 +156,26 @@ def exact_terms(p: PolePass) -> Terms:
     # differentiated (a second pass meets this tie again and needs the second derivatives
     # of the first pass's limit), one near a pole (then the value is O(x^2)-exact).
     order = 2 if differentiated else int(weak)
-    # Triplets an earlier pass dropped take their limits from its formula alone (cheap).
-    loc: tuple[np.ndarray, np.ndarray] | None = None  # (pairs, columns) known locally
+    # Triplets an earlier pass dropped take their limits from its formula alone (cheap);
+    # so do the + poles of a pass through one that read U and Vh alone (``Covariant``).
+    loc: Masks | None = None  # (+ pairs, - pairs, columns) known locally
+    local: Local | None = None
     if earlier is not None and gS is not None:
         a = earlier.absent
         loc_p, loc_z = a[..., :, None] & a[..., None, :], a[..., None, :]
-        if (loc_p & (need_p | need_m)).any() or (loc_z & need_z[..., None, :]).any():
-            loc = loc_p, loc_z
+        if not differentiated and Covariant.applies(earlier) and (need_p & ~loc_p).any():
+            assert down is not None  # an Earlier is found through it
+            try:
+                local = Covariant(earlier, down.outputs(), formula)
+            except LinAlgError:  # the rebuild is not that pass's formula: it raised
+                local = None
+            if local is not None and _same(local.grads[1], gS, scale_noise):
+                loc = Masks(np.ones_like(need_p), loc_p, loc_z)
+            else:  # something else reads S: the look downstream decides
+                local = None
+        if loc is None and ((loc_p & (need_p | need_m)).any()
+                            or (loc_z & need_z[..., None, :]).any()):
+            loc = Masks(loc_p, loc_p, loc_z)
     noise = scale_noise * (colmax(gUe) + colmax(gVe))
     Sr = S.unsqueeze(-2)
 
@@ -178,12 +185,13 @@ def exact_terms(p: PolePass) -> Terms:
                 "R": (num.R, Sr, need_z[..., None, :], mu.R),
                 "Q": (num.Q, Sr, need_z[..., None, :], mu.Q)}
 
-    mu_l, local = _NONE, None
+    mu_l = _NONE
     if loc is not None:
         assert earlier is not None and down is not None  # loc is set only with both
-        local = Local(earlier, down.outputs(), formula)
+        if local is None:
+            local = Local(earlier, down.outputs(), formula)
         mu_l = _limits(f, S, minus_s, plus_s, local, order, weak)
-    everywhere = loc is None or _beyond(*loc, need_p, need_m, need_z)
+    everywhere = loc is None or _beyond(loc, need_p, need_m, need_z)
     mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak) if everywhere else _NONE
     mu = _merge(loc, mu_l, mu_g)
     terms = terms_with(mu)
@@ -203,10 +211,12 @@ def exact_terms(p: PolePass) -> Terms:
             tol = noise
     bad: dict[str, np.ndarray | None] = {
         name: None if r is None else r > tol[..., None, None] for name, r in resid.items()}
-    if any(b is not None and b.any() for b in bad.values()) and down is not None:
+    curvature = judged(down) if any(b is not None and b.any() for b in bad.values()) \
+        else None
+    if curvature is not None:
         # Maybe only rounding in cotangents that cancelled (F - R at a rotation): compare
         # with the loss's curvature, the scale such rounding comes from.
-        wider = noise + scale_noise * down.hessian_scale()
+        wider = noise + scale_noise * curvature
         bad = {name: None if r is None else r > wider[..., None, None]
                for name, r in resid.items()}
     for name in ("R", "Q"):  # a column is one pole
@@ -256,19 +266,33 @@ def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor 
     return _limits(f, S, minus_s, plus_s, down, order, weak)
 
 
-def _beyond(loc_p: np.ndarray, loc_z: np.ndarray, need_p: np.ndarray, need_m: np.ndarray,
-            need_z: np.ndarray) -> bool:
+class Masks(NamedTuple):
+    """Where a local source gives the limits: + pole pairs, - pole pairs, columns."""
+
+    plus: np.ndarray
+    minus: np.ndarray
+    cols: np.ndarray
+
+
+def _same(local: Tensor | None, walk: Tensor, scale_noise: float) -> bool:
+    """Whether the walk's cotangent of S is the local formula's, to rounding."""
+    if local is None:
+        return False
+    a, b = local._array, walk._array
+    return bool(np.all(np.abs(a - b) <= scale_noise * np.maximum(
+        np.abs(a).max(axis=-1, keepdims=True), np.abs(b).max(axis=-1, keepdims=True))))
+
+
+def _beyond(loc: Masks, need_p: np.ndarray, need_m: np.ndarray, need_z: np.ndarray) -> bool:
     """Whether some pole needs a limit outside the locally known triplets."""
-    return bool((~loc_p & (need_p | need_m)).any() or (~loc_z & need_z[..., None, :]).any())
+    return bool((~loc.plus & need_p).any() or (~loc.minus & need_m).any()
+                or (~loc.cols & need_z[..., None, :]).any())
 
 
-def _merge(loc: tuple[np.ndarray, np.ndarray] | None, mu_l: Numerators,
-           mu_g: Numerators) -> Numerators:
-    """mu from the local source on its triplets (``loc``: pairs, columns), from the
-    general one elsewhere."""
+def _merge(loc: Masks | None, mu_l: Numerators, mu_g: Numerators) -> Numerators:
+    """mu from the local source where ``loc`` says, from the general one elsewhere."""
     if loc is None:
         return mu_g
-    loc_p, loc_z = loc
 
     def pick(mask: np.ndarray, a: Tensor | None, b: Tensor | None) -> Tensor | None:
         if a is None:
@@ -280,9 +304,9 @@ def _merge(loc: tuple[np.ndarray, np.ndarray] | None, mu_l: Numerators,
         return where(make_tensor(np.broadcast_to(mask, np.broadcast_shapes(
             mask.shape, a.shape))), a, b)
 
-    return Numerators(None, None, pick(loc_p, mu_l.plus, mu_g.plus),
-                      pick(loc_p, mu_l.minus, mu_g.minus), pick(loc_z, mu_l.R, mu_g.R),
-                      pick(loc_z, mu_l.Q, mu_g.Q))
+    return Numerators(None, None, pick(loc.plus, mu_l.plus, mu_g.plus),
+                      pick(loc.minus, mu_l.minus, mu_g.minus), pick(loc.cols, mu_l.R, mu_g.R),
+                      pick(loc.cols, mu_l.Q, mu_g.Q))
 
 
 def _fails(resid: dict, noise: np.ndarray) -> bool:

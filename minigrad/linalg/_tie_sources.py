@@ -48,13 +48,14 @@ def earlier_here(down: Downstream | None) -> Earlier | None:
 
 def remember_dropped(down: Downstream | None, poles: Poles, policy: TiePolicy,
                       grads: tuple) -> Earlier | None:
-    """When this result will be differentiated and dropped triplets sit at poles, keep
-    what a later pass needs to take their limits locally (see ``Earlier``)."""
+    """When this result will be differentiated and dropped triplets sit at poles, or the
+    loss read U and Vh but not S at poles, keep what a later pass needs to take their
+    limits locally (``Earlier``, ``Covariant``)."""
     if (down is None or policy.kind != "exact" or nested() or not result_is_differentiated()
-            or not poles.dropped_near):
+            or not (poles.dropped_near or grads[1] is None and poles.any())):
         return None
     e = Earlier(poles.absent, tuple(None if g is None else g.detach() for g in grads),
-                 policy)
+                 policy, down.scale)
     # One per recorded pass (each pass's result is tapped with its own), held by that
     # result's Tap: a node keeps them weakly, so each goes with its pass's graph.
     # (Keeping the first pass's alone had a later pass through the node, as another
@@ -66,6 +67,25 @@ def remember_dropped(down: Downstream | None, poles: Poles, policy: TiePolicy,
     earlier[:] = [r for r in earlier if r() is not None]
     earlier.append(weakref.ref(e))
     return e
+
+
+@contextmanager
+def rebuilding(scale: np.ndarray | None) -> Iterator[None]:
+    """A recorded pass's formula computed again on fresh leaves: where that pass judged
+    rounding by the loss's curvature, it takes the scale that pass found (``judged``)."""
+    _nesting.rebuilt = scale, True
+    try:
+        yield
+    finally:
+        _nesting.rebuilt = None, False
+
+
+def judged(down: Downstream | None) -> np.ndarray | None:
+    """The loss's curvature scale: from the walk, or in a rebuild the one the recorded pass
+    found (None: it found none, and a rebuild cannot look)."""
+    if down is not None:
+        return down.hessian_scale()
+    return getattr(_nesting, "rebuilt", (None, False))[0]
 
 
 def nested() -> bool:
@@ -122,9 +142,12 @@ class Source:
         through a chain, the first only unless ``near`` a pole: see there)."""
         return self._remembered(self._derivatives, d, levels, near)
 
+    scale: np.ndarray | None = None  # the curvature scale found, kept for a rebuild
+
     def hessian_scale(self) -> np.ndarray:
         """The loss's curvature scale (``_hessian_scale``)."""
-        return self._remembered(self._hessian_scale)
+        self.scale = self._remembered(self._hessian_scale)
+        return self.scale
 
     def _remembered(self, look: Callable, *args: Any) -> Any:
         return look(*args)
@@ -251,22 +274,27 @@ class Mark:
 
 
 class Earlier(Mark):
-    """A recorded pass's triplets that got exactly zero cotangent (dropped by the loss).
+    """A recorded pass's cotangents, and its triplets that got exactly zero cotangent
+    (dropped by the loss).
 
-    A later pass through that pass's result gives them cotangents from the first-order
-    formula alone (the loss never reads them), so their limits there come from that
-    formula, rebuilt locally (``Local``), instead of the whole downstream. ``Tap``
-    keeps the cotangent D the result gets in each later walk."""
+    A later pass through that pass's result gives those triplets cotangents from the
+    first-order formula alone (the loss never reads them), so their limits there come from
+    that formula, rebuilt locally (``Local``), instead of the whole downstream; so do the
+    + poles of a pass that read U and Vh but not S (``Covariant``). ``Tap`` keeps the
+    cotangent D the result gets in each later walk."""
 
     keeps_D = True
 
-    def __init__(self, absent: np.ndarray, grads: tuple, policy: TiePolicy) -> None:
+    def __init__(self, absent: np.ndarray, grads: tuple, policy: TiePolicy,
+                 scale: np.ndarray | None = None) -> None:
         super().__init__()
         self.absent, self.grads, self.policy = absent, grads, policy
+        self.scale = scale  # the curvature scale that pass judged rounding by, if it looked
 
-    def parts(self) -> list[tuple[tuple, Tensor | None]]:
-        """Each pass's cotangents and the cotangent D its result got in this walk."""
-        return [(self.grads, self.D)]
+    def parts(self) -> list[tuple[tuple, Tensor | None, np.ndarray | None]]:
+        """Each pass's cotangents, the cotangent D its result got in this walk, and the
+        curvature scale it judged rounding by."""
+        return [(self.grads, self.D, self.scale)]
 
 
 class Passes(Earlier):
@@ -275,10 +303,11 @@ class Passes(Earlier):
     downstream knows), and psi the sum of each pass's <D, formula> (``Local``)."""
 
     def __init__(self, seen: list[Earlier]) -> None:
-        super().__init__(np.logical_and.reduce([e.absent for e in seen]), (), seen[0].policy)
+        super().__init__(np.logical_and.reduce([e.absent for e in seen]), (), seen[0].policy,
+                         None)
         self.seen = seen  # (never tapped itself: its own D and walk stay unset)
 
-    def parts(self) -> list[tuple[tuple, Tensor | None]]:
+    def parts(self) -> list[tuple[tuple, Tensor | None, np.ndarray | None]]:
         return [p for e in self.seen for p in e.parts()]
 
 
@@ -303,16 +332,25 @@ class Tap(Function):
 class Local(Source):
     """psi(U, S, Vh) = <D, first-order formula(U, S, Vh; that pass's cotangents)> (summed
     over the passes, ``Passes``), its cotangents recorded on fresh leaves: the part of a
-    later pass's loss that the dropped triplets see."""
+    later pass's loss that the dropped triplets see. ``cotangents``: that pass's
+    cotangents are leaves too (``Covariant``)."""
 
     def __init__(self, earlier: Earlier, outputs: tuple[Tensor, ...],
-                 formula: Callable) -> None:
+                 formula: Callable, cotangents: bool = False) -> None:
         self.leaves = tuple(Tensor(t._array, requires_grad=True) for t in outputs)
+        self.firsts: list[tuple] = []  # each pass's cotangents, as the formula read them
         psi: Tensor | None = None
         with enable_grad():
-            for grads, D in earlier.parts():
-                term = (formula(*self.leaves, *grads, TiePolicy("local")) * D).sum()
-                psi = term if psi is None else psi + term
+            for grads, D, scale in earlier.parts():
+                if cotangents:  # the pass's own formula, exactly (see ``Covariant``)
+                    grads = tuple(None if g is None else Tensor(g._array, requires_grad=True)
+                                  for g in grads)
+                    with rebuilding(scale):
+                        gA = formula(*self.leaves, *grads, TiePolicy())
+                else:
+                    gA = formula(*self.leaves, *grads, TiePolicy("local"))
+                self.firsts.append(grads)
+                psi = (gA * D).sum() if psi is None else psi + (gA * D).sum()
         assert psi is not None  # an Earlier stands for one pass at least
         self.grads = self._hvp(psi, list(self.leaves), True)
 
@@ -321,6 +359,60 @@ class Local(Source):
 
     def recorded(self) -> list:
         return self.grads
+
+
+class Covariant(Local):
+    """A later pass's cotangents at an SVD whose recorded pass read U and Vh but not S,
+    the whole of their S-derivatives known locally at the + poles.
+
+    That pass's loss l(U, Vh) is a function of A, so l(U e^(t W), e^(-t W) Vh) = l for every
+    (U, Vh) and a rotation W of a tied pair: <G, (U W, -W Vh)> = 0 everywhere, G = (G_U,
+    G_Vh) its gradient. Along a direction T of (U, Vh) that keeps them orthonormal this
+    gives <H T, (U W, -W Vh)> = -<T_U^T G_U + T_Vh G_Vh^T, W>, H its Hessian. A later pass's
+    loss psi reads S only through the formula (nothing downstream reads S: l does not), so
+    d_t of its cotangents along S + t d is the formula's own (``Local``) plus H d_t M, M
+    its cotangent of G (the formula reads G through tangent directions only: U^T G_U - G_U^T
+    U and the complement); the rest of psi's cotangents do not change with S. So the +
+    numerators' derivatives need no walk downstream: those of (d_t gU - U Z_U, d_t gVh -
+    Z_V^T Vh), Z_U = (d_t M_U)^T G_U, Z_V = d_t M_Vh G_Vh^T. The other numerators (- poles,
+    the complement) of these are not the loss's: only ``plus`` may be read from them.
+
+    Cost: the formula and two Hessian-vector products through it, O(k^3) per node, in
+    place of a walk through the recorded pass downstream of the node (O(n^2) nodes in all
+    through a chain of n such SVDs, CTMRG's)."""
+
+    def __init__(self, earlier: Earlier, outputs: tuple[Tensor, ...],
+                 formula: Callable) -> None:
+        super().__init__(earlier, outputs, formula, cotangents=True)
+
+    @staticmethod
+    def applies(earlier: Earlier) -> bool:
+        """Whether every recorded pass read U or Vh and none read S."""
+        return all(g[1] is None and (g[0] is not None or g[2] is not None)
+                   for g, _, _ in earlier.parts())
+
+    def _derivatives(self, d: Tensor, levels: int, near: bool) -> list:
+        U, S, Vh = self.leaves
+        firsts = [g for grads in self.firsts for g in (grads[0], grads[2]) if g is not None]
+        q_of = self.grads[1]
+        out: list[tuple] = []
+        for n in range(1, levels + 1):
+            if q_of is None:
+                break
+            with enable_grad():
+                q = (q_of * d).sum()
+            hU, hS, hVh, *hG = self._hvp(q, [U, S, Vh, *firsts], n < levels)
+            dM = dict(zip(map(id, firsts), hG))
+            for gU, _, gVh in self.firsts:
+                if gU is not None and dM[id(gU)] is not None:
+                    z = U @ (dM[id(gU)].mT @ gU.detach())
+                    hU = -z if hU is None else hU - z
+                if gVh is not None and dM[id(gVh)] is not None:
+                    z = (dM[id(gVh)] @ gVh.detach().mT).mT @ Vh
+                    hVh = -z if hVh is None else hVh - z
+            out.append((hU, hVh))
+            q_of = hS
+        return out if any(u is not None or v is not None for u, v in out) else []
 
 
 class Held(Function):

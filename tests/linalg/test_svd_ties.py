@@ -526,6 +526,76 @@ def test_second_order_at_a_kept_tie_of_a_truncation(case):
     assert gradgradcheck(losses[case], (t64(A0),))
 
 
+def _subspace_loss(gap: float = 0.0):
+    """tr((P^T W P)^2), P the top three left singular vectors of a symmetric A with a tie
+    (or a pair ``gap`` apart) inside them (3, 2 + gap, 2 | 1, 0.5): a function of the kept
+    subspace alone (CTMRG's projector), which reads U but never S; and a direction D that
+    splits the tie."""
+    rng = np.random.default_rng(80)
+    Q = rotation(81, 5)
+    W = rng.standard_normal((5, 5))
+    W = mg.tensor(W + W.T)
+
+    def loss(a):
+        U, S, _ = mg.linalg.svd(a)
+        B = U[:, :3].mT @ W @ U[:, :3]
+        return (B @ B).diagonal().sum(), S
+
+    s = np.array([3.0, 2.0 + gap, 2.0, 1.0, 0.5])
+    return (Q * s) @ Q.T, loss, rng.standard_normal((5, 5))
+
+
+def _second_pass(loss, A0, D, reads_s: bool = False) -> np.ndarray:
+    """d/dA of <grad l, D> (+ sum(S^3), a second loss that reads S itself)."""
+    a = t64(A0)
+    value, S = loss(a)
+    (g,) = mg.autograd.grad(value, a, create_graph=True)
+    psi = (g * mg.tensor(D)).sum()
+    if reads_s:
+        psi = psi + (S ** 3).sum()
+    (h,) = mg.autograd.grad(psi, a)
+    return h.numpy()
+
+
+@pytest.mark.parametrize("gap", [0.0, 1e-7], ids=["tie", "near"])
+@pytest.mark.parametrize("reads_s", [False, True], ids=["formula", "reads S"])
+def test_a_second_pass_through_a_loss_of_u_alone_takes_its_kept_ties_locally(monkeypatch,
+                                                                             reads_s, gap):
+    """The second pass meets the kept tie with coupled cotangents (its limit is not 0: the
+    "zero" policy is 10% off here). The first pass read U alone, so its Hessian's share is
+    known from the invariance of that loss (_tie_sources.Covariant): no look downstream,
+    the walk's value to rounding, and differences of the gradient agree. Near a tie the
+    plain quotient (to eps |g| / gap), with no look either. A second loss that reads S
+    itself is not the formula's alone: there the look runs, as before."""
+    import minigrad.linalg._tie_sources as sources
+    A0, loss, D = _subspace_loss(gap)
+    looks: list = []
+    real = sources.Downstream._derivatives
+    monkeypatch.setattr(sources.Downstream, "_derivatives",
+                        lambda self, *a: (looks.append(1), real(self, *a))[1])
+    h = _second_pass(loss, A0, D, reads_s)
+    assert (len(looks) > 0) == (reads_s and not gap)
+    if not gap:
+        monkeypatch.setattr(sources.Covariant, "applies", staticmethod(lambda e: False))
+        np.testing.assert_allclose(h, _second_pass(loss, A0, D, reads_s), rtol=0,
+                                   atol=1e-9 * np.abs(h).max())
+
+    def grad_at(x):
+        a = t64(x)
+        loss(a)[0].backward()
+        return a.grad.numpy()
+
+    step = 1e-6
+    fd = (grad_at(A0 + step * D) - grad_at(A0 - step * D)) / (2 * step)
+    if reads_s:  # + the gradient of sum(S^3), a symmetric function of S: U 3 S^2 Vh
+        U, S, Vh = np.linalg.svd(A0)
+        fd = fd + (U * 3 * S ** 2) @ Vh
+    np.testing.assert_allclose(h, fd, rtol=0, atol=1e-6 * np.abs(fd).max())
+    if not gap:
+        with mg.linalg.tie_policy("zero"):
+            assert np.abs(_second_pass(loss, A0, D) - fd).max() > 1e-2 * np.abs(fd).max()
+
+
 def test_a_polar_factor_beside_a_product_at_a_tie_still_looks_downstream():
     """<C1, U S Vh> + <C2, U Vh> at a tie: the polar part couples the tied pair, so the
     product rule does not decide it; the look does, exactly."""
