@@ -53,6 +53,7 @@ from ._tie_bond import bond_fit, confirmed, product_limits
 from ._tie_errors import check_kinks, check_s_only, check_solo_ties
 from ._tie_limits import PolePass, exact_terms
 from ._tie_sources import (
+    Covariant,
     Downstream,
     Earlier,
     Tap,
@@ -228,7 +229,8 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
             if fit is not None and not fit.missing.any():
                 return bond_gradient(down.ctx, f.U, S, f.Vh, grads[0], grads[2], fit.r), None
     if earlier is not None and policy.kind == "exact":
-        poles.through_recorded(earlier.absent, num, noise)
+        poles.through_recorded(earlier.absent, num, noise, not earlier.dropped_near
+                               and Covariant.applies(earlier, differentiated))
     decided = None
     if policy.kind in ("exact", "local") and not inside_look and earlier is None:
         decided = product_limits(num, S, gS, poles, noise, scale_noise)

@@ -55,7 +55,7 @@ def remember_dropped(down: Downstream | None, poles: Poles, policy: TiePolicy,
             or not (poles.dropped_near or grads[1] is None and poles.any())):
         return None
     e = Earlier(poles.absent, tuple(None if g is None else g.detach() for g in grads),
-                 policy, down.scale)
+                 policy, down.scale, poles.dropped_near)
     # One per recorded pass (each pass's result is tapped with its own), held by that
     # result's Tap: a node keeps them weakly, so each goes with its pass's graph.
     # (Keeping the first pass's alone had a later pass through the node, as another
@@ -286,10 +286,11 @@ class Earlier(Mark):
     keeps_D = True
 
     def __init__(self, absent: np.ndarray, grads: tuple, policy: TiePolicy,
-                 scale: np.ndarray | None = None) -> None:
+                 scale: np.ndarray | None = None, dropped_near: bool = True) -> None:
         super().__init__()
         self.absent, self.grads, self.policy = absent, grads, policy
         self.scale = scale  # the curvature scale that pass judged rounding by, if it looked
+        self.dropped_near = dropped_near  # dropped triplets sat near poles in that pass
 
     def parts(self) -> list[tuple[tuple, Tensor | None, np.ndarray | None]]:
         """Each pass's cotangents, the cotangent D its result got in this walk, and the
@@ -304,7 +305,7 @@ class Passes(Earlier):
 
     def __init__(self, seen: list[Earlier]) -> None:
         super().__init__(np.logical_and.reduce([e.absent for e in seen]), (), seen[0].policy,
-                         None)
+                         None, any(e.dropped_near for e in seen))
         self.seen = seen  # (never tapped itself: its own D and walk stay unset)
 
     def parts(self) -> list[tuple[tuple, Tensor | None, np.ndarray | None]]:
@@ -375,7 +376,9 @@ class Covariant(Local):
     U and the complement); the rest of psi's cotangents do not change with S. So the +
     numerators' derivatives need no walk downstream: those of (d_t gU - U Z_U, d_t gVh -
     Z_V^T Vh), Z_U = (d_t M_U)^T G_U, Z_V = d_t M_Vh G_Vh^T. The other numerators (- poles,
-    the complement) of these are not the loss's: only ``plus`` may be read from them.
+    the complement) of these are not the loss's: only ``plus`` may be read from them. Near
+    a + pole between read triplets (not a tie) the same holds where the loss is invariant
+    there too; the series for mu checks it (nu = x mu), as everywhere.
 
     Cost: the formula and two Hessian-vector products through it, O(k^3) per node, in
     place of a walk through the recorded pass downstream of the node (O(n^2) nodes in all
@@ -386,10 +389,13 @@ class Covariant(Local):
         super().__init__(earlier, outputs, formula, cotangents=True)
 
     @staticmethod
-    def applies(earlier: Earlier) -> bool:
-        """Whether every recorded pass read U or Vh and none read S."""
-        return all(g[1] is None and (g[0] is not None or g[2] is not None)
-                   for g, _, _ in earlier.parts())
+    def applies(earlier: Earlier | None, differentiated: bool) -> bool:
+        """Whether every recorded pass read U or Vh and none read S, and this pass's result
+        is not differentiated again (the rebuild's leaves are its own: a third pass would
+        not see the limits move)."""
+        return earlier is not None and not differentiated and all(
+            g[1] is None and (g[0] is not None or g[2] is not None)
+            for g, _, _ in earlier.parts())
 
     def _derivatives(self, d: Tensor, levels: int, near: bool) -> list:
         U, S, Vh = self.leaves
