@@ -203,6 +203,9 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     inside_look = nested()
     absent = absent_triplets(gS, gUe, gVe, f.k)
     earlier = earlier_here(down)
+    if earlier is not None and not earlier.dropped_near and not Covariant.applies(
+            earlier, result_is_differentiated()):
+        earlier = None  # kept for Covariant alone, which this pass cannot use: look
     poles = Poles(s, tie, near, has_inv, absent,
                   None if earlier is None else absent | earlier.absent)
     # rounding-level numerators: what the exact and local policies decide by ("zero"
