@@ -177,24 +177,23 @@ class Poles:
                          local_near: bool = False) -> None:
         """This pass differentiates a recorded pass that dropped ``dropped`` (a second
         derivative through a truncated SVD, or through a loss of U and V alone, which may
-        drop none): entries near a pole take the plain quotient
-        (not a tie: nu / x is the true value, to eps |g| / x; dropped triplets get their
-        cotangents from the earlier pass's own quotients, whose conditioning this inherits
-        anyway, and a local limit's series converges slowly there: CTMRG's near-ties below
-        the cut sent every node to a look), and at a tie between kept triplets where every
-        coupling J_ij, J_ji, K_ij, K_ji is rounding take 0, as a structural
-        tie (the symmetry-protected ones of tensor networks, symmetric in every pass)
-        gives; a coupled tie still looks downstream. Either look would walk the whole
-        recorded pass again, per node (TRG's specific heat at bond 16: 20-50 s each).
-        ``local_near``: nothing dropped sat near a pole (so the earlier pass's formula
-        is not that ill-conditioned itself) and a local source gives the + limits between
-        kept triplets (``Covariant``): near those poles the series stays (O(x^2)-exact;
-        the plain quotient there lost eps |g| / x, 3e-4 at a gap of 1e-13)."""
+        drop none). Near a pole between dropped triplets the limit comes from that pass's
+        formula (their cotangents' only source, ``Local``), as between read triplets when
+        ``local_near`` (nothing dropped sat near a pole there, and ``Covariant`` gives
+        them); every other near-pole entry takes the plain quotient (not a tie: nu / x is
+        the true value, to eps |g| / x), and so does any the local series misses (a
+        cluster, where it converges slowly: a look would walk the whole recorded pass
+        again, per node; CTMRG's near-ties below the cut sent every node to one). At a
+        tie between kept triplets where every coupling J_ij, J_ji, K_ij, K_ji is rounding
+        take 0, as a structural tie (the symmetry-protected ones of tensor networks,
+        symmetric in every pass) gives; a coupled tie still looks (TRG's specific heat at
+        bond 16: 20-50 s each), unless ``Covariant`` gives it."""
         kept = ~dropped
         kk = kept[..., :, None] & kept[..., None, :]
-        self.weak_p = self.weak_p & kk if local_near else np.zeros_like(self.weak_p)
-        self.weak_m = np.zeros_like(self.weak_m)
-        self.weak_z = np.zeros_like(self.weak_z)
+        dd = dropped[..., :, None] & dropped[..., None, :]
+        self.weak_p = self.weak_p & (dd | kk) if local_near else self.weak_p & dd
+        self.weak_m = self.weak_m & dd
+        self.weak_z = self.weak_z & dropped
         if num.J is None or num.K is None or not (self.tie_p & kk).any():
             return
         quiet = self.tie_p & kk & (coupling(num.J._array, num.K._array)

@@ -77,8 +77,10 @@ never nest); replays that would run more than G nodes in all give way to one rec
 of the whole walk. So n looks cost O(n G) time, at most about three walks more than
 recording from the start, and never more memory than one recorded walk. A second pass
 (second derivatives) through a truncation that did not take the bond's backward, or
-through a pass that read U and V but not S, takes every near-pole entry as the plain
-quotient and uncoupled kept ties as 0 (``Poles.through_recorded``). Its coupled kept ties
+through a pass that read U and V but not S, takes its near-pole entries from the local
+series where one applies (between dropped triplets; between read ones through a loss of U
+and V alone) and the plain quotient elsewhere, and uncoupled kept ties as 0
+(``Poles.through_recorded``), with no walk. Its coupled kept ties
 look, each walking the recorded first pass downstream of it, unless that pass read U and
 V but not S (CTMRG's projector: a function of the kept subspace that the bond's test does
 not cover): then the loss's invariance gives the Hessian's share locally (``Covariant``,
@@ -185,27 +187,36 @@ def exact_terms(p: PolePass) -> Terms:
                 "R": (num.R, Sr, need_z[..., None, :], mu.R),
                 "Q": (num.Q, Sr, need_z[..., None, :], mu.Q)}
 
+    # Ties take the series' first term alone when a value is asked for (``_limits``).
+    ties = poles if order == 1 else None
     mu_l = _NONE
     if loc is not None:
         assert earlier is not None and down is not None  # loc is set only with both
         if local is None:
             local = Local(earlier, down.outputs(), formula)
-        mu_l = _limits(f, S, minus_s, plus_s, local, order, weak)
+        mu_l = _limits(f, S, minus_s, plus_s, local, order, weak, ties)
     everywhere = loc is None or _beyond(loc, need_p, need_m, need_z)
-    mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak) if everywhere else _NONE
+    mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties) if everywhere \
+        else _NONE
     mu = _merge(loc, mu_l, mu_g)
     terms = terms_with(mu)
     resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim) in terms.items()}
     tol = noise
-    if isinstance(local, Covariant) and _fails(resid, noise):
-        # Near a + pole (not a tie) the series may miss, in a cluster (it converges slowly
-        # there: CTMRG's corners): those entries keep the plain quotient, to eps |g| / x,
-        # as Poles.through_recorded takes every near pole of a truncation; a walk would
-        # cost the whole recorded pass per node.
+    if loc is not None and local is not None and weak and _fails(resid, noise):
+        # Near a pole (not a tie) the local series may miss, in a cluster (it converges
+        # slowly there: CTMRG's corners): those entries keep the plain quotient, to eps |g|
+        # / x, rather than walk the whole recorded pass per node.
         tol = noise + scale_noise * local.hessian_scale()
-        miss = resid["plus"] is not None and resid["plus"] > tol[..., None, None]
-        if np.any(miss & poles.weak_p):
-            need_p = need_p & ~(miss & poles.weak_p)
+        over = {name: None if r is None else r > tol[..., None, None]
+                for name, r in resid.items()}
+        miss_p = _masked(over["plus"], poles.weak_p & loc.plus)
+        miss_m = _masked(over["minus"], poles.weak_m & loc.minus)
+        miss_z = np.zeros_like(need_z)
+        for name in ("R", "Q"):  # a column is one pole
+            o = _masked(over[name], poles.weak_z[..., None, :] & loc.cols)
+            miss_z = miss_z | o.any(axis=-2)
+        if miss_p.any() or miss_m.any() or miss_z.any():
+            need_p, need_m, need_z = need_p & ~miss_p, need_m & ~miss_m, need_z & ~miss_z
             terms = terms_with(mu)
             resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim)
                      in terms.items()}
@@ -216,7 +227,7 @@ def exact_terms(p: PolePass) -> Terms:
         tol = noise + scale_noise * local.hessian_scale()
         if _fails(resid, tol):
             # The downstream reads those triplets after all: take every limit from it.
-            mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak)
+            mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties)
             terms = terms_with(mu)
             resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim)
                      in terms.items()}
@@ -268,14 +279,15 @@ def looked_limits(f: Factors, S: Tensor, gS: Tensor | None, down: Downstream,
 
 
 def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor | None,
-             down: Downstream | None, order: int, weak: bool) -> Numerators:
+             down: Downstream | None, order: int, weak: bool,
+             ties: Poles | None = None) -> Numerators:
     if gS is None:  # the loss does not read S: its cotangents cannot depend on it
         return _NONE
     if down is None:
         raise LinAlgError("svd backward: the exact gradient at a repeated or zero singular "
                           "value needs the backward walk's graph; call backward() or "
                           "autograd.grad on the loss rather than the SVD's backward directly")
-    return _limits(f, S, minus_s, plus_s, down, order, weak)
+    return _limits(f, S, minus_s, plus_s, down, order, weak, ties)
 
 
 class Masks(NamedTuple):
@@ -321,6 +333,13 @@ def _merge(loc: Masks | None, mu_l: Numerators, mu_g: Numerators) -> Numerators:
                       pick(loc.cols, mu_l.Q, mu_g.Q))
 
 
+def _masked(over: np.ndarray | None, near: np.ndarray) -> np.ndarray:
+    """``over`` (None: nowhere) at the entries ``near``."""
+    if over is None:
+        return np.zeros(np.broadcast_shapes(near.shape), bool)
+    return over & np.broadcast_to(near, over.shape)
+
+
 def _fails(resid: dict, noise: np.ndarray) -> bool:
     return any(r is not None and (r > noise[..., None, None]).any() for r in resid.values())
 
@@ -329,7 +348,7 @@ _NONE = Numerators(None, None, None, None, None, None)
 
 
 def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Source,
-            order: int, weak: bool) -> Numerators:
+            order: int, weak: bool, ties: Poles | None = None) -> Numerators:
     """mu at every entry, right with its first ``order`` derivatives (see the module
     docstring): along S + t d, nu = x mu with d_t x = c, so
 
@@ -337,7 +356,9 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
 
     the derivatives of the cotangents coming from ``source``; None where they cannot
     depend on S (then mu = 0). Where ``weak`` (near a pole off the ties) every term is
-    taken through a chain too (``Source._derivatives``)."""
+    taken through a chain too (``Source._derivatives``). ``ties``: the series stops at n = 0
+    at its ties (x is rounding there; a value, not derivatives, is asked for): through a
+    cluster of near poles the higher terms are large, and x times them is noise."""
     k = f.k
     # The series is the same for any scale of d; in units of s_1 its terms stay in range
     # (x / c ~ 1 at the + and - poles alike) at S ~ 1e+-100, where d = 1..k overflowed.
@@ -354,7 +375,9 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
     Sr = S.unsqueeze(-2)
     parts = [f.numerators(*dt) for dt in dts]
 
-    def mu(field: str, c: np.ndarray, x: Tensor) -> Tensor | None:
+    def mu(field: str, c: np.ndarray, x: Tensor, tie: np.ndarray | None) -> Tensor | None:
+        if tie is not None and tie.any():
+            x = where(make_tensor(np.broadcast_to(tie, x.shape)), 0.0, x)
         c = c * unit[..., None]  # (..., k, k)
         c_t = make_tensor(c.astype(S.dtype))
         out, power = None, None  # power = (-x / c)^n, by products: x ** n's own higher
@@ -369,8 +392,10 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
             out = term if out is None else out + term
         return out
 
-    return Numerators(None, None, mu("plus", c_p, minus_s), mu("minus", c_m, plus_s),
-                      mu("R", c_z, Sr), mu("Q", c_z, Sr))
+    tp, tm, tz = (None, None, None) if ties is None else (
+        ties.tie_p, ties.tie_m, ties.tie_z[..., None, :])
+    return Numerators(None, None, mu("plus", c_p, minus_s, tp), mu("minus", c_m, plus_s, tm),
+                      mu("R", c_z, Sr, tz), mu("Q", c_z, Sr, tz))
 
 
 def _resid(nu: Tensor | None, x: Tensor, mu: Tensor | None,

@@ -145,8 +145,9 @@ class Source:
     scale: np.ndarray | None = None  # the curvature scale found, kept for a rebuild
 
     def hessian_scale(self) -> np.ndarray:
-        """The loss's curvature scale (``_hessian_scale``)."""
-        self.scale = self._remembered(self._hessian_scale)
+        """The loss's curvature scale (``_hessian_scale``), found once per source."""
+        if self.scale is None:
+            self.scale = self._remembered(self._hessian_scale)
         return self.scale
 
     def _remembered(self, look: Callable, *args: Any) -> Any:

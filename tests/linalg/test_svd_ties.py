@@ -602,6 +602,33 @@ def test_a_second_pass_through_a_loss_of_u_alone_takes_its_kept_ties_locally(mon
             assert np.abs(_second_pass(loss, A0, D) - fd).max() > 1e-2 * np.abs(fd).max()
 
 
+@pytest.mark.parametrize("dropped", [(1e-12, 0.0), (1e-3, 1e-3 - 1e-12)],
+                         ids=["near zero", "near each other"])
+def test_dropped_triplets_near_poles_take_the_series_in_a_second_pass(dropped):
+    """A loss of the top three singular vectors (gapped: 3, 2, 1.5 | the two dropped) is
+    well conditioned, but the second pass gives the dropped triplets cotangents from the
+    first pass's formula, near each other or near 0: the plain quotient there was eps |g| /
+    x off (1e-5 of the Hessian-vector product); the local series is O(x^2)-exact."""
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((5, 5))
+    W = mg.tensor(W + W.T)
+    D = rng.standard_normal((5, 5))
+    A0 = (rotation(1, 5) * np.array([3.0, 2.0, 1.5, *dropped])) @ rotation(2, 5).T
+
+    def grad_at(x, create_graph=False):
+        a = t64(x)
+        U = mg.linalg.svd(a, full_matrices=False)[0][:, :3]
+        B = U.mT @ W @ U
+        (g,) = mg.autograd.grad((B @ B).diagonal().sum(), a, create_graph=create_graph)
+        return a, g
+
+    a, g = grad_at(A0, True)
+    (h,) = mg.autograd.grad((g * mg.tensor(D)).sum(), a)
+    step = 1e-6
+    fd = (grad_at(A0 + step * D)[1].numpy() - grad_at(A0 - step * D)[1].numpy()) / (2 * step)
+    np.testing.assert_allclose(h.numpy(), fd, rtol=0, atol=1e-7 * np.abs(fd).max())
+
+
 def test_a_polar_factor_beside_a_product_at_a_tie_still_looks_downstream():
     """<C1, U S Vh> + <C2, U Vh> at a tie: the polar part couples the tied pair, so the
     product rule does not decide it; the look does, exactly."""
