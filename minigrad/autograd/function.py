@@ -162,6 +162,21 @@ class Function:
         return out
 
 
+def forward_only(cls: type[Function], *args: Any) -> Any:
+    """What ``cls.apply(*args)`` returns where it records nothing (grad mode off, or no
+    Tensor argument requires grad), without its bookkeeping: forward's one output, wrapped.
+    For a forward numpy does not warn in (a view) or a caller already quiet (a backward
+    walk): numpy's warnings are left as they are."""
+    ctx = _new(Context)
+    ctx._fn, ctx.needs_input_grad, ctx._non_diff = cls, _NO_GRADS[len(args)], ()
+    raw = cls.forward(ctx, *args)
+    if type(raw) is _ndarray:  # make_tensor(raw) without the call
+        out = _new(tensor_class)
+        out._array, out._version_counter = raw, [0]
+        return out
+    return _wrap(raw)
+
+
 def _forward_unrecorded(cls: type[Function], ctx: Context, args: tuple) -> Any:
     """``cls.forward`` with recording off: a forward written with minigrad ops must not
     record (the node apply records stands for all it does). Called with recording on."""
