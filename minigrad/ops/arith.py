@@ -342,11 +342,11 @@ class Clamp(Function):
             out = np.minimum(out, np.asarray(hi_, dtype=x.dtype))
         n_a, n_lo, n_hi = ctx.needs_input_grad
         if n_a or n_lo or n_hi:  # the masks only where a backward can read them
-            keep = np.ones(x.shape, dtype=bool)
-            if lo_ is not None:
-                keep = keep & (x >= lo_)
-            if hi_ is not None:
-                keep = keep & (x <= hi_)
+            # (a bound may broadcast x: the masks take the result's shape)
+            if lo_ is None:
+                keep = x <= hi_
+            else:
+                keep = x >= lo_ if hi_ is None else (x >= lo_) & (x <= hi_)
             ctx.keep = make_tensor(keep)
             ctx.low = make_tensor(x < lo_) if n_lo else None
             ctx.high = make_tensor(x > hi_) if n_hi else None
