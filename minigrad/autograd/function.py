@@ -109,6 +109,7 @@ class Function:
         # tests/test_reference_engine.py holds the two to the same gradients. Each helper
         # call costs a small op ~5%: the single-output case below is written out.
         # edges is None when nothing records.
+        edges: tuple | None
         if not _state.enabled:
             needs, edges = _NO_GRADS[len(args)], None
         elif len(args) == 2:  # binary ops are most: written out here, not in _inputs
@@ -122,6 +123,14 @@ class Function:
                 eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
             needs, edges = (_NO_GRADS[2], None) if ea is None and eb is None else (
                 (ea is not None, eb is not None), (ea, eb))
+        elif len(args) == 1:  # unary ops next: their one tensor, written out as well
+            (a,) = args
+            if isinstance(a, tensor_class) and a.requires_grad:
+                arr = a._array
+                needs, edges = (True,), ((a.grad_fn or a._accumulator or sink(a),
+                                          a._output_nr, arr.shape, arr.dtype),)
+            else:
+                needs, edges = _NO_GRADS[1], None
         else:
             needs, edges = _inputs(args)
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
@@ -231,20 +240,17 @@ def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
     """needs_input_grad and the edges of a call: per argument, whether it is a Tensor
     that requires grad, and the edge to where its gradient goes (or None). The edges are
     None as a whole when no argument requires grad: nothing records."""
-    # Every op but a binary one comes here (apply writes the two-argument case out). One
-    # and three arguments (unary ops, a reduction's tensor, dims and keepdim) are unrolled,
-    # with edge_of written out for a Tensor argument first: no loop, comprehension or call
-    # is paid per argument.
+    # Every op but a unary or binary one comes here (apply writes those cases out). Three
+    # arguments (a reduction's tensor, dims and keepdim) are unrolled, with edge_of written
+    # out for a Tensor argument first: no loop, comprehension or call is paid per argument.
     n = len(args)
-    if n == 1 or n == 3:
+    if n == 3:
         a = args[0]
         if not (isinstance(a, tensor_class) and a.requires_grad):
             ea = None
         else:
             arr = a._array
             ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
-        if n == 1:
-            return (_NO_GRADS[1], None) if ea is None else ((True,), (ea,))
         b, c = args[1], args[2]  # seldom Tensors (where's are)
         eb = edge_of(b) if isinstance(b, tensor_class) else None
         ec = edge_of(c) if isinstance(c, tensor_class) else None
