@@ -67,19 +67,18 @@ def shape_arg(args: tuple) -> tuple[int, ...]:
 
 def infer_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
     """Resolve one -1 in ``shape`` and check the element count, with torch's message."""
-    known = 1
-    for n in shape:
-        if n != -1:
-            known *= n
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred (-1)")
-    if -1 in shape:
-        if known == 0 or size % known:
+    if -1 not in shape:
+        if math.prod(shape) != size:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
-        shape = tuple(size // known if n == -1 else n for n in shape)
-    elif known != size:
+        return shape
+    i = shape.index(-1)
+    rest = shape[:i] + shape[i + 1:]
+    if -1 in rest:
+        raise RuntimeError("only one dimension can be inferred (-1)")
+    known = math.prod(rest)
+    if known == 0 or size % known:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
-    return shape
+    return shape[:i] + (size // known,) + shape[i + 1:]
 
 
 def inverse_permutation(perm: tuple[int, ...]) -> tuple[int, ...]:

@@ -33,6 +33,7 @@ from .autograd import api as _api
 from .autograd import engine as _engine
 from .autograd.function import bind_tensor_class, make_tensor
 from .autograd.graph import edge_of
+from .autograd.views import Views
 from .dtypes import Number
 from .ops import unary
 
@@ -100,7 +101,7 @@ class Tensor(ArithMethods, ElementwiseMethods, SpecialMethods, ReduceMethods, Sh
     _accumulator: Any = None
     _base: Tensor | None = None
     _replay: Callable[[Tensor], Tensor] | None = None  # a view: redo it from its _base
-    _views: weakref.WeakSet | None = None  # a base: its live views, rebased by in-place ops
+    _views: Views | None = None  # a base: its views, rebased by in-place ops
     _retains: bool = False
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
@@ -192,7 +193,7 @@ class Tensor(ArithMethods, ElementwiseMethods, SpecialMethods, ReduceMethods, Sh
         return (self[i] for i in range(len(self)))
 
     # By identity, as torch's: the comparison operators build tensors, so Python would
-    # otherwise drop the hash. object's own runs in C (views go in WeakSets, often).
+    # otherwise drop the hash. object's own runs in C.
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:

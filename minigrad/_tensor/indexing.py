@@ -18,7 +18,8 @@ import numpy as np
 
 from .._dims import numpy_dims, wrap_dim
 from ..autograd import function, views
-from ..autograd.function import is_tensor, make_tensor
+from ..autograd.function import forward_only, is_tensor, make_tensor
+from ..autograd.grad_mode import _state
 from ..dtypes import Number
 from ..ops import arith, scatter_reduce, shape
 from ._operand import fill_value, int_array, long_index
@@ -39,11 +40,16 @@ class IndexingMethods:
         views.inplace(self, lambda s: shape.SetItem.apply(s, value.to(self.dtype), idx), (value,))
 
     def __getitem__(self: Tensor, index: Any) -> Tensor:
-        idx = shape.normalize_index(index)
-        out = shape.GetItem.apply(self, idx)
-        if shape.is_basic(idx):
-            return views.view(self, out, lambda b: shape.GetItem.apply(b, idx))
-        return out
+        if shape.plain(index):  # ints and slices: nothing to normalize, a view
+            idx = index
+        else:
+            idx = shape.normalize_index(index)
+            if not shape.is_basic(idx):
+                return shape.GetItem.apply(self, idx)
+        # a view (x[0], x[:, 1:]), made often and seldom recorded: GetItem's forward alone then
+        out = shape.GetItem.apply(self, idx) if self.requires_grad and _state.enabled else \
+            forward_only(shape.GetItem, self, idx)
+        return views.view(self, out, lambda b: shape.GetItem.apply(b, idx))
 
     def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
         """Pick along ``dim``: out[i][j] = self[index[i][j]][j] for dim 0 (and so on); the

@@ -19,7 +19,8 @@ import numpy as np
 
 from .._dims import infer_shape, shape_arg, wrap_dim
 from ..autograd import views
-from ..autograd.function import is_tensor, make_tensor
+from ..autograd.function import forward_only, is_tensor, make_tensor
+from ..autograd.grad_mode import _state
 from ..ops import shape
 from ._operand import int_array
 
@@ -32,7 +33,8 @@ class ShapeMethods:
 
     @property
     def T(self: Tensor) -> Tensor:
-        return _permuted(self, tuple(reversed(range(self._array.ndim))))
+        n = self._array.ndim
+        return _permuted(self, _REVERSED[n] if n < len(_REVERSED) else tuple(range(n))[::-1])
 
     @property
     def mT(self: Tensor) -> Tensor:
@@ -44,10 +46,11 @@ class ShapeMethods:
 
     def reshape(self: Tensor, *shape_: Any) -> Tensor:
         s = infer_shape(shape_arg(shape_), self._array.size)
-        return views.view(self, shape.Reshape.apply(self, s), lambda b: shape.Reshape.apply(b, s))
+        out = shape.Reshape.apply(self, s) if self.requires_grad and _state.enabled else \
+            forward_only(shape.Reshape, self, s)
+        return views.view(self, out, lambda b: shape.Reshape.apply(b, s))
 
-    def view(self: Tensor, *shape_: Any) -> Tensor:
-        return self.reshape(*shape_)
+    view = reshape  # as reshape: a copy where torch's view would refuse the layout
 
     def view_as(self: Tensor, other: Tensor) -> Tensor:
         return self.reshape(other.shape)
@@ -90,9 +93,10 @@ class ShapeMethods:
         return self.transpose(dim0, dim1)
 
     def t(self: Tensor) -> Tensor:
-        if self.ndim > 2:
+        n = self._array.ndim
+        if n > 2:
             raise RuntimeError("t() expects a tensor with <= 2 dimensions; use .mT or transpose")
-        return self.T
+        return _permuted(self, _REVERSED[n])
 
     def unsqueeze(self: Tensor, dim: int) -> Tensor:
         d = wrap_dim(dim, self.ndim + 1)
@@ -361,7 +365,10 @@ class ShapeMethods:
 
 def _permuted(t: Tensor, dims: tuple[int, ...]) -> Tensor:
     """``t`` with its axes in the order ``dims`` (a permutation, checked by the caller)."""
-    return views.view(t, shape.Permute.apply(t, dims), lambda b: shape.Permute.apply(b, dims))
+    # a view made often (x.t(), x.mT) and seldom recorded: Permute's forward alone then
+    out = shape.Permute.apply(t, dims) if t.requires_grad and _state.enabled else \
+        forward_only(shape.Permute, t, dims)
+    return views.view(t, out, lambda b: shape.Permute.apply(b, dims))
 
 
 def _swap_last(n: int) -> tuple[int, ...]:
@@ -369,6 +376,7 @@ def _swap_last(n: int) -> tuple[int, ...]:
 
 
 _SWAP_LAST = [(), (), *[_swap_last(n) for n in range(2, 9)]]  # mT's permutation, prebuilt
+_REVERSED = [tuple(range(n))[::-1] for n in range(9)]  # T's
 
 
 def _cut(d: int, a: int, b: int) -> tuple:

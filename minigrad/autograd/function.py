@@ -109,6 +109,7 @@ class Function:
         # tests/test_reference_engine.py holds the two to the same gradients. Each helper
         # call costs a small op ~5%: the single-output case below is written out.
         # edges is None when nothing records.
+        edges: tuple | None
         if not _state.enabled:
             needs, edges = _NO_GRADS[len(args)], None
         elif len(args) == 2:  # binary ops are most: written out here, not in _inputs
@@ -122,6 +123,14 @@ class Function:
                 eb = (b.grad_fn or b._accumulator or sink(b), b._output_nr, arr.shape, arr.dtype)
             needs, edges = (_NO_GRADS[2], None) if ea is None and eb is None else (
                 (ea is not None, eb is not None), (ea, eb))
+        elif len(args) == 1:  # unary ops next: their one tensor, written out as well
+            (a,) = args
+            if isinstance(a, tensor_class) and a.requires_grad:
+                arr = a._array
+                needs, edges = (True,), ((a.grad_fn or a._accumulator or sink(a),
+                                          a._output_nr, arr.shape, arr.dtype),)
+            else:
+                needs, edges = _NO_GRADS[1], None
         else:
             needs, edges = _inputs(args)
         ctx = _new(Context)  # Context(needs, cls) without the __init__ call
@@ -160,6 +169,21 @@ class Function:
             if ctx._saved and kind is not _ndarray:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,))
         return out
+
+
+def forward_only(cls: type[Function], *args: Any) -> Any:
+    """What ``cls.apply(*args)`` returns where it records nothing (grad mode off, or no
+    Tensor argument requires grad), without its bookkeeping: forward's one output, wrapped.
+    For a forward numpy does not warn in (a view) or a caller already quiet (a backward
+    walk): numpy's warnings are left as they are."""
+    ctx = _new(Context)
+    ctx._fn, ctx.needs_input_grad, ctx._non_diff = cls, _NO_GRADS[len(args)], ()
+    raw = cls.forward(ctx, *args)
+    if type(raw) is _ndarray:  # make_tensor(raw) without the call
+        out = _new(tensor_class)
+        out._array, out._version_counter = raw, [0]
+        return out
+    return _wrap(raw)
 
 
 def _forward_unrecorded(cls: type[Function], ctx: Context, args: tuple) -> Any:
@@ -216,20 +240,17 @@ def _inputs(args: tuple) -> tuple[tuple[bool, ...], tuple | None]:
     """needs_input_grad and the edges of a call: per argument, whether it is a Tensor
     that requires grad, and the edge to where its gradient goes (or None). The edges are
     None as a whole when no argument requires grad: nothing records."""
-    # Every op but a binary one comes here (apply writes the two-argument case out). One
-    # and three arguments (unary ops, a reduction's tensor, dims and keepdim) are unrolled,
-    # with edge_of written out for a Tensor argument first: no loop, comprehension or call
-    # is paid per argument.
+    # Every op but a unary or binary one comes here (apply writes those cases out). Three
+    # arguments (a reduction's tensor, dims and keepdim) are unrolled, with edge_of written
+    # out for a Tensor argument first: no loop, comprehension or call is paid per argument.
     n = len(args)
-    if n == 1 or n == 3:
+    if n == 3:
         a = args[0]
         if not (isinstance(a, tensor_class) and a.requires_grad):
             ea = None
         else:
             arr = a._array
             ea = (a.grad_fn or a._accumulator or sink(a), a._output_nr, arr.shape, arr.dtype)
-        if n == 1:
-            return (_NO_GRADS[1], None) if ea is None else ((True,), (ea,))
         b, c = args[1], args[2]  # seldom Tensors (where's are)
         eb = edge_of(b) if isinstance(b, tensor_class) else None
         ec = edge_of(c) if isinstance(c, tensor_class) else None

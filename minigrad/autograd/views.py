@@ -10,7 +10,7 @@ The bookkeeping lives on the Tensor, in four attributes:
   the root too).
 - ``_replay``: on a view made while recording, a function that redoes the view from its
   root (``view`` chains the replays of views of views).
-- ``_views``: on a root, a weak set of its live views made while recording.
+- ``_views``: on a root, weak references to its views made while recording (``Views``).
 
 A recorded in-place op (``inplace``) runs out of place on a copy of the old value, writes
 the result into the tensor's memory, and gives the tensor the result's place in the graph.
@@ -63,10 +63,39 @@ def view(base: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor]) -> Tenso
             return out
         else:
             out._replay = lambda r: replay(parent(r))
-        if root._views is None:
-            root._views = weakref.WeakSet()
-        root._views.add(out)
+        known = root._views
+        if known is None:
+            root._views = Views([_ref(out)])
+        else:
+            known.append(_ref(out))
+            if len(known) >= known.limit:
+                known.prune()
     return out
+
+
+_ref = weakref.ref
+
+
+class Views(list):
+    """A root's views made while recording, as weak references without callbacks.
+
+    A WeakSet costs a Python callback as each view dies, and its add as much again: a
+    view (x.t(), x.view(...)) is made often and redone seldom. The dead references are
+    dropped when the list doubles since the last pruning, so it stays within twice the
+    live views (and 64)."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self, refs: list) -> None:
+        super().__init__(refs)
+        self.limit = 64
+
+    def prune(self) -> None:
+        self[:] = [r for r in self if r() is not None]
+        self.limit = max(64, 2 * len(self))
+
+    def live(self) -> list[Tensor]:
+        return [v for r in self if (v := r()) is not None]
 
 
 def _owner(arr: np.ndarray) -> object:
@@ -147,8 +176,11 @@ def _record(t: Tensor, compute: Callable[[Tensor], Tensor]) -> None:
 def _rebase_views(root: Tensor) -> None:
     """Redo each live view from ``root``'s new node, as torch does: the write changed the
     views' values, so their gradients must flow through the write too."""
-    for v in list(root._views or ()):
-        _move(v, v._replay(root))
+    if root._views is not None:
+        for v in root._views.live():
+            replay = v._replay
+            assert replay is not None  # only views that can be redone are registered
+            _move(v, replay(root))
 
 
 def _move(t: Tensor, new: Tensor) -> None:

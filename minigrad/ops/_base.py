@@ -57,7 +57,8 @@ def elementwise(a: Any, b: Any) -> tuple[Any, Any]:
     """``operands`` of an elementwise op, a broadcast that would leave numpy short inner
     loops widened (see _broadcast.py)."""
     x, y = operands(a, b)
-    if type(x) is _ndarray and type(y) is _ndarray and x.shape != y.shape:
+    # (a 0-d operand, a scalar Tensor, makes no short loop: nothing to widen)
+    if type(x) is _ndarray and type(y) is _ndarray and x.shape != y.shape and x.ndim and y.ndim:
         return long_loops(x, y)
     return x, y
 
@@ -66,7 +67,7 @@ def arith(fn: np.ufunc, a: Any, b: Any) -> Any:
     """fn(a, b), numpy's add, subtract or multiply, on ``elementwise``'s operands: the result
     written into a widened operand where there is one (_broadcast.binary)."""
     x, y = operands(a, b)
-    if type(x) is _ndarray and type(y) is _ndarray and x.shape != y.shape:
+    if type(x) is _ndarray and type(y) is _ndarray and x.shape != y.shape and x.ndim and y.ndim:
         return binary(fn, x, y)
     return fn(x, y)
 

@@ -54,7 +54,12 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> np.ndarray:
-        if _is_bool(a) or _is_bool(b):  # torch refuses a bool operand even beside a float
+        # torch refuses a bool operand even beside a float (is_tensor inlined, the kind
+        # compared rather than the dtype, whose == is slow: every subtraction passes here)
+        tensor = function.tensor_class
+        if type(a) is bool or type(b) is bool or (
+                isinstance(a, tensor) and a._array.dtype.kind == "b") or (
+                isinstance(b, tensor) and b._array.dtype.kind == "b"):
             raise TypeError("subtraction with a bool operand is not supported; use ~ or ^ "
                             "instead")
         return arith(_subtract, a, b)
@@ -68,12 +73,6 @@ class Sub(Function):
         if not _state.enabled:  # nothing records: numpy's negation, without Neg's node
             return g, make_tensor(_negative(gb._array))
         return g, -gb
-
-
-def _is_bool(x: Any) -> bool:
-    # is_tensor inlined and the kind compared, not the dtype (its == is slow): Sub's hot path
-    return type(x) is bool or (isinstance(x, function.tensor_class)
-                               and x._array.dtype.kind == "b")
 
 
 class Mul(Function):
@@ -344,11 +343,11 @@ class Clamp(Function):
             out = np.minimum(out, np.asarray(hi_, dtype=x.dtype))
         n_a, n_lo, n_hi = ctx.needs_input_grad
         if n_a or n_lo or n_hi:  # the masks only where a backward can read them
-            keep = np.ones(x.shape, dtype=bool)
-            if lo_ is not None:
-                keep = keep & (x >= lo_)
-            if hi_ is not None:
-                keep = keep & (x <= hi_)
+            # (a bound may broadcast x: the masks take the result's shape)
+            if lo_ is None:
+                keep = x <= hi_
+            else:
+                keep = x >= lo_ if hi_ is None else (x >= lo_) & (x <= hi_)
             ctx.keep = make_tensor(keep)
             ctx.low = make_tensor(x < lo_) if n_lo else None
             ctx.high = make_tensor(x > hi_) if n_hi else None

@@ -332,15 +332,19 @@ class Norm2(Function):
     def forward(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
         ctx.save_for_backward(a)
-        ctx.dims, ctx.kept = dims, _kept(x.shape, dims)
-        return np.asarray(np.sqrt(fast_sumsq(x, dims, keepdim)))
+        kept = _kept(x.shape, dims)
+        # the sums kept apart from the output (which the caller may write into): a
+        # first-order backward reads them rather than summing again
+        ctx.dims, ctx.kept, ctx.sumsq = dims, kept, fast_sumsq(x, dims, True)
+        out = np.sqrt(ctx.sumsq)
+        return out if keepdim else out.reshape([n for i, n in enumerate(x.shape)
+                                                if i not in dims])
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         (a,) = ctx.saved_tensors
         if not _state.enabled:  # nothing records: the same steps in numpy alone
-            x = a._array if a._array.dtype.kind == "f" else a._array.astype(np.float32)
-            n = np.asarray(np.sqrt(fast_sumsq(x, ctx.dims, True)))
+            n = np.asarray(np.sqrt(ctx.sumsq))
             safe = np.where(n == 0, np.asarray(1, n.dtype), n)
             ga = binary(np.multiply, g._array.reshape(ctx.kept), a._array)
             return make_tensor(np.divide(*float_operands(ga, safe))), None, None

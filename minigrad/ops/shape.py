@@ -26,7 +26,7 @@ from .arith import Where
 _BASIC = frozenset([int, slice, type(None), type(Ellipsis)])
 
 
-def _plain(index: Any) -> bool:
+def plain(index: Any) -> bool:
     """Whether ``index`` is an int, a slice or a tuple of those, None and Ellipsis: basic,
     and nothing in it to normalize (x[i], x[:, 2:], the usual index), answered quickly."""
     if type(index) is tuple:
@@ -39,7 +39,7 @@ def _plain(index: Any) -> bool:
 
 def normalize_index(index: Any) -> Any:
     """Turn Tensors and lists inside an index into ndarrays (bool stays a mask)."""
-    if _plain(index):
+    if plain(index):
         return index
     tensor = function.tensor_class  # is_tensor, inlined: every indexing op passes here
 
@@ -56,7 +56,7 @@ def normalize_index(index: Any) -> Any:
 
 def is_basic(index: Any) -> bool:
     """True when numpy returns a view (only ints, slices, None and Ellipsis)."""
-    if _plain(index):  # the common cases, answered quickly
+    if plain(index):  # the common cases, answered quickly
         return True
     items = index if isinstance(index, tuple) else (index,)
     return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))

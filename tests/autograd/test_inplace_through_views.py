@@ -427,6 +427,23 @@ def test_the_base_takes_the_write_and_the_view_is_redone_from_it() -> None:
     assert v._base is y and y._version == v._version == 1
 
 
+def test_views_kept_among_many_dropped_are_still_redone() -> None:
+    # a root's record of its views drops the dead ones as it grows: those kept alive past
+    # that must still be redone from the write, with gradients through it
+    w = mg.tensor([2.0, 3.0], requires_grad=True)
+    y = mg.zeros(2)
+    kept = []
+    for i in range(300):
+        v = y.t() if i % 2 else y.reshape(2, 1)  # most made and dropped
+        if i % 50 == 1:
+            kept.append(v)
+    assert len(y._views) < 2 * len(kept) + 64
+    y.add_(w)
+    assert all(v.grad_fn is not None and v.grad_fn.name() == "PermuteBackward" for v in kept)
+    sum(v * (i + 1) for i, v in enumerate(kept)).sum().backward()
+    assert w.grad.tolist() == [21.0, 21.0]  # 1 + 2 + ... + 6
+
+
 # ---- torch's refusals ---------------------------------------------------------------------
 def _view_of_leaf(L, x):
     x[:2].mul_(2)

@@ -546,6 +546,18 @@ def test_tensor_norm_takes_every_p_torch_does() -> None:
         x.norm(p="bad")
 
 
+def test_norm_backward_is_not_changed_by_a_write_into_the_norm() -> None:
+    # the 2-norm's backward reads the sums its forward kept, not the output it returned
+    a = np.random.default_rng(5).standard_normal((3, 4))
+    for keepdim in (False, True):
+        x = mg.tensor(a, requires_grad=True)
+        n = x.norm(dim=1, keepdim=keepdim)
+        n.mul_(3)
+        n.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(),
+                                   3 * a / np.linalg.norm(a, axis=1, keepdims=True), rtol=1e-13)
+
+
 def test_p_norm_gradients_at_zero_are_finite_or_refused() -> None:
     for p in (3, 1.5, -1.0):
         z = mg.zeros(3, dtype=mg.float64, requires_grad=True)
