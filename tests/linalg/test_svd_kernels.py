@@ -740,6 +740,19 @@ def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     assert not calls
 
 
+def qr_route_input(kind: str) -> np.ndarray:
+    """90 x 64 inputs of the QR route: column-graded, a truncated corner (spectrum to 1e-20)
+    with rows of noise below, random."""
+    rng = np.random.default_rng(29)
+    if kind == "graded":
+        return rng.standard_normal((90, 64)) * np.logspace(0, -12, 64)
+    if kind == "corner":
+        q = orthogonal(rng, 64)
+        a = (q * np.logspace(0, -20, 64)) @ q.T
+        return np.vstack([a + a.T, rng.standard_normal((26, 64)) * 1e-12])
+    return rng.standard_normal((90, 64))
+
+
 @pytest.mark.parametrize("kind", ["graded", "corner", "random"])
 @pytest.mark.parametrize("full", [False, True])
 def test_qr_route_accumulates_rotations_where_r_is_ill_conditioned(monkeypatch, kind, full):
@@ -750,17 +763,56 @@ def test_qr_route_accumulates_rotations_where_r_is_ill_conditioned(monkeypatch, 
     inner = _svd_single._other_side
     monkeypatch.setattr(_svd_single, "_other_side",
                         lambda *args: calls.append(1) or inner(*args))
-    rng = np.random.default_rng(29)
-    if kind == "graded":
-        a = rng.standard_normal((90, 64)) * np.logspace(0, -12, 64)
-    elif kind == "corner":
-        q = orthogonal(rng, 64)
-        a = (q * np.logspace(0, -20, 64)) @ q.T
-        a = np.vstack([a + a.T, rng.standard_normal((26, 64)) * 1e-12])
-    else:
-        a = rng.standard_normal((90, 64))
+    a = qr_route_input(kind)
     check_svd(a, full, plan=Plan(Path.QR, 1, False))
     assert bool(calls) == (kind == "random")
+
+
+@pytest.mark.parametrize("shape", [(80, 80), (90, 64)])
+@pytest.mark.parametrize("complete", [False, True])
+def test_pivoted_qr_is_a_column_pivoted_qr(shape, complete):
+    """_pivoted_qr (LAPACK's geqp3): A P = Q R with Q orthonormal, R upper triangular and
+    |r_jj| non-increasing; Q m x m when complete."""
+    pytest.importorskip("scipy")
+    rng = np.random.default_rng(30)
+    m, n = shape
+    a = rng.standard_normal(shape) * np.logspace(0, -12, n)[rng.permutation(n)]
+    q, r, perm = _svd_single._pivoted_qr(a, True, complete)
+    assert q.shape == ((m, m) if complete else (m, n)) and r.shape == (n, n)
+    assert sorted(perm) == list(range(n))
+    tol = C * m * eps(np.float64)
+    assert np.all(np.abs(q.T @ q - np.eye(q.shape[1])) <= tol)
+    assert np.all(np.tril(r, -1) == 0)
+    assert np.all(np.diff(np.abs(np.diagonal(r))) <= 0)
+    assert np.all(np.abs(q[:, :n] @ r - a[:, perm]) <= tol * np.abs(a).max())
+    assert _svd_single._pivoted_qr(a, False, False)[0] is None
+    assert _svd_single._pivoted_qr(a.astype(np.complex128), True, False) is None
+
+
+@pytest.mark.parametrize("kind", ["graded", "corner", "random"])
+@pytest.mark.parametrize("full", [False, True])
+def test_qr_route_takes_the_pivoted_qr_and_without_it_two_qrs(monkeypatch, kind, full):
+    """The QR route (a refused Gram start) runs Jacobi on R of the pivoted QR where SciPy
+    is there; without it (a runtime dependency numpy alone), on L of A P = Q L Q2^T. Both
+    give a valid SVD, and the same values."""
+    pytest.importorskip("scipy")
+    a = qr_route_input(kind)
+    calls = []
+    inner = _svd_single._pivoted_qr
+    monkeypatch.setattr(_svd_single, "_pivoted_qr", lambda *args: calls.append(1) or inner(
+        *args))
+    plan = Plan(Path.QR, 1, False)
+    check_svd(a, full, plan=plan)
+    assert calls
+    values = svd_forward(a, full, False, _plan=plan)[1]
+    monkeypatch.setattr(_svd_single, "_pivoted_qr", lambda *args: None)
+    check_svd(a, full, plan=plan)
+    # relatively where the sweeps keep relative accuracy (cond(A D^-1) small); the corner's
+    # tail (cond 1e20 with unit-norm-like columns) only to the largest value's rounding
+    tol = C * 90 * eps(np.float64)
+    np.testing.assert_allclose(svd_forward(a, full, False, _plan=plan)[1], values,
+                               rtol=0 if kind == "corner" else tol,
+                               atol=tol * values[0] if kind == "corner" else 0)
 
 
 @pytest.mark.parametrize("shape", [(200, 60), (60, 200)])
