@@ -135,7 +135,7 @@ def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int, overwrite: bool 
             else NOT_CONVERGED
     else:  # the batch kernel on a batch of one (in float64 the very build batches use)
         st = np.zeros(1, np.int8)  # OK
-        jac.sweeps(X[None], vt, np.empty(n), np.empty(n), tol, st)
+        jac.sweeps(X[None], vt, np.empty(n), np.empty(n), np.empty(n), tol, st)
         status = int(st[0])
     s = np.empty(n, X.dtype)
     ut = np.empty((nleft, m), X.dtype)

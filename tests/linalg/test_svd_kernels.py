@@ -4,6 +4,7 @@ No Tensor here: these exercise the kernels and the driver directly. Tolerances a
 c * max(m, n) * eps(dtype) with a small constant c, relative to the largest singular value.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -388,6 +389,60 @@ def test_kernels_without_jit():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_scaled_sweeps_keep_rows_and_rotations_consistent():
+    """The serial sweeps keep the rotations' cosines in per-row scales, multiplied back in
+    below _FOLD and at every sweep's start: with _FOLD so high that every rotation folds,
+    and as shipped, on real, row-graded (down to the tiny rows' path), and complex rows,
+    the sweeps end with X = Vt X0, Vt unitary, X's rows orthogonal, and their norms the
+    singular values to relative accuracy (plain Python under NUMBA_DISABLE_JIT, where the
+    module's _FOLD can be changed)."""
+    code = textwrap.dedent("""
+        import json
+        import numpy as np
+        import minigrad.linalg._jacobi as J
+        from minigrad.linalg._svd_checks import _tolerances
+        rng = np.random.default_rng(0)
+        graded = 2.0 ** -np.linspace(0, 600, 9)[:, None]
+        cases = [rng.standard_normal((9, 12)), rng.standard_normal((9, 12)) * graded,
+                 rng.standard_normal((9, 12)) + 1j * rng.standard_normal((9, 12))]
+        norms = []
+        for fold in (J._FOLD, 0.99):
+            J._FOLD = fold
+            for x0 in cases:
+                n, m = x0.shape
+                x, vt = x0.copy()[None], np.eye(n, dtype=x0.dtype)[None]
+                st = np.zeros(1, np.int8)
+                tol = _tolerances(None, 40, m, np.float64)
+                J.sweeps(x, vt, np.empty(n), np.empty(n), np.empty(n), tol, st)
+                assert st[0] == 0
+                x, vt = x[0], vt[0]
+                big = np.abs(x0).max(axis=1, keepdims=True)
+                assert np.abs(vt @ vt.conj().T - np.eye(n)).max() < 100 * 2.0**-52
+                assert np.abs(x - vt @ x0).max() < 100 * 2.0**-52 * big.max()
+                top = np.abs(x).max(axis=1, keepdims=True)
+                unit = x / top
+                nrm = np.linalg.norm(unit, axis=1)
+                cos = np.abs(unit.conj() @ unit.T) / np.outer(nrm, nrm)
+                assert (cos - np.eye(n)).max() < 100 * 2.0**-52
+                norms.append(sorted((nrm * top[:, 0]).tolist(), reverse=True))
+        print(json.dumps(norms))
+    """)
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, cwd=root,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    norms = json.loads(out.stdout)
+    rng = np.random.default_rng(0)
+    real = [rng.standard_normal((9, 12)),
+            rng.standard_normal((9, 12)) * 2.0 ** -np.linspace(0, 600, 9)[:, None]]
+    refs = [mp_singular_values(x.T) for x in real]
+    refs.append(np.linalg.svd(rng.standard_normal((9, 12)) + 1j * rng.standard_normal(
+        (9, 12)), compute_uv=False))  # well conditioned: numpy is relatively accurate
+    for got, ref in zip(norms, refs + refs):
+        np.testing.assert_allclose(got, ref, rtol=C * 12 * eps(np.float64), atol=0)
 
 
 @pytest.mark.parametrize("shape", [(3, 3), (3, 4), (4, 2), (5, 3), (1, 4)])
