@@ -766,9 +766,10 @@ def test_gram_start_saves_sweeps(shape, plan):
 
 def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     """One square matrix whose spectrum falls to rounding (a tensor network's truncated
-    corner): the Gram start is refused, and Jacobi runs on L of A P = Q L Q2^T, within 8
-    sweeps where the sweeps on A itself need more; values only too, but for a matrix past
-    _QR_VALUES_MAX, which keeps the sweeps on A (the QRs' copies)."""
+    corner): the Gram start is refused, and Jacobi runs on R^T of the pivoted A P = Q R
+    (on L of A P = Q L Q2^T without SciPy), within 8 sweeps where the sweeps on A itself
+    need more; values only too, but for a matrix past _QR_VALUES_MAX, which keeps the
+    sweeps on A (the QRs' copies)."""
     rng = np.random.default_rng(28)
     q = orthogonal(rng, 96)
     a = (q * np.logspace(0, -20, 96)) @ q.T
