@@ -46,8 +46,8 @@ def _sweep(rows: np.ndarray, m: int, max_sweeps: int) -> bool:
     """The kernel on a copy of rows with V accumulated; whether it converged."""
     n = rows.shape[1]
     x, vt, status = rows.copy(), np.eye(n)[None].copy(), np.zeros(1, np.int8)
-    _kernels().sweeps(x, vt, np.empty(n), np.empty(n), _tolerances(None, max_sweeps, m,
-                                                                    np.float64), status)
+    _kernels().sweeps(x, vt, np.empty(n), np.empty(n), np.empty(n),
+                      _tolerances(None, max_sweeps, m, np.float64), status)
     return status[0] == 0
 
 

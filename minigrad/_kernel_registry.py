@@ -134,6 +134,8 @@ def exact(name: str, entry: str, key: Hashable, args: tuple) -> Callable:
             _exact[(name, entry, key)] = (chosen, f)
             return f
     dispatcher = getattr(jit(name), entry)
+    if not hasattr(dispatcher, "overloads"):  # NUMBA_DISABLE_JIT: a plain function
+        return dispatcher
     compiled = dispatcher.overloads.get(tuple(dispatcher.typeof_pyval(a) for a in args))
     if compiled is None:  # not compiled (or loaded) yet: numba's dispatch, this time
         return dispatcher

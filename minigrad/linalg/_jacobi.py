@@ -118,8 +118,9 @@ def _tangent(zeta):
 
 @njit(cache=True, nogil=True, inline="always")
 def _rotation(a, b, gamma):
-    """(c, s, new a, new b) of the rotation X[p] <- c X[p] - s X[q], X[q] <- s X[p] + c X[q]
-    that makes rows of norms a, b (both > _ROOT_SAFE) and dot product gamma orthogonal."""
+    """(c, s, t = s / c, new a, new b) of the rotation X[p] <- c X[p] - s X[q],
+    X[q] <- s X[p] + c X[q] that makes rows of norms a, b (both > _ROOT_SAFE) and dot
+    product gamma orthogonal."""
     alpha = a * a
     beta = b * b
     d = beta - alpha
@@ -141,7 +142,8 @@ def _rotation(a, b, gamma):
         c = den * inv
         s = gs * inv
         t = gs / den
-    return c, s, math.sqrt(max(0.0, alpha - t * gamma)), math.sqrt(max(0.0, beta + t * gamma))
+    return c, s, t, math.sqrt(max(0.0, alpha - t * gamma)), \
+        math.sqrt(max(0.0, beta + t * gamma))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -153,7 +155,7 @@ def _rotation_tiny(a, b, cos):
     c = 1.0 / math.sqrt(1.0 + t * t)
     na = a * math.sqrt(max(0.0, 1.0 - t * cos * r))
     nb = b * math.sqrt(max(0.0, 1.0 + t * cos / r))
-    return c, c * t, na, nb
+    return c, c * t, t, na, nb
 
 
 # The pair loop works on whole rows by 2-d indexing, inlined into one fastmath function:
@@ -202,6 +204,18 @@ def _settle(X, p, new, ref, tol):
 
 # ---- one sweep ----------------------------------------------------------------------------
 
+@njit(cache=True, nogil=True, inline="always")
+def _angle(a, b, gamma, usual, cos):
+    """(c, s, t, ph, new a, new b) of the rotation of a pair the relative test passed. Complex: the
+    real rotation of |gamma|, its sine turned by gamma's phase ph."""
+    g, ph = split(gamma if usual else cos)
+    if usual:
+        c, s, t, na, nb = _rotation(a, b, g)
+    else:
+        c, s, t, na, nb = _rotation_tiny(a, b, g)
+    return c, s, t, ph, na, nb
+
+
 @njit(**_HELPER, fastmath=_FAST)
 def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
     """Orthogonalise row p of X against rows q0..q1-1 (the relative test decides which);
@@ -227,12 +241,7 @@ def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
             if not last:
                 gamma = _dot_rows(X, p, q + 1)
             continue
-        # Complex: the real rotation of |gamma|, its sine turned by gamma's phase.
-        g, ph = split(gamma if usual else cos)
-        if usual:
-            c, s, na, nb = _rotation(a, b, g)
-        else:
-            c, s, na, nb = _rotation_tiny(a, b, g)
+        c, s, _, ph, na, nb = _angle(a, b, gamma, usual, cos)
         # Rotate in the storage dtype: float64 factors would halve float32's SIMD width.
         c_ = like(X, c)
         s_ = like(X, s * ph)
@@ -250,6 +259,130 @@ def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
             _settle(X, p, _norm(X, p), ref[p], tol)
         nrm[q] = nb if nb > 0.3 * b and nb > tol.noise * ref[q] else \
             _settle(X, q, _norm(X, q), ref[q], tol)
+        done += 1
+    return done
+
+
+# The serial sweeps (sweeps) run _pairs_scaled, _pairs with the rotations' cosines kept out
+# of the rows: row j of X holds the true row over scale[j]. A rotation is then
+# X[p] <- X[p] - u X[q], X[q] <- X[q] + w X[p] (u, w = t = s / c times the scales' ratio)
+# and the cosine goes into the scales. That takes work off the chain that bounds a sweep
+# (dot product -> rotation -> the next pair's dot product, row p's every time): 4-9% less
+# time (60 x 40, 48 x 48, 80 x 80, 120 x 100; 30 x 20 alike), the same sweeps. Each row's
+# rounding is the same as _pairs' (each entry x - u y, as c x - s y). _pairs stays the
+# plain version, which the threaded sweeps run.
+_FOLD = 2.0**-32  # a scale below this is multiplied into its row (stored rows stay < 2^33)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
+def _turn_rows(X, p, q, u, w):
+    """X[p] <- X[p] - u X[q], X[q] <- X[q] + w X[p]."""
+    for i in range(X.shape[1]):
+        xi = X[p, i]
+        yi = X[q, i]
+        X[p, i] = xi - u * yi
+        X[q, i] = yi + w * xi
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, inline="always")
+def _turn_rows_dot(X, p, q, r, u, w):
+    """_turn_rows(X, p, q, u, w) and return the new X[p] . X[r] (as _rotate_rows_dot)."""
+    acc = 0.0
+    for i in range(X.shape[1]):
+        xi = X[p, i]
+        yi = X[q, i]
+        xn = xi - u * yi
+        X[p, i] = xn
+        X[q, i] = yi + w * xi
+        acc += wide_conj(xn) * wide(X[r, i])
+    return acc
+
+
+@njit(**_HELPER)
+def _fold(X, Vt, scale, j):
+    """Row j of X (and of Vt unless it is empty) times scale[j], which becomes 1."""
+    f = like(X, scale[j])
+    for i in range(X.shape[1]):
+        X[j, i] *= f
+    for i in range(Vt.shape[1] if Vt.shape[0] else 0):
+        Vt[j, i] *= f
+    scale[j] = 1.0
+
+
+@njit(**_HELPER, fastmath=_FAST)
+def _tiny_angle(X, p, q, a, b, gamma, sp, sq, tol):
+    """_pairs_scaled's test and rotation (go, c, t, ph, new a, new b) for rows p, q of
+    which one is tiny or zero (norm <= _ROOT_SAFE), stored as X[p] / sp and X[q] / sq."""
+    if a > 0.0 and b > 0.0:
+        cos = gamma / (a * b) if a * b >= _SAFE else _scaled_dot(X, p, q, a / sp, b / sq)
+        if modulus(cos) > tol.rotate:
+            c, _, t, ph, na, nb = _angle(a, b, cos, False, cos)
+            return True, c, t, ph, na, nb
+    g, ph = split(gamma)
+    return False, 1.0, 0.0, ph, a, b
+
+
+@njit(**_HELPER)
+def _mend(X, Vt, nrm, ref, scale, p, q, a, b, tol):
+    """_pairs_scaled's rare cases after rotating rows p, q (norms a, b before): a scale
+    below _FOLD multiplied into its row; a norm that shrank a lot has lost digits to
+    cancellation, so it is measured again (as dgesvj does), the row zeroed if noise."""
+    for j, old in ((p, a), (q, b)):
+        if scale[j] < _FOLD:
+            _fold(X, Vt, scale, j)
+        if not (nrm[j] > 0.3 * old and nrm[j] > tol.noise * ref[j]):
+            nrm[j] = _settle(X, j, _norm(X, j) * scale[j], ref[j], tol)
+
+
+# (The test and the norms' update are written out in the pair loop: as inlined helpers
+# returning tuples they cost _pairs_scaled a fifth of its time. The rare cases, tiny rows'
+# test and rotation and the mends after it, are each one call out of line: with a call per
+# case in the loop, the scaled sweeps gained half as much.)
+@njit(**_HELPER, fastmath=_FAST)
+def _pairs_scaled(X, Vt, nrm, ref, scale, p, q0, q1, tol):
+    """_pairs on the rows X[j] * scale[j] (see above): the same tests, rotations and norms.
+    Rows of Vt share X's scales."""
+    done = 0
+    if q0 >= q1:
+        return done
+    gamma = _dot_rows(X, p, q0) * (scale[p] * scale[q0])
+    for q in range(q0, q1):
+        a = nrm[p]
+        b = nrm[q]
+        last = q + 1 == q1
+        if a > _ROOT_SAFE and b > _ROOT_SAFE:  # the usual rows: straight-line code
+            go = modulus(gamma) > tol.rotate * a * b
+            if go:
+                g, ph = split(gamma)
+                c, _, t, na, nb = _rotation(a, b, g)
+        else:  # tiny or zero rows, out of line
+            go, c, t, ph, na, nb = _tiny_angle(X, p, q, a, b, gamma, scale[p], scale[q], tol)
+        if not go:
+            if not last:
+                gamma = _dot_rows(X, p, q + 1) * (scale[p] * scale[q + 1])
+            continue
+        tau = t * ph
+        ratio = scale[q] / scale[p]
+        u = like(X, conj(tau) * ratio)
+        w = like(X, tau / ratio)
+        if last:
+            _turn_rows(X, p, q, u, w)
+        else:
+            gamma = _turn_rows_dot(X, p, q, q + 1, u, w)
+        if Vt.shape[0]:
+            _turn_rows(Vt, p, q, u, w)
+        sp = scale[p] * c  # (gamma's factor even if _mend folds it into the row)
+        scale[p] = sp
+        scale[q] *= c
+        ref[p] = max(ref[p], na)
+        ref[q] = max(ref[q], nb)
+        nrm[p] = na
+        nrm[q] = nb
+        if not (na > 0.3 * a and na > tol.noise * ref[p] and nb > 0.3 * b and
+                nb > tol.noise * ref[q] and scale[p] >= _FOLD and scale[q] >= _FOLD):
+            _mend(X, Vt, nrm, ref, scale, p, q, a, b, tol)
+        if not last:
+            gamma *= sp * scale[q + 1]
         done += 1
     return done
 
@@ -624,14 +757,15 @@ def _finish_lane(L, l, b, trans, compute_uv, u, s, vh):
 # that only kernels call have no Python entry point (_HELPER).
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def sweeps(X, Vt, nrm, ref, tol, status):
+def sweeps(X, Vt, nrm, ref, scale, tol, status):
     """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of each X[b] (the columns
     of A[b], scaled so that squares neither overflow nor, mostly, underflow) where
     status[b] is OK, rotations mirrored on the rows of Vt[b] unless Vt is (B, 0, 0);
     status[b] = NOT_CONVERGED if a sweep still rotated after tol.max_sweeps.
 
-    Serial: the driver hands slices of the batch to its threads. nrm and ref (k,) are
-    scratch, from the driver: each kind of allocation here would be a compile of its own.
+    Serial: the driver hands slices of the batch to its threads. nrm, ref and scale (k,)
+    are scratch, from the driver: each kind of allocation here would be a compile of its
+    own. The pairs are _pairs_scaled's: each sweep starts from true rows (scales folded in).
     One flat kernel, no inlined helpers: numba's inlining pass cost more than the code.
     """
     nbatch, n, m = X.shape
@@ -641,8 +775,12 @@ def sweeps(X, Vt, nrm, ref, tol, status):
         Xb, Vb = X[b], Vt[b]
         for j in range(n):
             ref[j] = 0.0
+            scale[j] = 1.0
         status[b] = NOT_CONVERGED
         for _sweep in range(tol.max_sweeps):
+            for j in range(n):
+                if scale[j] != 1.0:
+                    _fold(Xb, Vb, scale, j)
             renorm(Xb, nrm, ref, tol)
             rotated = 0
             for p in range(n - 1):
@@ -666,10 +804,16 @@ def sweeps(X, Vt, nrm, ref, tol, status):
                     big = ref[p]
                     ref[p] = ref[best]
                     ref[best] = big
-                rotated += _pairs(Xb, Vb, nrm, ref, p, p + 1, n, tol)
+                    big = scale[p]
+                    scale[p] = scale[best]
+                    scale[best] = big
+                rotated += _pairs_scaled(Xb, Vb, nrm, ref, scale, p, p + 1, n, tol)
             if rotated == 0:
                 status[b] = OK
                 break
+        for j in range(n):  # (a sweep without rotations leaves them 1: max_sweeps ran out)
+            if scale[j] != 1.0:
+                _fold(Xb, Vb, scale, j)
 
 
 @njit(cache=True, nogil=True)

@@ -314,7 +314,7 @@ def _general(a3, trans, full, compute_uv, tol, u, s, vh, status) -> None:
     # lone 60 x 40's call).
     key = (a3.dtype, X.flags.num, Vt.flags.num, expo.flags.num, u.flags.num, s.flags.num,
            vh.flags.num, status.flags.num)
-    args: tuple = (X, Vt, np.empty(k), np.empty(k), tol, status)
+    args: tuple = (X, Vt, np.empty(k), np.empty(k), np.empty(k), tol, status)
     exact("jacobi", "sweeps", key, args)(*args)
     ucols = (max(m, n) if full else k) if compute_uv else 0
     scratch = (np.empty((ucols, max(m, n)), a3.dtype), np.empty(k), np.empty(k, np.int64),

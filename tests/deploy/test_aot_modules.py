@@ -214,7 +214,7 @@ def test_compiled_kernels_release_the_gil(compiled):
     """While a compiled kernel runs on one thread, Python code runs on another: the
     threaded batches and the threaded sweeps depend on it."""
     x = np.random.default_rng(0).standard_normal((1, 400, 400))
-    args = (x, np.empty((1, 0, 0)), np.empty(400), np.empty(400),
+    args = (x, np.empty((1, 0, 0)), np.empty(400), np.empty(400), np.empty(400),
             F._tolerances(None, 60, 400, np.float64), np.zeros(1, np.int8))
     assert _aot._kinds(args) in compiled._table["sweeps"]
     inside = threading.Event()

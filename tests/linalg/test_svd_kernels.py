@@ -4,6 +4,7 @@ No Tensor here: these exercise the kernels and the driver directly. Tolerances a
 c * max(m, n) * eps(dtype) with a small constant c, relative to the largest singular value.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -390,6 +391,60 @@ def test_kernels_without_jit():
     assert out.stdout.strip() == "ok"
 
 
+def test_scaled_sweeps_keep_rows_and_rotations_consistent():
+    """The serial sweeps keep the rotations' cosines in per-row scales, multiplied back in
+    below _FOLD and at every sweep's start: with _FOLD so high that every rotation folds,
+    and as shipped, on real, row-graded (down to the tiny rows' path), and complex rows,
+    the sweeps end with X = Vt X0, Vt unitary, X's rows orthogonal, and their norms the
+    singular values to relative accuracy (plain Python under NUMBA_DISABLE_JIT, where the
+    module's _FOLD can be changed)."""
+    code = textwrap.dedent("""
+        import json
+        import numpy as np
+        import minigrad.linalg._jacobi as J
+        from minigrad.linalg._svd_checks import _tolerances
+        rng = np.random.default_rng(0)
+        graded = 2.0 ** -np.linspace(0, 600, 9)[:, None]
+        cases = [rng.standard_normal((9, 12)), rng.standard_normal((9, 12)) * graded,
+                 rng.standard_normal((9, 12)) + 1j * rng.standard_normal((9, 12))]
+        norms = []
+        for fold in (J._FOLD, 0.99):
+            J._FOLD = fold
+            for x0 in cases:
+                n, m = x0.shape
+                x, vt = x0.copy()[None], np.eye(n, dtype=x0.dtype)[None]
+                st = np.zeros(1, np.int8)
+                tol = _tolerances(None, 40, m, np.float64)
+                J.sweeps(x, vt, np.empty(n), np.empty(n), np.empty(n), tol, st)
+                assert st[0] == 0
+                x, vt = x[0], vt[0]
+                big = np.abs(x0).max(axis=1, keepdims=True)
+                assert np.abs(vt @ vt.conj().T - np.eye(n)).max() < 100 * 2.0**-52
+                assert np.abs(x - vt @ x0).max() < 100 * 2.0**-52 * big.max()
+                top = np.abs(x).max(axis=1, keepdims=True)
+                unit = x / top
+                nrm = np.linalg.norm(unit, axis=1)
+                cos = np.abs(unit.conj() @ unit.T) / np.outer(nrm, nrm)
+                assert (cos - np.eye(n)).max() < 100 * 2.0**-52
+                norms.append(sorted((nrm * top[:, 0]).tolist(), reverse=True))
+        print(json.dumps(norms))
+    """)
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, cwd=root,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    norms = json.loads(out.stdout)
+    rng = np.random.default_rng(0)
+    real = [rng.standard_normal((9, 12)),
+            rng.standard_normal((9, 12)) * 2.0 ** -np.linspace(0, 600, 9)[:, None]]
+    refs = [mp_singular_values(x.T) for x in real]
+    refs.append(np.linalg.svd(rng.standard_normal((9, 12)) + 1j * rng.standard_normal(
+        (9, 12)), compute_uv=False))  # well conditioned: numpy is relatively accurate
+    for got, ref in zip(norms, refs + refs):
+        np.testing.assert_allclose(got, ref, rtol=C * 12 * eps(np.float64), atol=0)
+
+
 @pytest.mark.parametrize("shape", [(3, 3), (3, 4), (4, 2), (5, 3), (1, 4)])
 @pytest.mark.parametrize("full", [True, False])
 def test_small_lanes_mixed_batch(shape, full):
@@ -711,9 +766,10 @@ def test_gram_start_saves_sweeps(shape, plan):
 
 def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     """One square matrix whose spectrum falls to rounding (a tensor network's truncated
-    corner): the Gram start is refused, and Jacobi runs on L of A P = Q L Q2^T, within 8
-    sweeps where the sweeps on A itself need more; values only too, but for a matrix past
-    _QR_VALUES_MAX, which keeps the sweeps on A (the QRs' copies)."""
+    corner): the Gram start is refused, and Jacobi runs on R^T of the pivoted A P = Q R
+    (on L of A P = Q L Q2^T without SciPy), within 8 sweeps where the sweeps on A itself
+    need more; values only too, but for a matrix past _QR_VALUES_MAX, which keeps the
+    sweeps on A (the QRs' copies)."""
     rng = np.random.default_rng(28)
     q = orthogonal(rng, 96)
     a = (q * np.logspace(0, -20, 96)) @ q.T
@@ -740,6 +796,19 @@ def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     assert not calls
 
 
+def qr_route_input(kind: str) -> np.ndarray:
+    """90 x 64 inputs of the QR route: column-graded, a truncated corner (spectrum to 1e-20)
+    with rows of noise below, random."""
+    rng = np.random.default_rng(29)
+    if kind == "graded":
+        return rng.standard_normal((90, 64)) * np.logspace(0, -12, 64)
+    if kind == "corner":
+        q = orthogonal(rng, 64)
+        a = (q * np.logspace(0, -20, 64)) @ q.T
+        return np.vstack([a + a.T, rng.standard_normal((26, 64)) * 1e-12])
+    return rng.standard_normal((90, 64))
+
+
 @pytest.mark.parametrize("kind", ["graded", "corner", "random"])
 @pytest.mark.parametrize("full", [False, True])
 def test_qr_route_accumulates_rotations_where_r_is_ill_conditioned(monkeypatch, kind, full):
@@ -750,17 +819,56 @@ def test_qr_route_accumulates_rotations_where_r_is_ill_conditioned(monkeypatch, 
     inner = _svd_single._other_side
     monkeypatch.setattr(_svd_single, "_other_side",
                         lambda *args: calls.append(1) or inner(*args))
-    rng = np.random.default_rng(29)
-    if kind == "graded":
-        a = rng.standard_normal((90, 64)) * np.logspace(0, -12, 64)
-    elif kind == "corner":
-        q = orthogonal(rng, 64)
-        a = (q * np.logspace(0, -20, 64)) @ q.T
-        a = np.vstack([a + a.T, rng.standard_normal((26, 64)) * 1e-12])
-    else:
-        a = rng.standard_normal((90, 64))
+    a = qr_route_input(kind)
     check_svd(a, full, plan=Plan(Path.QR, 1, False))
     assert bool(calls) == (kind == "random")
+
+
+@pytest.mark.parametrize("shape", [(80, 80), (90, 64)])
+@pytest.mark.parametrize("complete", [False, True])
+def test_pivoted_qr_is_a_column_pivoted_qr(shape, complete):
+    """_pivoted_qr (LAPACK's geqp3): A P = Q R with Q orthonormal, R upper triangular and
+    |r_jj| non-increasing; Q m x m when complete."""
+    pytest.importorskip("scipy")
+    rng = np.random.default_rng(30)
+    m, n = shape
+    a = rng.standard_normal(shape) * np.logspace(0, -12, n)[rng.permutation(n)]
+    q, r, perm = _svd_single._pivoted_qr(a, True, complete)
+    assert q.shape == ((m, m) if complete else (m, n)) and r.shape == (n, n)
+    assert sorted(perm) == list(range(n))
+    tol = C * m * eps(np.float64)
+    assert np.all(np.abs(q.T @ q - np.eye(q.shape[1])) <= tol)
+    assert np.all(np.tril(r, -1) == 0)
+    assert np.all(np.diff(np.abs(np.diagonal(r))) <= 0)
+    assert np.all(np.abs(q[:, :n] @ r - a[:, perm]) <= tol * np.abs(a).max())
+    assert _svd_single._pivoted_qr(a, False, False)[0] is None
+    assert _svd_single._pivoted_qr(a.astype(np.complex128), True, False) is None
+
+
+@pytest.mark.parametrize("kind", ["graded", "corner", "random"])
+@pytest.mark.parametrize("full", [False, True])
+def test_qr_route_takes_the_pivoted_qr_and_without_it_two_qrs(monkeypatch, kind, full):
+    """The QR route (a refused Gram start) runs Jacobi on R of the pivoted QR where SciPy
+    is there; without it (a runtime dependency numpy alone), on L of A P = Q L Q2^T. Both
+    give a valid SVD, and the same values."""
+    pytest.importorskip("scipy")
+    a = qr_route_input(kind)
+    calls = []
+    inner = _svd_single._pivoted_qr
+    monkeypatch.setattr(_svd_single, "_pivoted_qr", lambda *args: calls.append(1) or inner(
+        *args))
+    plan = Plan(Path.QR, 1, False)
+    check_svd(a, full, plan=plan)
+    assert calls
+    values = svd_forward(a, full, False, _plan=plan)[1]
+    monkeypatch.setattr(_svd_single, "_pivoted_qr", lambda *args: None)
+    check_svd(a, full, plan=plan)
+    # relatively where the sweeps keep relative accuracy (cond(A D^-1) small); the corner's
+    # tail (cond 1e20 with unit-norm-like columns) only to the largest value's rounding
+    tol = C * 90 * eps(np.float64)
+    np.testing.assert_allclose(svd_forward(a, full, False, _plan=plan)[1], values,
+                               rtol=0 if kind == "corner" else tol,
+                               atol=tol * values[0] if kind == "corner" else 0)
 
 
 @pytest.mark.parametrize("shape", [(200, 60), (60, 200)])
