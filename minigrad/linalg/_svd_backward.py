@@ -232,7 +232,8 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
             if fit is not None and not fit.missing.any():
                 return bond_gradient(down.ctx, f.U, S, f.Vh, grads[0], grads[2], fit.r), None
     if earlier is not None and policy.kind == "exact":
-        poles.through_recorded(earlier.absent, num, noise, not earlier.dropped_near
+        poles.through_recorded(earlier.absent, num, noise, not differentiated,
+                               not earlier.dropped_near
                                and Covariant.applies(earlier, differentiated))
     decided = None
     if policy.kind in ("exact", "local") and not inside_look and earlier is None:

@@ -174,11 +174,13 @@ class Poles:
             gone & off & ((dp <= n2) | (dm <= n2))).any())
 
     def through_recorded(self, dropped: np.ndarray, num: Numerators, noise: np.ndarray,
-                         local_near: bool = False) -> None:
+                         local_dropped: bool = True, local_near: bool = False) -> None:
         """This pass differentiates a recorded pass that dropped ``dropped`` (a second
         derivative through a truncated SVD, or through a loss of U and V alone, which may
         drop none). Near a pole between dropped triplets the limit comes from that pass's
-        formula (their cotangents' only source, ``Local``), as between read triplets when
+        formula (their cotangents' only source, ``Local``) when ``local_dropped`` (this
+        pass's result is not differentiated again: Local's leaves are its own, and a
+        third pass would not see its limits move), as between read triplets when
         ``local_near`` (nothing dropped sat near a pole there, and ``Covariant`` gives
         them); every other near-pole entry takes the plain quotient (not a tie: nu / x is
         the true value, to eps |g| / x), and so does any the local series misses (a
@@ -191,9 +193,10 @@ class Poles:
         kept = ~dropped
         kk = kept[..., :, None] & kept[..., None, :]
         dd = dropped[..., :, None] & dropped[..., None, :]
+        dd, cols = (dd, dropped) if local_dropped else (dd & False, dropped & False)
         self.weak_p = self.weak_p & (dd | kk) if local_near else self.weak_p & dd
         self.weak_m = self.weak_m & dd
-        self.weak_z = self.weak_z & dropped
+        self.weak_z = self.weak_z & cols
         if num.J is None or num.K is None or not (self.tie_p & kk).any():
             return
         quiet = self.tie_p & kk & (coupling(num.J._array, num.K._array)

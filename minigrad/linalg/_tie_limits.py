@@ -195,6 +195,14 @@ def exact_terms(p: PolePass) -> Terms:
         assert earlier is not None and down is not None  # loc is set only with both
         if local is None:
             local = Local(earlier, down.outputs(), formula)
+            assert gS is not None  # loc is set only with it
+            if not _same(local.grads[1], gS, scale_noise, earlier.absent):
+                # This pass's loss reads the dropped triplets itself, not only through the
+                # formula: near their poles the plain quotient (their ties still check nu).
+                a = earlier.absent
+                dd = a[..., :, None] & a[..., None, :]
+                need_p, need_m = need_p & ~(poles.weak_p & dd), need_m & ~(poles.weak_m & dd)
+                need_z = need_z & ~(poles.weak_z & a)
         mu_l = _limits(f, S, minus_s, plus_s, local, order, weak, ties)
     everywhere = loc is None or _beyond(loc, need_p, need_m, need_z)
     mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties) if everywhere \
@@ -299,11 +307,14 @@ class Masks(NamedTuple):
     cols: np.ndarray
 
 
-def _same(local: Tensor | None, walk: Tensor, scale_noise: float) -> bool:
-    """Whether the walk's cotangent of S is the local formula's, to rounding."""
+def _same(local: Tensor | None, walk: Tensor, scale_noise: float,
+          cols: np.ndarray | None = None) -> bool:
+    """Whether the walk's cotangent of S is the local formula's, to rounding (at ``cols``)."""
     if local is None:
         return False
     a, b = local._array, walk._array
+    if cols is not None:
+        a, b = np.where(cols, a, 0.0), np.where(cols, b, 0.0)
     return bool(np.all(np.abs(a - b) <= scale_noise * np.maximum(
         np.abs(a).max(axis=-1, keepdims=True), np.abs(b).max(axis=-1, keepdims=True))))
 
