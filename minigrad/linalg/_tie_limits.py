@@ -86,13 +86,14 @@ V but not S (CTMRG's projector: a function of the kept subspace that the bond's 
 not cover): then the loss's invariance gives the Hessian's share locally (``Covariant``,
 O(k^3) per node, no walk). Measured (benchmarks/bench_tensor_networks.py, one thread, CPU
 time and peak memory over "zero"'s, T = 1.8 and 2.5): TRG at bond 16, 20 steps, the energy
-1.1-1.6x and 1.1-1.9x (it records the walk below each of its 2-3 looks near the loss,
-how many depending on rounding in the SVDs at T = 2.5; recording the whole walk had cost
-1.5x and 2.3x); its specific heat 1.2-1.7x and 1.3x, where the second pass had taken 20
-looks (28-36x and 11.5x); the first pass still looks (a 4-fold tie read at rounding level,
-which first-order data cannot tell from the matrix function of
+1.2-2.0x and 1.1-1.9x (each of its 2-3 looks near the loss walks the recorded part below
+it, ~0.34 s at bond 16; how many depends on rounding in the SVDs at T = 2.5: three since
+the scaled sweeps, 2.0x; recording the whole walk had cost 1.5x and 2.3x); its specific
+heat 1.5-1.7x and 1.3x, where the second pass had taken 20 looks (28-36x and 11.5x); the
+first pass still looks (a tie read at rounding level, which first-order data cannot tell
+from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
-(chi 24, 60 iterations) 1.3-1.9x and 1.0x, where its second pass had looked at ~31 nodes
+(chi 24, 60 iterations) 1.4-1.7x and 1.0x, where its second pass had looked at ~31 nodes
 (the corner's Ising degeneracies), each walking the first pass downstream of it: O(n^2)
 nodes in n iterations, 5.2-6.2x and 1.7-2.0x. (Its values agree with "zero"'s to 1e-14:
 the limits there are real but pair with little along beta.)"""
