@@ -203,8 +203,9 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     inside_look = nested()
     absent = absent_triplets(gS, gUe, gVe, f.k)
     earlier = earlier_here(down)
-    if earlier is not None and not earlier.dropped_near and not Covariant.applies(
-            earlier, result_is_differentiated()):
+    differentiated = result_is_differentiated()
+    covariant = Covariant.applies(earlier, differentiated)
+    if earlier is not None and not earlier.dropped_near and not covariant:
         earlier = None  # kept for Covariant alone, which this pass cannot use: look
     poles = Poles(s, tie, near, has_inv, absent,
                   None if earlier is None else absent | earlier.absent)
@@ -219,7 +220,6 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     # Inside another tie limit's look downstream only that limit is exact: ties met
     # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
     # and what bounds the cost; see the module docstring).
-    differentiated = result_is_differentiated()
     # A loss unchanged by a rotation of the bond it reads, whose result will be
     # differentiated or which is met again through such a backward: the whole gradient
     # without poles, so that the next pass sees the bond's form too (``_svd_gauge``).
@@ -233,8 +233,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
                 return bond_gradient(down.ctx, f.U, S, f.Vh, grads[0], grads[2], fit.r), None
     if earlier is not None and policy.kind == "exact":
         poles.through_recorded(earlier.absent, num, noise, not differentiated,
-                               not earlier.dropped_near
-                               and Covariant.applies(earlier, differentiated))
+                               covariant and not earlier.dropped_near)
     decided = None
     if policy.kind in ("exact", "local") and not inside_look and earlier is None:
         decided = product_limits(num, S, gS, poles, noise, scale_noise)

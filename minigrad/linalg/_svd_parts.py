@@ -193,7 +193,9 @@ class Poles:
         kept = ~dropped
         kk = kept[..., :, None] & kept[..., None, :]
         dd = dropped[..., :, None] & dropped[..., None, :]
-        dd, cols = (dd, dropped) if local_dropped else (dd & False, dropped & False)
+        cols = dropped
+        if not local_dropped:
+            dd, cols = np.zeros_like(dd), np.zeros_like(dropped)
         self.weak_p = self.weak_p & (dd | kk) if local_near else self.weak_p & dd
         self.weak_m = self.weak_m & dd
         self.weak_z = self.weak_z & cols

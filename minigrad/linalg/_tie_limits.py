@@ -179,38 +179,36 @@ def exact_terms(p: PolePass) -> Terms:
                 local = None
         if loc is None and ((loc_p & (need_p | need_m)).any()
                             or (loc_z & need_z[..., None, :]).any()):
+            assert down is not None  # an Earlier is found through it
             loc = Masks(loc_p, loc_p, loc_z)
+            local = Local(earlier, down.outputs(), formula)
+            if not _same(local.grads[1], gS, scale_noise, a):
+                # This pass's loss reads the dropped triplets itself, not only through the
+                # formula: near their poles the plain quotient (their ties still check nu).
+                need_p, need_m = need_p & ~(poles.weak_p & loc_p), need_m & ~(poles.weak_m & loc_p)
+                need_z = need_z & ~(poles.weak_z & a)
     noise = scale_noise * (colmax(gUe) + colmax(gVe))
     Sr = S.unsqueeze(-2)
 
-    def terms_with(mu: Numerators) -> dict:
-        return {"plus": (num.plus, minus_s, need_p, mu.plus),
-                "minus": (num.minus, plus_s, need_m, mu.minus),
-                "R": (num.R, Sr, need_z[..., None, :], mu.R),
-                "Q": (num.Q, Sr, need_z[..., None, :], mu.Q)}
+    def terms_with(mu: Numerators) -> tuple[dict, dict]:
+        """Each kind of pole's (nu, x, where a limit is needed, mu), and |nu - x mu| there."""
+        terms = {"plus": (num.plus, minus_s, need_p, mu.plus),
+                 "minus": (num.minus, plus_s, need_m, mu.minus),
+                 "R": (num.R, Sr, need_z[..., None, :], mu.R),
+                 "Q": (num.Q, Sr, need_z[..., None, :], mu.Q)}
+        return terms, {name: _resid(nu, x, lim, need)
+                       for name, (nu, x, need, lim) in terms.items()}
 
     # Ties take the series' first term alone when a value is asked for (``_limits``).
     ties = poles if order == 1 else None
     mu_l = _NONE
-    if loc is not None:
-        assert earlier is not None and down is not None  # loc is set only with both
-        if local is None:
-            local = Local(earlier, down.outputs(), formula)
-            assert gS is not None  # loc is set only with it
-            if not _same(local.grads[1], gS, scale_noise, earlier.absent):
-                # This pass's loss reads the dropped triplets itself, not only through the
-                # formula: near their poles the plain quotient (their ties still check nu).
-                a = earlier.absent
-                dd = a[..., :, None] & a[..., None, :]
-                need_p, need_m = need_p & ~(poles.weak_p & dd), need_m & ~(poles.weak_m & dd)
-                need_z = need_z & ~(poles.weak_z & a)
+    if local is not None:  # (loc is set with it)
         mu_l = _limits(f, S, minus_s, plus_s, local, order, weak, ties)
     everywhere = loc is None or _beyond(loc, need_p, need_m, need_z)
     mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties) if everywhere \
         else _NONE
     mu = _merge(loc, mu_l, mu_g)
-    terms = terms_with(mu)
-    resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim) in terms.items()}
+    terms, resid = terms_with(mu)
     tol = noise
     if loc is not None and local is not None and weak and _fails(resid, noise):
         # Near a pole (not a tie) the local series may miss, in a cluster (it converges
@@ -227,9 +225,7 @@ def exact_terms(p: PolePass) -> Terms:
             miss_z = miss_z | o.any(axis=-2)
         if miss_p.any() or miss_m.any() or miss_z.any():
             need_p, need_m, need_z = need_p & ~miss_p, need_m & ~miss_m, need_z & ~miss_z
-            terms = terms_with(mu)
-            resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim)
-                     in terms.items()}
+            terms, resid = terms_with(mu)
     if local is not None and not everywhere and _fails(resid, noise):
         # Maybe rounding in cotangents that cancelled: those triplets' come from the earlier
         # pass's formula alone (the downstream never reads them), so its curvature is the
@@ -238,9 +234,7 @@ def exact_terms(p: PolePass) -> Terms:
         if _fails(resid, tol):
             # The downstream reads those triplets after all: take every limit from it.
             mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties)
-            terms = terms_with(mu)
-            resid = {name: _resid(nu, x, lim, need) for name, (nu, x, need, lim)
-                     in terms.items()}
+            terms, resid = terms_with(mu)
             tol = noise
     bad: dict[str, np.ndarray | None] = {
         name: None if r is None else r > tol[..., None, None] for name, r in resid.items()}

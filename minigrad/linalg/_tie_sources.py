@@ -73,11 +73,11 @@ def remember_dropped(down: Downstream | None, poles: Poles, policy: TiePolicy,
 def rebuilding(scale: np.ndarray | None) -> Iterator[None]:
     """A recorded pass's formula computed again on fresh leaves: where that pass judged
     rounding by the loss's curvature, it takes the scale that pass found (``judged``)."""
-    _nesting.rebuilt = scale, True
+    before, _nesting.rebuilt = getattr(_nesting, "rebuilt", None), scale
     try:
         yield
     finally:
-        _nesting.rebuilt = None, False
+        _nesting.rebuilt = before
 
 
 def judged(down: Downstream | None) -> np.ndarray | None:
@@ -85,7 +85,7 @@ def judged(down: Downstream | None) -> np.ndarray | None:
     found (None: it found none, and a rebuild cannot look)."""
     if down is not None:
         return down.hessian_scale()
-    return getattr(_nesting, "rebuilt", (None, False))[0]
+    return getattr(_nesting, "rebuilt", None)
 
 
 def nested() -> bool:
@@ -177,12 +177,16 @@ class Source:
             # graph only when the result will be differentiated: other ties' looks cannot
             # differentiate it (``Held``), and a recorded look kept every look's graph to
             # the walk's end (TRG's second pass at bond 16: +1-2 GB a look).
-            hU, hS, hVh = self._hvp(q, [U, S, Vh], n < levels or result_is_differentiated())
+            hU, hS, hVh = self._level(q, n < levels or result_is_differentiated())
             out.append((hU, hVh))
             if hS is None or (_nesting.chained and not near):
                 break
             q_of = hS
         return out if any(u is not None or v is not None for u, v in out) else []
+
+    def _level(self, q: Tensor, create_graph: bool) -> list:
+        """d/d(U, S, Vh) of q: one level of ``_derivatives``."""
+        return self._hvp(q, list(self.outputs()), create_graph)
 
     def _hessian_scale(self) -> np.ndarray:
         """The size of the loss's second derivatives along a fixed random direction, in
@@ -398,28 +402,22 @@ class Covariant(Local):
             g[1] is None and (g[0] is not None or g[2] is not None)
             for g, _, _ in earlier.parts())
 
-    def _derivatives(self, d: Tensor, levels: int, near: bool) -> list:
+    def _level(self, q: Tensor, create_graph: bool) -> list:
+        """d/d(U, S, Vh) of q, with the Hessian's share through G (``Covariant``)."""
         U, S, Vh = self.leaves
-        firsts = [g for grads in self.firsts for g in (grads[0], grads[2]) if g is not None]
-        q_of = self.grads[1]
-        out: list[tuple] = []
-        for n in range(1, levels + 1):
-            if q_of is None:
-                break
-            with enable_grad():
-                q = (q_of * d).sum()
-            hU, hS, hVh, *hG = self._hvp(q, [U, S, Vh, *firsts], n < levels)
-            dM = dict(zip(map(id, firsts), hG))
-            for gU, _, gVh in self.firsts:
-                if gU is not None and dM[id(gU)] is not None:
-                    z = U @ (dM[id(gU)].mT @ gU.detach())
-                    hU = -z if hU is None else hU - z
-                if gVh is not None and dM[id(gVh)] is not None:
-                    z = (dM[id(gVh)] @ gVh.detach().mT).mT @ Vh
-                    hVh = -z if hVh is None else hVh - z
-            out.append((hU, hVh))
-            q_of = hS
-        return out if any(u is not None or v is not None for u, v in out) else []
+        read = [g for grads in self.firsts for g in (grads[0], grads[2]) if g is not None]
+        hU, hS, hVh, *hG = self._hvp(q, [U, S, Vh, *read], create_graph)
+        dM = iter(hG)
+        for gU, _, gVh in self.firsts:
+            mU = None if gU is None else next(dM)
+            mVh = None if gVh is None else next(dM)
+            if mU is not None:  # - U Z_U
+                z = U @ (mU.mT @ gU.detach())
+                hU = -z if hU is None else hU - z
+            if mVh is not None:  # - Z_V^T Vh
+                z = (mVh @ gVh.detach().mT).mT @ Vh
+                hVh = -z if hVh is None else hVh - z
+        return [hU, hS, hVh]
 
 
 class Held(Function):
