@@ -39,6 +39,7 @@ from ._svd_parts import (
     Terms,
     absent_triplets,
     colmax,
+    colnorms,
     fold_complement,
     maybe_poles,
     near_level,
@@ -217,6 +218,10 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
         check_kinks(poles, gS, eps)  # a tie read through S on one side only
         if earlier is None:
             check_solo_ties(poles, num, noise)
+        if not differentiated and (poles.weak_p.any() or poles.weak_m.any()
+                                   or poles.weak_z.any()):
+            cols = np.asarray(_cols(gUe) + _cols(gVe))
+            poles.faint(cols, cols.max(axis=-1), near, eps)
     # Inside another tie limit's look downstream only that limit is exact: ties met
     # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
     # and what bounds the cost; see the module docstring).
@@ -236,7 +241,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
                                covariant and not earlier.dropped_near)
     decided = None
     if policy.kind in ("exact", "local") and not inside_look and earlier is None:
-        decided = product_limits(num, S, gS, poles, noise, scale_noise)
+        decided = product_limits(num, S, gS, poles, noise, scale_noise, not differentiated)
         if decided is not None:
             poles.decide(decided[0])
     if policy.kind in ("zero", "local") or inside_look or not poles.any():
@@ -341,6 +346,11 @@ def _plain_fast(num: Numerators, f: Factors, S: Tensor, gS: Tensor | None,
     if num.Q is not None:
         gA = gA + f.Uk @ (num.Q / S.unsqueeze(-2)).mT
     return gA
+
+
+def _cols(g: Tensor | None) -> np.ndarray | float:
+    """Column norms of a folded cotangent (0: none)."""
+    return 0.0 if g is None else colnorms(g._array)
 
 
 def _plain(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,

@@ -206,6 +206,24 @@ class Poles:
         self.tie_p = self.tie_p & ~quiet
         self.decided_p = self.decided_p | quiet
 
+    def faint(self, cols: np.ndarray, big: np.ndarray, near: np.ndarray, eps: float) -> None:
+        """A pass not differentiated again: near poles (not ties) whose members the loss
+        reads below rounding take the plain quotient, no limit. ``cols`` are the pair's
+        cotangent column norms (|gU_i| + |gV_i|), ``big`` the largest, per batch element.
+        Where c_i + c_j <= eps big |x| / near, the columns are below what rounding at the
+        cotangents' scale leaves (eps big), so they are their own rounding's scale at most
+        (rounding elsewhere would have to cancel a larger true value entry by entry), and
+        nu / x is off by at most (c_i + c_j) / |x| <= eps big / near: what the plain
+        quotient carries just past the near level, where it is taken anyway. (TRG's last
+        steps: triplets read at 1e-18 of the scale, each near pair a look downstream.)"""
+        lim = eps * big[..., None] / near  # (..., 1)
+        pair = cols[..., :, None] + cols[..., None, :]
+        dp = np.abs(self.s[..., None, :] - self.s[..., :, None])
+        dm = self.s[..., None, :] + self.s[..., :, None]
+        self.weak_p = self.weak_p & ~(pair <= lim[..., None] * dp)
+        self.weak_m = self.weak_m & ~(pair <= lim[..., None] * dm)
+        self.weak_z = self.weak_z & ~(cols <= lim * self.s)
+
     def decide(self, mask: np.ndarray) -> None:
         """The + pole entries ``mask`` are decided elsewhere: no limit, 0 here."""
         self.tie_p = self.tie_p & ~mask

@@ -58,7 +58,9 @@ chain: the rest serve the limit's derivatives, which the look cannot give at gen
 ties (above), and cost the most.
 
 Most poles need no look (``Poles``, ``_tie_bond``): a pair with one member the loss never
-reads (a slice drops it) takes nu / x off the tie and 0 at it; and a loss reading the
+reads (a slice drops it) takes nu / x off the tie and 0 at it; so does a near pair both of
+whose members it reads below rounding, in a pass not differentiated again (``faint``:
+nu / x is then as exact as past the near level); and a loss reading the
 factors through a bond it may rotate (tensor networks; U S V^T is a special case) decides
 its + pole terms from first-order data, or takes its whole gradient from ``_svd_gauge``
 (see ``_tie_bond``).
@@ -86,10 +88,11 @@ V but not S (CTMRG's projector: a function of the kept subspace that the bond's 
 not cover): then the loss's invariance gives the Hessian's share locally (``Covariant``,
 O(k^3) per node, no walk). Measured (benchmarks/bench_tensor_networks.py, one thread, CPU
 time and peak memory over "zero"'s, T = 1.8 and 2.5): TRG at bond 16, 20 steps, the energy
-1.2-2.0x and 1.1-1.9x (each of its 2-3 looks near the loss walks the recorded part below
-it, ~0.34 s at bond 16; how many depends on rounding in the SVDs at T = 2.5: three since
-the scaled sweeps, 2.0x; recording the whole walk had cost 1.5x and 2.3x); its specific
-heat 1.5-1.7x and 1.3x, where the second pass had taken 20 looks (28-36x and 11.5x); the
+1.1x and 1.0-1.1x, no look (its near pairs in the last steps are read below rounding,
+``Poles.faint``, and a pair that rounding in the sweeps put 3e-14 s_1 apart, a coupled
+tie, takes the bond's value: the three looks these had cost, each walking the recorded
+part below it, ~0.34 s at bond 16, made it 2.0x at T = 2.5); its specific
+heat 1.3x and 1.3x, where the second pass had taken 20 looks (28-36x and 11.5x); the
 first pass still looks (a tie read at rounding level, which first-order data cannot tell
 from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
