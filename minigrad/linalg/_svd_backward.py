@@ -37,6 +37,7 @@ from ._svd_parts import (
     Numerators,
     Poles,
     Terms,
+    Zeroed,
     absent_triplets,
     colmax,
     fold_complement,
@@ -48,6 +49,7 @@ from ._svd_parts import (
     quot,
     quot_cols,
     tie_level,
+    tie_zeros,
 )
 from ._tie_bond import bond_fit, confirmed, product_limits
 from ._tie_errors import check_kinks, check_s_only, check_solo_ties
@@ -202,6 +204,8 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
         return _plain(num, minus_s, plus_s, S), None
     inside_look = nested()
     absent = absent_triplets(gS, gUe, gVe, f.k)
+    if policy.kind == "zero" and not inside_look:  # every tie 0, no look: its masks alone
+        return _plain(num, minus_s, plus_s, S, tie_zeros(s, tie, has_inv, absent)), None
     earlier = earlier_here(down)
     differentiated = result_is_differentiated()
     covariant = Covariant.applies(earlier, differentiated)
@@ -242,7 +246,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     if policy.kind in ("zero", "local") or inside_look or not poles.any():
         if inside_look and poles.any():
             note_chained()
-        P = _plain(num, minus_s, plus_s, S, poles)
+        P = _plain(num, minus_s, plus_s, S, poles.zeroed())
     else:
         formula = partial(svd_backward, kept_only=True) if kept_only else svd_backward
         P = exact_terms(PolePass(num, poles, S, minus_s, plus_s, gS, gUe, gVe, f,
@@ -344,9 +348,9 @@ def _plain_fast(num: Numerators, f: Factors, S: Tensor, gS: Tensor | None,
 
 
 def _plain(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,
-           poles: Poles | None = None) -> Terms:
-    """Plain quotients; entries at a tie (and pairs of dropped triplets) are 0."""
-    if poles is None:
+           zeros: Zeroed | None = None) -> Terms:
+    """Plain quotients; entries at a tie (and pairs of dropped triplets), ``zeros``, are 0."""
+    if zeros is None:
         k = S.shape[-1]
         diag = np.eye(k, dtype=bool)
         plus = quot(num.plus, minus_s, diag)
@@ -354,11 +358,8 @@ def _plain(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,
         R = None if num.R is None else num.R / S.unsqueeze(-2)
         Q = None if num.Q is None else num.Q / S.unsqueeze(-2)
         return Terms(plus, minus, R, Q)
-    zp = poles.zero_exact | poles.tie_p | poles.decided_p
-    zm = poles.zero_exact | poles.tie_m
-    zz = poles.tie_z | poles.gone_z
-    return Terms(quot(num.plus, minus_s, zp), quot(num.minus, plus_s, zm),
-                  quot_cols(num.R, S, zz), quot_cols(num.Q, S, zz))
+    return Terms(quot(num.plus, minus_s, zeros.plus), quot(num.minus, plus_s, zeros.minus),
+                 quot_cols(num.R, S, zeros.cols), quot_cols(num.Q, S, zeros.cols))
 
 
 def _broadened(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,

@@ -1237,3 +1237,24 @@ def test_onsager_reference_is_self_consistent():
         assert trg.onsager(T)[1] == pytest.approx(-b * b * (e(b + h) - e(b - h)) / (2 * h),
                                                   rel=1e-7)
 
+
+
+@pytest.mark.parametrize("has_inv", [False, True])
+def test_zero_policys_masks_are_the_general_poles(has_inv):
+    """The "zero" policy builds only the masks it reads (``tie_zeros``): they must be the
+    general ``Poles``' own, bit for bit, with ties, zeros and dropped triplets mixed."""
+    from minigrad.linalg._svd_parts import Poles, tie_level, tie_zeros
+
+    rng = np.random.default_rng(45)
+    for trial in range(40):
+        s = np.sort(rng.random((3, 9)), axis=-1)[..., ::-1].copy()
+        s[:, 2] = s[:, 1]  # an exact tie
+        s[1, 4] = s[1, 3] * (1 + 1e-15)  # a tie within rounding
+        s[:, 7:] = [[0.0, 0.0], [1e-17, 0.0], [s[2, 6], 0.0]]  # zeros, a tie with s_6
+        tie = tie_level(s, float(np.finfo(s.dtype).eps))
+        absent = rng.random(s.shape) < [0.0, 0.3, 0.7][trial % 3]
+        got = tie_zeros(s, tie, has_inv, absent)
+        want = Poles(s, tie, tie, has_inv, absent).zeroed()
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
