@@ -96,10 +96,11 @@ def plan_backward(ctx: Context, s: np.ndarray, policy: TiePolicy, has_inv: bool)
     skips its own pole test (``no_poles``: it would be the same one, or weaker without the
     S^-1 terms that ``has_inv`` says are there)."""
     ctx.policy = policy
-    near = near_level(s, float(np.finfo(s.dtype).eps)) if s.size else None
-    ctx.wants_downstream = policy.kind == "exact" and near is not None and maybe_poles(
-        s, near, has_inv)
-    ctx.no_poles = policy.kind == "exact" and near is not None and not ctx.wants_downstream
+    if policy.kind != "exact" or not s.size:
+        ctx.wants_downstream = ctx.no_poles = False
+        return
+    ctx.wants_downstream = maybe_poles(s, near_level(s, float(np.finfo(s.dtype).eps)), has_inv)
+    ctx.no_poles = not ctx.wants_downstream
 
 
 def _strategy(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gVh: Tensor | None,
@@ -205,7 +206,8 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     inside_look = nested()
     absent = absent_triplets(gS, gUe, gVe, f.k)
     if policy.kind == "zero" and not inside_look:  # every tie 0, no look: its masks alone
-        return _plain(num, minus_s, plus_s, S, tie_zeros(s, tie, has_inv, absent)), None
+        return _plain(num, minus_s, plus_s, S, tie_zeros(s, (minus_s, plus_s), tie, has_inv,
+                                                          absent)), None
     earlier = earlier_here(down)
     differentiated = result_is_differentiated()
     covariant = Covariant.applies(earlier, differentiated)

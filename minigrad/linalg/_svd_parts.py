@@ -231,14 +231,16 @@ class Zeroed(NamedTuple):
     cols: np.ndarray
 
 
-def tie_zeros(s: np.ndarray, tie: np.ndarray, has_inv: bool, absent: np.ndarray) -> Zeroed:
+def tie_zeros(s: np.ndarray, pairs: tuple[Tensor, Tensor], tie: np.ndarray, has_inv: bool,
+              absent: np.ndarray) -> Zeroed:
     """``Poles(s, tie, tie, has_inv, absent).zeroed()`` (the "zero" policy's, nothing
     dropped earlier) without the dozen (k, k) masks it never reads: dead = ~live, solo
     as there, + entries dead | tie_+ | solo & tie_-, - entries dead | tie_- | solo & tie_+,
-    columns s_i <= tie (of absent triplets only, without S^-1 terms)."""
+    columns s_i <= tie (of absent triplets only, without S^-1 terms). ``pairs`` is
+    ``pairwise(S)``: the same differences and sums as Poles' (each rounded once)."""
     t2 = tie[..., None]
-    tp = np.abs(s[..., None, :] - s[..., :, None]) <= t2
-    tm = s[..., None, :] + s[..., :, None] <= t2
+    tp = np.abs(pairs[0]._array) <= t2
+    tm = pairs[1]._array <= t2
     small = s <= tie
     cols = small if has_inv else absent & small
     dead = np.eye(s.shape[-1], dtype=bool)
