@@ -37,6 +37,7 @@ from ._svd_parts import (
     Numerators,
     Poles,
     Terms,
+    Zeroed,
     absent_triplets,
     colmax,
     colnorms,
@@ -49,6 +50,7 @@ from ._svd_parts import (
     quot,
     quot_cols,
     tie_level,
+    tie_zeros,
 )
 from ._tie_bond import bond_fit, confirmed, product_limits
 from ._tie_errors import check_kinks, check_s_only, check_solo_ties
@@ -95,10 +97,11 @@ def plan_backward(ctx: Context, s: np.ndarray, policy: TiePolicy, has_inv: bool)
     skips its own pole test (``no_poles``: it would be the same one, or weaker without the
     S^-1 terms that ``has_inv`` says are there)."""
     ctx.policy = policy
-    near = near_level(s, float(np.finfo(s.dtype).eps)) if s.size else None
-    ctx.wants_downstream = policy.kind == "exact" and near is not None and maybe_poles(
-        s, near, has_inv)
-    ctx.no_poles = policy.kind == "exact" and near is not None and not ctx.wants_downstream
+    if policy.kind != "exact" or not s.size:
+        ctx.wants_downstream = ctx.no_poles = False
+        return
+    ctx.wants_downstream = maybe_poles(s, near_level(s, float(np.finfo(s.dtype).eps)), has_inv)
+    ctx.no_poles = not ctx.wants_downstream
 
 
 def _strategy(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gVh: Tensor | None,
@@ -203,6 +206,9 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
         return _plain(num, minus_s, plus_s, S), None
     inside_look = nested()
     absent = absent_triplets(gS, gUe, gVe, f.k)
+    if policy.kind == "zero" and not inside_look:  # every tie 0, no look: its masks alone
+        return _plain(num, minus_s, plus_s, S, tie_zeros(s, (minus_s, plus_s), tie, has_inv,
+                                                          absent)), None
     earlier = earlier_here(down)
     differentiated = result_is_differentiated()
     covariant = Covariant.applies(earlier, differentiated)
@@ -247,7 +253,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
     if policy.kind in ("zero", "local") or inside_look or not poles.any():
         if inside_look and poles.any():
             note_chained()
-        P = _plain(num, minus_s, plus_s, S, poles)
+        P = _plain(num, minus_s, plus_s, S, poles.zeroed())
     else:
         formula = partial(svd_backward, kept_only=True) if kept_only else svd_backward
         P = exact_terms(PolePass(num, poles, S, minus_s, plus_s, gS, gUe, gVe, f,
@@ -354,9 +360,9 @@ def _cols(g: Tensor | None) -> np.ndarray | float:
 
 
 def _plain(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,
-           poles: Poles | None = None) -> Terms:
-    """Plain quotients; entries at a tie (and pairs of dropped triplets) are 0."""
-    if poles is None:
+           zeros: Zeroed | None = None) -> Terms:
+    """Plain quotients; entries at a tie (and pairs of dropped triplets), ``zeros``, are 0."""
+    if zeros is None:
         k = S.shape[-1]
         diag = np.eye(k, dtype=bool)
         plus = quot(num.plus, minus_s, diag)
@@ -364,11 +370,8 @@ def _plain(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,
         R = None if num.R is None else num.R / S.unsqueeze(-2)
         Q = None if num.Q is None else num.Q / S.unsqueeze(-2)
         return Terms(plus, minus, R, Q)
-    zp = poles.zero_exact | poles.tie_p | poles.decided_p
-    zm = poles.zero_exact | poles.tie_m
-    zz = poles.tie_z | poles.gone_z
-    return Terms(quot(num.plus, minus_s, zp), quot(num.minus, plus_s, zm),
-                  quot_cols(num.R, S, zz), quot_cols(num.Q, S, zz))
+    return Terms(quot(num.plus, minus_s, zeros.plus), quot(num.minus, plus_s, zeros.minus),
+                 quot_cols(num.R, S, zeros.cols), quot_cols(num.Q, S, zeros.cols))
 
 
 def _broadened(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,

@@ -234,6 +234,41 @@ class Poles:
         return bool(self.tie_p.any() or self.weak_p.any() or self.tie_m.any()
                     or self.weak_m.any() or self.tie_z.any() or self.weak_z.any())
 
+    def zeroed(self) -> Zeroed:
+        """Where a plain pass takes 0: the exact zeros, the ties, what is decided elsewhere."""
+        return Zeroed(self.zero_exact | self.tie_p | self.decided_p,
+                      self.zero_exact | self.tie_m, self.tie_z | self.gone_z)
+
+
+class Zeroed(NamedTuple):
+    """Where a plain pass takes 0 for the quotient: entries of N+ / (s_j - s_i) and of
+    N- / (s_j + s_i), columns of R S^-1 and Q S^-1."""
+
+    plus: np.ndarray
+    minus: np.ndarray
+    cols: np.ndarray
+
+
+def tie_zeros(s: np.ndarray, pairs: tuple[Tensor, Tensor], tie: np.ndarray, has_inv: bool,
+              absent: np.ndarray) -> Zeroed:
+    """``Poles(s, tie, tie, has_inv, absent).zeroed()`` (the "zero" policy's, nothing
+    dropped earlier) without the dozen (k, k) masks it never reads: dead = ~live, solo
+    as there, + entries dead | tie_+ | solo & tie_-, - entries dead | tie_- | solo & tie_+,
+    columns s_i <= tie (of absent triplets only, without S^-1 terms). ``pairs`` is
+    ``pairwise(S)``: the same differences and sums as Poles' (each rounded once)."""
+    t2 = tie[..., None]
+    tp = np.abs(pairs[0]._array) <= t2
+    tm = pairs[1]._array <= t2
+    small = s <= tie
+    cols = small if has_inv else absent & small
+    dead = np.eye(s.shape[-1], dtype=bool)
+    if not absent.any():  # (the common case: every pair live, none solo)
+        return Zeroed(dead | tp, dead | tm, cols)
+    a_i, a_j = absent[..., :, None], absent[..., None, :]
+    dead = dead | (a_i & a_j)
+    solo = ~dead & (a_i ^ a_j)
+    return Zeroed(dead | tp | (solo & tm), dead | tm | (solo & tp), cols)
+
 
 def absent_triplets(gS: Tensor | None, gUe: Tensor | None, gVe: Tensor | None,
                     k: int) -> np.ndarray:

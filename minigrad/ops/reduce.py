@@ -345,6 +345,11 @@ class Norm2(Function):
         (a,) = ctx.saved_tensors
         if not _state.enabled:  # nothing records: the same steps in numpy alone
             n = np.asarray(np.sqrt(ctx.sumsq))
+            if n.size == 1:  # one norm (a tensor's): 0-d operands, no broadcast to plan
+                n = n.reshape(())
+                safe = n if n != 0 else np.ones((), n.dtype)
+                ga = np.multiply(g._array.reshape(()), a._array)
+                return make_tensor(np.divide(ga, safe)), None, None
             safe = np.where(n == 0, np.asarray(1, n.dtype), n)
             ga = binary(np.multiply, g._array.reshape(ctx.kept), a._array)
             return make_tensor(np.divide(*float_operands(ga, safe))), None, None

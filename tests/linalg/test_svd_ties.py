@@ -1303,3 +1303,28 @@ def test_onsager_reference_is_self_consistent():
         assert trg.onsager(T)[1] == pytest.approx(-b * b * (e(b + h) - e(b - h)) / (2 * h),
                                                   rel=1e-7)
 
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("has_inv", [False, True])
+def test_zero_policys_masks_are_the_general_poles(has_inv, dtype):
+    """The "zero" policy builds only the masks it reads (``tie_zeros``): they must be the
+    general ``Poles``' own, bit for bit, with ties, zeros and dropped triplets mixed."""
+    from minigrad.linalg._svd_parts import Poles, pairwise, tie_level, tie_zeros
+
+    rng = np.random.default_rng(45)
+    for trial in range(40):
+        k = 9 if trial % 2 else 20  # pairwise's two ways: a product, outer sums
+        s = np.sort(rng.random((3, k)), axis=-1)[..., ::-1].copy()
+        s[:, 2] = s[:, 1]  # an exact tie
+        s[:, -2:] = [[0.0, 0.0], [1e-17, 0.0], [s[2, -3], 0.0]]  # zeros, a tie before
+        s = s.astype(dtype)
+        eps = float(np.finfo(dtype).eps)
+        s[1, 4] = s[1, 3] * dtype(1 + 3 * eps)  # a tie within rounding
+        tie = tie_level(s, eps)
+        absent = rng.random(s.shape) < [0.0, 0.3, 0.7][trial % 3]
+        got = tie_zeros(s, pairwise(mg.tensor(s)), tie, has_inv, absent)
+        want = Poles(s, tie, tie, has_inv, absent).zeroed()
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            np.testing.assert_array_equal(g, w)

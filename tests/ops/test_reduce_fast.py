@@ -233,6 +233,25 @@ def test_reductions_gradcheck_to_second_order(op, monkeypatch) -> None:
             assert mg.autograd.gradgradcheck(f, (a,))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_whole_norms_first_order_gradient_is_the_recorded_one(dtype) -> None:
+    """A first-order backward takes numpy's steps alone (one norm: 0-d operands): the same
+    numbers, dtype and shape as the recorded backward's, at 0 too (its subgradient 0)."""
+    rng = np.random.default_rng(11)
+    for shape, keepdim in (((80, 80), False), ((20, 4, 20), True), ((7,), False),
+                           ((1, 5), True), ((3, 0), False)):
+        for a in (rng.standard_normal(shape).astype(dtype), np.zeros(shape, dtype)):
+            dim = None if not keepdim else tuple(range(len(shape)))
+            x = mg.tensor(a, requires_grad=True)
+            y = x.norm(2, dim, keepdim)
+            g = mg.tensor(rng.standard_normal(tuple(y.shape)).astype(dtype))
+            first, = mg.autograd.grad(y, x, g)
+            recorded, = mg.autograd.grad(x.norm(2, dim, keepdim), x, g,
+                                         create_graph=True)
+            assert first.dtype == recorded.dtype and first.shape == recorded.shape
+            np.testing.assert_array_equal(first.numpy(), recorded.detach().numpy())
+
+
 def test_amax_finds_its_ties_after_forward_and_refuses_an_inplace_change() -> None:
     x = mg.tensor([[1.0, 3.0, 3.0], [2.0, 0.0, -1.0]], requires_grad=True)
     y = x.amax(1)
