@@ -50,20 +50,8 @@ from . import _kinks
 from . import ties as _ties
 from ._complex_forward import complex_svd_forward
 from ._svd_gauge import bond_gradient, bond_inherited
-from ._svd_parts import (
-    C_NOISE,
-    Factors,
-    Numerators,
-    Poles,
-    absent_triplets,
-    colmax,
-    fold_complement,
-    maybe_poles,
-    near_level,
-    numerators,
-    quot,
-    tie_level,
-)
+from ._svd_parts import C_NOISE, Factors, Numerators, colmax, fold_complement, numerators, quot
+from ._svd_poles import Poles, absent_triplets, maybe_poles, near_level, tie_level
 from ._tie_bond import bond_fit, confirmed
 from ._tie_limits import looked_limits
 from ._tie_sources import Downstream, Held, nested, note_chained

@@ -49,7 +49,8 @@ from ._checks import adjoint
 from ._complex_forward import any_svd_forward
 from ._complex_svd import complex_svd_backward, plan_complex_backward
 from ._svd_backward import plan_backward, svd_backward
-from ._svd_parts import batch_text, tie_level
+from ._svd_parts import batch_text
+from ._svd_poles import tie_level
 from ._tie_sources import Downstream
 from .errors import LinAlgError
 

@@ -29,7 +29,8 @@ from ..autograd.function import make_tensor
 from ..functions import where
 from ..tensor import Tensor
 from ._checks import adjoint
-from ._svd_parts import Numerators, Poles, colnorms, coupling, tie_level
+from ._svd_parts import Numerators, colnorms
+from ._svd_poles import Poles, coupling, tie_level
 
 
 def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,

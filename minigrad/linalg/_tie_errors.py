@@ -5,15 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._svd_parts import (
-    C_NOISE,
-    C_TIE,
-    Numerators,
-    Poles,
-    batch_text,
-    maybe_poles,
-    tie_level,
-)
+from ._svd_parts import C_NOISE, Numerators, batch_text
+from ._svd_poles import C_TIE, Poles, maybe_poles, tie_level
 from .errors import LinAlgError
 
 

@@ -112,15 +112,8 @@ import numpy as np
 from ..autograd.function import make_tensor
 from ..functions import where
 from ..tensor import Tensor
-from ._svd_parts import (
-    Factors,
-    Numerators,
-    Poles,
-    Terms,
-    colmax,
-    pairwise,
-    quot,
-)
+from ._svd_parts import Factors, Numerators, Terms, colmax, pairwise, quot
+from ._svd_poles import Poles
 from ._tie_errors import raise_if_undefined
 from ._tie_sources import Covariant, Downstream, Earlier, Held, Local, Source, judged
 from .errors import LinAlgError

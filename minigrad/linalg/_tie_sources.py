@@ -28,7 +28,8 @@ from ..autograd.engine import (
 from ..autograd.function import Context, Function, OnceDifferentiableError, make_tensor
 from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor
-from ._svd_parts import Poles, colmax
+from ._svd_parts import colmax
+from ._svd_poles import Poles
 from .ties import TiePolicy
 
 _nesting = threading.local()  # .depth > 0 while a tie limit looks downstream

@@ -1310,7 +1310,8 @@ def test_onsager_reference_is_self_consistent():
 def test_zero_policys_masks_are_the_general_poles(has_inv, dtype):
     """The "zero" policy builds only the masks it reads (``tie_zeros``): they must be the
     general ``Poles``' own, bit for bit, with ties, zeros and dropped triplets mixed."""
-    from minigrad.linalg._svd_parts import Poles, pairwise, tie_level, tie_zeros
+    from minigrad.linalg._svd_parts import pairwise
+    from minigrad.linalg._svd_poles import Poles, tie_level, tie_zeros
 
     rng = np.random.default_rng(45)
     for trial in range(40):
