@@ -249,7 +249,7 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
                                covariant and not earlier.dropped_near)
     decided = None
     if policy.kind in ("exact", "local") and not inside_look and earlier is None:
-        decided = product_limits(num, S, gS, poles, noise, scale_noise, not differentiated)
+        decided = product_limits(num, S, gS, poles, noise, scale_noise)
         if decided is not None:
             poles.decide(decided[0])
     if policy.kind in ("zero", "local") or inside_look or not poles.any():

@@ -4,8 +4,7 @@ SVD's factors through a bond it may rotate (``_tie_limits`` takes every other li
 Where the cotangents show a loss reading the factors through a bond it may rotate (A = U sqrt(S),
 B = sqrt(S) Vh read apart, as tensor networks do; U S V^T is a special case), i.e.
 s_i Z_ij = s_j Z_ji and 2 s_i gS_i = Z_ii with Z = J + K to rounding, the + pole term is
-(Z_ij / s_j + Z_ji / s_i) / 2 near a tie and at one (a coupled one only in a pass not
-differentiated again: ``product_limits``). When such a node's
+(Z_ij / s_j + Z_ji / s_i) / 2 near a tie and at an uncoupled one. When such a node's
 result will be differentiated again, it takes its whole gradient from ``_svd_gauge``
 instead (``bond_fit``): no poles at all, and written in the bond's own variables, so the
 next pass meets cotangents of the bond's form exactly and decides every read tie the same
@@ -13,10 +12,9 @@ way, coupled or unwitnessed too (``inherited``). The rule above alone would not 
 through the plain formula, which reads U and V off their manifold, a second pass's J and K
 are not of that form (their symmetric parts are not the loss's; the rule's value from them
 fails the four losses of test_second_order_at_a_kept_tie_of_a_truncation). A tie the bond
-cannot vouch for (coupled in a pass differentiated again, or read only at rounding) looks
-as any other, and where the look's limits equal the bond's value on a node other triplets
-witness, the node takes the bond's backward all the same (``confirmed``), so its next pass
-needs no look either.
+cannot vouch for (coupled, or read only at rounding) looks as any other, and where the
+look's limits equal the bond's value on a node other triplets witness, the node takes the
+bond's backward all the same (``confirmed``), so its next pass needs no look either.
 """
 
 from __future__ import annotations
@@ -34,8 +32,7 @@ from ._svd_poles import Poles, coupling, tie_level
 
 
 def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
-                   noise: np.ndarray, scale_noise: float,
-                   plain: bool = False) -> tuple[np.ndarray, Tensor] | None:
+                   noise: np.ndarray, scale_noise: float) -> tuple[np.ndarray, Tensor] | None:
     """The + pole terms that first-order data decide, without a look downstream: where the
     cotangents are those of a loss that reads the factors through a bond, A = U sqrt(S)
     and B = sqrt(S) Vh, and is unchanged by any rotation of that bond (A -> A Q,
@@ -61,24 +58,22 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
     its own scale: pairs apart from each other are what shows the structure, since at a tie
     the off-diagonal one only says the loss has a gradient, and the small singular values
     are checked as well, since a loss may read them apart from the bond. At a tie it is
-    taken where the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the
-    symmetry-protected ties of tensor networks, where it is 0 with the right derivatives),
-    and where it is coupled in a pass not differentiated again (``plain``); a recorded pass
-    looks at a coupled tie (``bond_fit`` confirms the bond there). Each tied member must show
-    the bond's Z_ii = 2 s_i gS_i != 0: a matrix function that vanishes at the tied value
-    (log S at s = 1) has these cotangents too. Known limits, both strict xfail tests: such a
-    function summed with a product; and a polar factor U V^T read through the same SVD with
-    U^T C V symmetric on the pair, zero on the diagonal and with no symmetric part on the
-    other read pairs, whose own + pole terms are 0. The form shows the latter only as
-    x (M_ij + M_ji), below rounding at gaps under ~1e-11 s_1 (near a tie as at it: the
-    look at a coupled tie guarded only the gap 0, and cost a replay of the walk below it,
-    TRG's energy at T = 2.5 1.5 "zero" backwards for one tie 3e-14 s_1 apart). Returns
-    the mask of the entries it decides and their values, or None where the cotangents are
-    not of that form."""
+    taken only where the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the
+    symmetry-protected ties of tensor networks, where it is 0 with the right derivatives); a
+    coupled tied pair looks downstream as before, since a loss that also reads U V^T alone
+    (a polar factor, whose limit is 0) or U f(S) V^T can mimic those cotangents at the tie
+    (U^T C V symmetric on the pair, no symmetric part elsewhere, zero on the diagonal: by
+    structure at a diagonal A, U = V = I), and so can a matrix function that vanishes at
+    the tied value (log S at s = 1), unless each tied member shows the bond's
+    Z_ii = 2 s_i gS_i != 0. (Such a function summed with a product would mimic them even
+    then, and so does the polar factor near a tie, below gaps where the form test sees its
+    x (M_ij + M_ji), ~1e-11 s_1: the cases this rule gets wrong, strict xfail tests.)
+    Returns the mask of the entries it decides and their values, or None where the
+    cotangents are not of that form."""
     if num.J is None or num.K is None or not (poles.tie_p.any() or poles.weak_p.any()):
         return None
     got = _bond_terms(num.J, num.K, gS, S, ~poles.absent, poles.tie_p, poles.weak_p, noise,
-                      scale_noise, coupled_ties=plain)
+                      scale_noise)
     return None if got is None or not got[0].any() else got
 
 
@@ -161,14 +156,13 @@ def confirmed(fit: BondFit, plus: Tensor | None, S: Tensor, noise: np.ndarray) -
 
 def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.ndarray,
                 tie: np.ndarray, weak: np.ndarray, noise: np.ndarray,
-                scale_noise: float, inherited: bool = False,
-                coupled_ties: bool = False) -> tuple[np.ndarray, Tensor] | None:
+                scale_noise: float, inherited: bool = False) -> tuple[np.ndarray, Tensor] | None:
     """``product_limits``' test and values on the triplets ``reads``; None where the test
     fails. For complex input (J = U^H gU, K = V^H gV, a unitary gauge) the identities are
     s_i Z_ij = conj(s_j Z_ji) and 2 s_i gS_i = Z_ii, whose imaginary part is the phase
-    test, and the value (Z_ij / s_j + conj(Z_ji) / s_i) / 2. The mask leaves out
-    unwitnessed tied pairs, and coupled ones unless ``coupled_ties``, unless ``inherited``
-    (their form is then the recorded bond backward's, by construction)."""
+    test, and the value (Z_ij / s_j + conj(Z_ji) / s_i) / 2. The mask leaves out coupled
+    or unwitnessed tied pairs unless ``inherited`` (their form is then the recorded bond
+    backward's, by construction)."""
     s = S._array
     eps = float(np.finfo(s.dtype).eps)
     # The identities are tested on every pair the rule may take, small singular values too:
@@ -198,7 +192,7 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     # derivatives the term's where the form holds around here (see the docstring); a zero
     # seed (all cotangents 0) shows no form at all.
     take = pair & (inherited | (witness[..., :, None] & witness[..., None, :] & (
-        weak | (tie & (coupled_ties | (coupled <= noise[..., None, None]))))))
+        weak | (tie & (coupled <= noise[..., None, None])))))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
     return take, (Zq + adjoint(Zq)) * 0.5

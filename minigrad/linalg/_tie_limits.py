@@ -88,11 +88,12 @@ V but not S (CTMRG's projector: a function of the kept subspace that the bond's 
 not cover): then the loss's invariance gives the Hessian's share locally (``Covariant``,
 O(k^3) per node, no walk). Measured (benchmarks/bench_tensor_networks.py, one thread, CPU
 time and peak memory over "zero"'s, T = 1.8 and 2.5): TRG at bond 16, 20 steps, the energy
-1.1x and 1.0-1.1x, no look (its near pairs in the last steps are read below rounding,
-``Poles.faint``, and a pair that rounding in the sweeps put 3e-14 s_1 apart, a coupled
-tie, takes the bond's value: the three looks these had cost, each walking the recorded
-part below it, ~0.34 s at bond 16, made it 2.0x at T = 2.5); its specific
-heat 1.3x and 1.3x, where the second pass had taken 20 looks (28-36x and 11.5x); the
+1.1x and 1.9x, 1.1x and 1.9x (one look at T = 2.5, walking the recorded part below a
+pair that rounding in the sweeps put 3e-14 s_1 apart: a coupled tie, which first-order
+data cannot tell from a polar factor's; its near pairs in the last steps, read below
+rounding, take the plain quotient, ``Poles.faint``, where two more looks had made it
+2.0x); its specific heat 1.3x and 1.3x, where the second pass had taken 20 looks
+(28-36x and 11.5x); the
 first pass still looks (a tie read at rounding level, which first-order data cannot tell
 from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat

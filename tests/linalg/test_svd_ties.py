@@ -377,31 +377,49 @@ def test_a_near_pair_read_below_rounding_takes_the_plain_quotient(monkeypatch, w
     assert looks
 
 
-def test_a_bond_read_apart_at_a_coupled_tie_takes_the_bond_value(monkeypatch):
-    """At an exact tie, coupled: a plain backward takes the bond's value without a look,
-    as near a tie; a recorded one still looks (its second derivatives need it). Both match
+def test_a_bond_read_apart_at_a_coupled_tie_still_looks(monkeypatch):
+    """At an exact tie the same cotangents fit a polar factor (limit 0) as well: a coupled
+    tied pair is not decided by the bond rule; the look gives the limit, which matches
     central differences."""
     rng = np.random.default_rng(63)
     A0 = rotation(64, 4) @ np.diag([3.0, 2.0, 2.0, 0.7]) @ rotation(65, 4).T
     C1, C2 = (mg.tensor(rng.standard_normal((4, 4))) for _ in range(2))
     looks = _count_looks(monkeypatch)
     assert gradcheck(_bond_loss(C1, C2), (t64(A0),))
-    assert looks == []
-    A = t64(A0)
-    (g,) = mg.autograd.grad(_bond_loss(C1, C2)(A), A, create_graph=True)
     assert looks
-    B = t64(A0)
-    _bond_loss(C1, C2)(B).backward()
-    np.testing.assert_allclose(g.detach().numpy(), B.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="known limit of the bond rule: a polar factor read "
-                   "through the same SVD, U^T C V symmetric on the (near-)tied pair and with "
-                   "no other symmetric part, has the bond's first-order cotangents there")
-@pytest.mark.parametrize("gap", [0.0, 1e-12])
+def _sum_and_polar_entry(a):
+    U, S, Vh = mg.linalg.svd(a)
+    return ((U * S) @ Vh).sum() + (U @ Vh)[0, 1]
+
+
+def _sum_and_cube(a):  # sum(A) + tr(A A^T A)
+    U, S, Vh = mg.linalg.svd(a)
+    return ((U * S) @ Vh).sum() + ((U * S ** 3) @ Vh).diagonal().sum()
+
+
+@pytest.mark.parametrize("loss, A0", [
+    (_sum_and_polar_entry, np.diag([2.0, 2.0, 1.0])),
+    (_sum_and_polar_entry, np.eye(2)),
+    (_sum_and_cube, np.array([[0.0, 2.0], [2.0, 0.0]])),
+])
+def test_structural_coupled_ties_beside_a_product_look(loss, A0):
+    """At a diagonal A (U = V = I) or a symmetric one with a zero diagonal, U^T C V of a
+    polar entry or of U S^3 Vh is symmetric on the tie with a zero diagonal: beside a
+    product the cotangents have the bond's form, coupled. Their limit is not the bond's
+    value (20-60% off): the look decides."""
+    assert gradcheck(loss, (t64(np.asarray(A0, dtype=np.float64)),))
+
+
+@pytest.mark.parametrize("gap", [0.0, pytest.param(1e-12, marks=pytest.mark.xfail(
+    strict=True, reason="known limit of the bond rule near a tie: a polar factor read through "
+    "the same SVD, U^T C V symmetric on the near pair alone, passes the form test below gaps "
+    "where it shows (~1e-11 s_1), and its + pole term is 0"))])
 def test_a_polar_factor_mimicking_a_bond_at_a_tie(gap):
     """bond + <C, U Vh> with C = U0 M Vh0, M symmetric on the tied pair alone: the polar
-    part's gradient is exactly 0, and the bond rule adds (M_01 + M_10) / s there."""
+    part's gradient is exactly 0; the bond rule would add (M_01 + M_10) / s there. At the
+    tie the look decides; near it the form test cannot see the polar part."""
     rng = np.random.default_rng(63)
     C1, C2 = (mg.tensor(rng.standard_normal((3, 3))) for _ in range(2))
     A0 = rotation(64, 3) @ np.diag([2.0, 2.0 - gap, 0.7]) @ rotation(65, 3).T
