@@ -29,18 +29,19 @@ def eps(dtype) -> float:
 
 
 # LONE and QR start from A^T A's eigenvectors where _gram_start allows (random input
-# mostly): the "-plain" plans keep the sweeps from A itself on that input too.
+# mostly): the "-plain" plans keep the sweeps from A itself on that input too. GRAM: the
+# batch kernel on A V0 where small_start allows, else what the plan takes without it.
 PLANS = {"batched": None, "lone": Plan(Path.LONE, 1), "lone-threads": Plan(Path.LONE, 2),
          "qr": Plan(Path.QR, 1), "lone-plain": Plan(Path.LONE, 1, False),
-         "qr-plain": Plan(Path.QR, 1, False)}
+         "qr-plain": Plan(Path.QR, 1, False), "gram": Plan(Path.GRAM, 1)}
 
 
 @pytest.fixture(params=list(PLANS))
 def path(request):
     """Run a test through each dispatch path, forced here on small inputs: the batch kernel,
     the lone-matrix kernel (serial, and with threads inside the sweep), and LAPACK QR +
-    Jacobi on R, with and without the eigenvector start. (Batched inputs always take the
-    batch kernel.)"""
+    Jacobi on R, with and without the eigenvector start, and the batch kernel on A V0.
+    (Batched inputs always take the batch kernel.)"""
     return PLANS[request.param]
 
 
@@ -130,14 +131,21 @@ def test_identical_columns_converge(path, shape):
 
 @pytest.mark.parametrize("shape", [(48, 48), (80, 55), (55, 70)])
 @pytest.mark.parametrize("full", [True, False])
-def test_medium_single_matrices_take_the_batch_kernel(shape, full):
-    """One real matrix with k < 56 goes to the batch kernel, faster there than the lone
-    path (its Gram start's eigh, its QRs) on random, graded and rank-deficient input; from
-    k = 56 the lone path. Either way a valid SVD."""
-    assert fwd.plan(1, *shape).path is Path.BATCHED
-    assert fwd.plan(1, 56, 56).path is Path.LONE
+def test_medium_single_matrices_take_the_gram_path(shape, full):
+    """One real matrix with k < 48 goes to the batch kernel, with 48 <= k <= 256 to the
+    batch kernel on A V0 (GRAM), which refuses graded and rank-deficient input to the batch
+    kernel below k = 56 and the pivoted QR from there; from k = 257 the lone path. Either
+    way a valid SVD."""
+    assert fwd.plan(1, 47, 60).path is Path.BATCHED
+    assert fwd.plan(1, *shape).path is Path.GRAM
+    assert fwd.plan(1, 256, 256).path is Path.GRAM
+    assert fwd.plan(1, 257, 257).path is Path.LONE
+    assert fwd.plan(2, *shape).path is Path.BATCHED
+    assert fwd._refused(1, *shape).path is Path.BATCHED
+    assert fwd._refused(1, 80, 80) == Plan(Path.QR, 1, False)
     rng = np.random.default_rng(9)
     m, n = shape
+    check_svd(rng.standard_normal(shape), full)
     check_svd(rng.standard_normal(shape) * np.logspace(0, -14, n), full)
     check_svd(low_rank(rng, m, n, 5), full)
 
@@ -762,6 +770,81 @@ def test_gram_start_saves_sweeps(shape, plan):
                                atol=C * max(shape) * eps(np.float64) * s[0])
     with pytest.raises(LinAlgError, match="did not converge"):
         svd_forward(a, False, max_sweeps=3, _plan=Plan(plan, 1, False))
+
+
+@pytest.mark.parametrize("shape", [(80, 60), (60, 80), (50, 50)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("full", [True, False])
+def test_gram_path_sweeps_a_v0(shape, dtype, full):
+    """The GRAM path (the default for these shapes) runs the batch kernel on A V0: a valid
+    SVD within 3 sweeps, where the batch kernel on A itself does not converge in 3; and the
+    same U, S and Vh (signs included) as the batch kernel on A, the spectrum being well
+    separated here, wide matrices (decomposed through A^T) included."""
+    a = np.random.default_rng(31).standard_normal(shape).astype(dtype)
+    assert fwd.plan(1, *shape).path is Path.GRAM
+    check_svd(a, full)
+    u, s, vh = svd_forward(a, full, max_sweeps=3)
+    with pytest.raises(LinAlgError, match="did not converge"):
+        svd_forward(a, full, max_sweeps=3, _plan=Plan(Path.BATCHED, 1))
+    u1, s1, vh1 = svd_forward(a, full, _plan=Plan(Path.BATCHED, 1))
+    k = min(shape)
+    # Vectors move by eps / gap: the gaps of a random spectrum are ~1e-2 of s_1 here.
+    tol = 1e3 * C * max(shape) * eps(dtype)
+    np.testing.assert_allclose(s, s1, rtol=0, atol=C * max(shape) * eps(dtype) * s1[0])
+    np.testing.assert_allclose(u[:, :k], u1[:, :k], rtol=0, atol=tol)
+    np.testing.assert_allclose(vh[:k], vh1[:k], rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("m, kind", [(48, "clustered"), (120, "clustered"), (200, "graded"),
+                                     (64, "graded"), (96, "tied")])
+def test_gram_path_accuracy(m, kind):
+    """Accuracy of the GRAM path where small_start accepts: clustered singular values
+    (pairs 1e-9 apart), a spectrum graded to 1e-5 and exact ties, orthonormal U and V and
+    reconstruction to C * m * eps, S to C * m * eps * s_1 (the tie tests' premise), and with
+    m = 64 every value to C * m * eps * cond relatively (Jacobi's own bound)."""
+    rng = np.random.default_rng(m)
+    n = m // 2 if kind != "graded" else m * 3 // 4
+    if kind == "clustered":
+        s = np.repeat(np.linspace(1.0, 0.2, n // 2), 2) * (1 + 1e-9 * np.tile([0, 1], n // 2))
+    elif kind == "tied":
+        s = np.repeat([1.0, 0.5, 0.25, 0.125], n // 4)
+    else:
+        s = np.logspace(0, -5, n)
+    a = with_spectrum(rng, m, s)
+    assert _svd_gram.small_start(a, 0) is not None
+    u, got, vh = svd_forward(a, False, _plan=Plan(Path.GRAM, 1))
+    check_svd(a, False, plan=Plan(Path.GRAM, 1))
+    check_svd(a, True, plan=Plan(Path.GRAM, 1))
+    np.testing.assert_allclose(got, np.sort(s)[::-1], rtol=0, atol=C * m * eps(np.float64))
+    if m == 64:
+        ref = mp_singular_values(a)
+        assert np.max(np.abs(got - ref) / ref) <= C * m * eps(np.float64) * np.linalg.cond(a)
+
+
+def test_gram_path_refused_input_takes_the_plain_paths(monkeypatch):
+    """Graded, rank-deficient and non-finite input: small_start refuses it (before the eigh
+    where the Gram's diagonal or Cholesky factor shows it), and the plan's path without it
+    runs: a valid SVD, the graded one's values relatively accurate."""
+    calls = []
+    inner = _svd_single._svd_qr
+    monkeypatch.setattr(_svd_single, "_svd_qr", lambda *args, **kw: calls.append(1) or inner(
+        *args, **kw))
+    rng = np.random.default_rng(33)
+    graded = rng.standard_normal((64, 64)) * np.logspace(0, -14, 64)
+    assert _svd_gram.small_start(graded, 0) is None
+    check_svd(graded, False)
+    assert calls  # k = 64: the pivoted QR
+    ref = mp_singular_values(graded)
+    s = svd_forward(graded, False)[1]
+    cond = np.linalg.cond(graded / np.linalg.norm(graded, axis=0))
+    assert np.max(np.abs(s - ref) / ref) <= C * 64 * eps(np.float64) * cond
+    calls.clear()
+    check_svd(low_rank(rng, 50, 50, 4), True)
+    assert not calls  # k = 50: the batch kernel
+    bad = rng.standard_normal((60, 50))
+    bad[3, 4] = np.inf
+    with pytest.raises(LinAlgError, match="not finite"):
+        svd_forward(bad)
 
 
 def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
