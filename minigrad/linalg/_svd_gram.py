@@ -78,6 +78,8 @@ def small_start(a: np.ndarray, e: int) -> tuple[np.ndarray, np.ndarray] | None:
     """_gram_start (the same gates) for a real a small enough to copy freely, in float64
     whatever a's dtype: (V0, 2^-e a V0), or None. Without the large matrix's row blocks
     and memory checks: at 60 x 40 those cost 60 us beside the eigh's 105."""
+    if _graded(_column_norms(a, e)):
+        return None  # gate (a) fails, seen without the Gram (tensor networks' corners)
     x = np.ldexp(a, -e, dtype=np.float64)
     neg = x.T @ x
     neg *= -1.0  # (_gram_start's -G: eigh of it gives G's eigenvalues in descending order)
