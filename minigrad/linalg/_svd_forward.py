@@ -469,11 +469,12 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
     how = _plan or plan(a3.shape[0], m, n, cplx)
     kind = (work, how, m, n, full)
     done = None
-    if how.path is Path.GRAM and not cplx:
-        with _compile_notice(work, kind):
-            done = svd_from_start(a3[0], full, compute_uv, tol, max_sweeps, small_start)
-        if done is None:
-            how = _refused(1, m, n, cplx)
+    if how.path is Path.GRAM:
+        if how.gram and not cplx and a3.shape[0] == 1:
+            with _compile_notice(work, kind):
+                done = svd_from_start(a3[0], full, compute_uv, tol, max_sweeps, small_start)
+        if done is None:  # refused, or Plan(GRAM, gram=False): as refused input
+            how = _refused(a3.shape[0], m, n, cplx)
             kind = (work, how, m, n, full)
     if done is not None:
         u, s, vh = done

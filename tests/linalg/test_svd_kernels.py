@@ -841,6 +841,12 @@ def test_gram_path_refused_input_takes_the_plain_paths(monkeypatch):
     calls.clear()
     check_svd(low_rank(rng, 50, 50, 4), True)
     assert not calls  # k = 50: the batch kernel
+    calls.clear()
+    starts = []
+    monkeypatch.setattr(fwd, "small_start", lambda *args: starts.append(1))
+    well = rng.standard_normal((70, 60))
+    check_svd(well, False, plan=Plan(Path.GRAM, 1, False))  # no start: as refused input
+    assert calls and not starts
     bad = rng.standard_normal((60, 50))
     bad[3, 4] = np.inf
     with pytest.raises(LinAlgError, match="not finite"):
