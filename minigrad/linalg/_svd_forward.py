@@ -64,10 +64,14 @@ _THREADS_MIN = 400
 # start, whose sweeps leave V to BLAS (_other_side): 56 x 56 to 256 x 256 0.69-0.90x,
 # 300 x 150 0.81x. Where the gates refuse (graded, ill-conditioned, rank-deficient input),
 # the path the plan takes without it (_refused), having paid for the Gram (and the eigh,
-# where its Cholesky factor did not already show the refusal).
+# where its Cholesky factor did not already show the refusal). A full U of a tall matrix
+# (rows >= _QR_RATIO * k) keeps the QR path, whose Householder Q completes it.
 _GRAM_MIN = 48
 _GRAM_MAX = 256
 _GRAM_SIZE = 1 << 20
+# ... and rows <= _GRAM_RATIO * k: longer rows make the sweeps dearer than the QR path's
+# Jacobi on k x k (600 x 100 0.70x its time, 1000 x 100 1.07x).
+_GRAM_RATIO = 6
 # A batch is split over threads only when it has this much work (batch * m * n * k): below
 # it, waking a thread costs more than it saves.
 _THREADS_WORK = 1 << 14
@@ -89,10 +93,15 @@ class Plan(NamedTuple):
 def plan(nbatch: int, m: int, n: int, complex_: bool = False) -> Plan:
     """Which kernel runs for nbatch matrices of m x n (complex: the batch kernel for all),
     and on how many threads."""
-    k = min(m, n)
-    if nbatch == 1 and not complex_ and _GRAM_MIN <= k <= _GRAM_MAX and m * n <= _GRAM_SIZE:
+    if nbatch == 1 and not complex_ and _gram_sized(m, n):
         return Plan(Path.GRAM, 1)
     return _refused(nbatch, m, n, complex_)
+
+
+def _gram_sized(m: int, n: int) -> bool:
+    """Whether one real m x n matrix is in the GRAM path's range."""
+    k = min(m, n)
+    return _GRAM_MIN <= k <= _GRAM_MAX and m * n <= _GRAM_SIZE and max(m, n) <= _GRAM_RATIO * k
 
 
 def _refused(nbatch: int, m: int, n: int, complex_: bool = False) -> Plan:
@@ -103,7 +112,7 @@ def _refused(nbatch: int, m: int, n: int, complex_: bool = False) -> Plan:
         work = nbatch * m * n * k
         return Plan(Path.BATCHED, _threads.num_threads() if work >= _THREADS_WORK else 1)
     threads = _threads.num_threads() if k >= _THREADS_MIN else 1
-    if nbatch == 1 and _GRAM_MIN <= k <= _GRAM_MAX and m * n <= _GRAM_SIZE:
+    if nbatch == 1 and _gram_sized(m, n):
         return Plan(Path.QR, threads, gram=False)
     return Plan(Path.QR if max(m, n) >= _QR_RATIO * k else Path.LONE, threads)
 
@@ -470,7 +479,10 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
     kind = (work, how, m, n, full)
     done = None
     if how.path is Path.GRAM:
-        if how.gram and not cplx and a3.shape[0] == 1:
+        # (a full U of a tall A: LAPACK's Householder Q completes it far faster than the
+        # batch kernel's complete: 2000 x 200 took 4x, 1000 x 100 7x the QR path's time)
+        tall_full = full and compute_uv and max(m, n) >= _QR_RATIO * k
+        if how.gram and not cplx and a3.shape[0] == 1 and not tall_full:
             with _compile_notice(work, kind):
                 done = svd_from_start(a3[0], full, compute_uv, tol, max_sweeps, small_start)
         if done is None:  # refused, or Plan(GRAM, gram=False): as refused input

@@ -140,6 +140,8 @@ def test_medium_single_matrices_take_the_gram_path(shape, full):
     assert fwd.plan(1, *shape).path is Path.GRAM
     assert fwd.plan(1, 256, 256).path is Path.GRAM
     assert fwd.plan(1, 257, 257).path is Path.LONE
+    assert fwd.plan(1, 600, 100).path is Path.GRAM
+    assert fwd.plan(1, 601, 100).path is Path.QR  # rows > 6 k: the QR path's k x k sweeps
     assert fwd.plan(2, *shape).path is Path.BATCHED
     assert fwd._refused(1, *shape).path is Path.BATCHED
     assert fwd._refused(1, 80, 80) == Plan(Path.QR, 1, False)
@@ -846,6 +848,9 @@ def test_gram_path_refused_input_takes_the_plain_paths(monkeypatch):
     monkeypatch.setattr(fwd, "small_start", lambda *args: starts.append(1))
     well = rng.standard_normal((70, 60))
     check_svd(well, False, plan=Plan(Path.GRAM, 1, False))  # no start: as refused input
+    assert calls and not starts
+    calls.clear()
+    check_svd(rng.standard_normal((120, 80)), True)  # a full U of a tall A: Householder's Q
     assert calls and not starts
     bad = rng.standard_normal((60, 50))
     bad[3, 4] = np.inf
