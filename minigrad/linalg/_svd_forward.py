@@ -16,7 +16,7 @@ import numpy as np
 
 from minigrad._kernel_registry import exact, jit_if_loaded, kernels
 from minigrad.dtypes import real_of
-from minigrad.linalg import _threads
+from minigrad.linalg import _memory, _threads
 from minigrad.linalg._jacobi_contract import (
     _LANES,
     _LANES_MAX_M,
@@ -379,6 +379,13 @@ def svd_from_start(a: np.ndarray, full: bool, compute_uv: bool, tol, max_sweeps:
     Vh = Vh_b V0^H (float64 or complex128). None where start_of refuses x (or a is not
     finite, or zero). tol: the kernels' (_tolerances')."""
     m, n = a.shape
+    k = min(m, n)
+    # Its float64 (complex128) copies: 2^-e A and b, the kernel's rows of b, the Gram and
+    # the eigh's, U and V: refused up front when they cannot fit (as svd_one_matrix does).
+    vectors = ((m if full else k) * m + (n if full else k) * n) if compute_uv else 0
+    wide = 16 if a.dtype.kind == "c" else 8
+    _memory.require(wide * (3 * m * n + 4 * k * k + 2 * vectors),
+                    f"the SVD of one {m}x{n} {a.dtype} matrix")
     x = a.conj().T if m < n else a
     # (real: NaN propagates, and no temporary the size of a)
     amax = float(np.abs(x).max() if x.dtype.kind == "c" else max(x.max(), -x.min()))
