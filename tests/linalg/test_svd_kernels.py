@@ -389,6 +389,12 @@ def test_kernels_without_jit():
             assert np.allclose(u.T @ u, np.eye(9), atol=1e-13)
             assert np.allclose(s, [72**0.5] + [0] * 7, atol=1e-13)
             assert np.allclose((u[:, :8] * s) @ vh, a, atol=1e-13)
+        # The GRAM path (the batch kernel on A V0), tall and wide.
+        for shape in ((10, 7), (7, 10)):
+            a = rng.standard_normal(shape)
+            u, s, vh = fwd.svd_forward(a, False, _plan=fwd.Plan(fwd.Path.GRAM, 1))
+            assert np.allclose((u * s) @ vh, a, atol=1e-13)
+            assert np.allclose(np.linalg.svd(a, compute_uv=False), s, atol=1e-13)
         import numba
         assert numba.config.DISABLE_JIT
         print("ok")
