@@ -864,6 +864,38 @@ def test_gram_path_refused_input_takes_the_plain_paths(monkeypatch):
         svd_forward(bad)
 
 
+@pytest.mark.parametrize("kind", ["graded", "tie", "opposite tie", "opposite close"])
+@pytest.mark.parametrize("full", [True, False])
+def test_symmetric_input_takes_u_from_v(monkeypatch, kind, full):
+    """An exactly symmetric matrix on the pivoted QR route (its spectrum falling to 1e-18,
+    as a tensor network's grown corner R + R^T, eigenvalues of both signs): U = V D, D the
+    eigenvalues' signs, where every |A v_j - d_j s_j v_j| passes the bound (a tie of one
+    sign too); where two values of opposite signs are tied or close, U is not V's, and U
+    comes from the QR as for any matrix. Either way a valid SVD."""
+    seen = []
+    inner = _svd_single._left_of_symmetric
+    monkeypatch.setattr(_svd_single, "_left_of_symmetric",
+                        lambda *args: (lambda u: seen.append(u is not None) or u)(inner(*args)))
+    rng = np.random.default_rng(41)
+    n = 80
+    lam = np.logspace(0, -18, n) * np.where(np.arange(n) % 3 == 1, -1.0, 1.0)
+    if kind == "tie":
+        lam[1] = lam[0]
+    elif kind == "opposite tie":
+        lam[1] = -lam[0]
+    elif kind == "opposite close":
+        lam[1] = -lam[0] * (1 - 1e-9)
+    q = orthogonal(rng, n)
+    a = (q * lam) @ q.T
+    a = a + a.T
+    assert fwd.plan(1, n, n).path is Path.GRAM and _svd_gram.small_start(a, 0) is None
+    check_svd(a, full)
+    assert seen == [kind in ("graded", "tie")]
+    s = svd_forward(a, full)[1]
+    np.testing.assert_allclose(s, np.sort(np.abs(2 * lam))[::-1], rtol=0,
+                               atol=C * n * eps(np.float64) * s[0])
+
+
 def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     """One square matrix whose spectrum falls to rounding (a tensor network's truncated
     corner): the Gram start is refused, and Jacobi runs on R^T of the pivoted A P = Q R
