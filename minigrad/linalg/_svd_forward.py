@@ -59,14 +59,15 @@ _THREADS_MIN = 400
 # from the eigenvectors V0 of A^T A (small_start: LAPACK's eigh) where the Gram start's gates
 # allow, and the batch kernel, V accumulated, sweeps A V0: three sweeps instead of 8-10, for
 # one eigh. Measured (one thread, medians of interleaved repeats, random input) against the
-# batch kernel on A: 40 x 40 1.17-1.26x, 60 x 40 (robust PCA's) 0.97-1.0x, 48 x 48 and
-# 52 x 52 0.93x, 90 x 48 0.90x, 56 x 56 0.81x, 80 x 80 0.68x; against the lone path's Gram
-# start, whose sweeps leave V to BLAS (_other_side): 56 x 56 to 256 x 256 0.69-0.90x,
-# 300 x 150 0.81x. Where the gates refuse (graded, ill-conditioned, rank-deficient input),
-# the path the plan takes without it (_refused), having paid for the Gram (and the eigh,
-# where its Cholesky factor did not already show the refusal). A full U of a tall matrix
+# batch kernel on A: 40 x 40 1.17-1.26x, 60 x 40 (robust PCA's) 0.97-1.0x, 48 x 48
+# 0.93-1.11x (as the batch kernel takes 9 sweeps or 8), 52 x 52 0.93-0.96x, 54 x 54 0.93x,
+# 72 x 48 0.91x, 56 x 56 0.81x, 80 x 80 0.68x; against the lone path's Gram start, whose
+# sweeps leave V to BLAS (_other_side): 56 x 56 to 256 x 256 0.69-0.90x, 300 x 150 0.60x.
+# Where the gates refuse (graded, ill-conditioned, rank-deficient input), the path the plan
+# takes without it (_refused), having paid for the Gram (and the eigh, where its Cholesky
+# factor did not already show the refusal). A full U of a tall matrix
 # (rows >= _QR_RATIO * k) keeps the QR path, whose Householder Q completes it.
-_GRAM_MIN = 48
+_GRAM_MIN = 52
 _GRAM_MAX = 256
 _GRAM_SIZE = 1 << 20
 # ... and rows <= _GRAM_RATIO * k: longer rows make the sweeps dearer than the QR path's
