@@ -4,8 +4,8 @@
 
 Every row times the contenders interleaved in one loop and reports medians, because the
 machine is shared and noisy; the ratio is time / numpy's time (below 1 means faster). For
-one matrix, "plain" is minigrad without the eigenvector start (Plan.gram False): the sweeps
-from A itself, as before that start existed.
+one matrix, "plain" is minigrad without the eigenvector start (Plan.gram False): what input
+that the start refuses takes (the sweeps from A itself, or on R of a pivoted QR).
 """
 
 import argparse

@@ -31,17 +31,13 @@ What the Tensor layer needs to know:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from minigrad.dtypes import real_of
 from minigrad.linalg._eigh_forward import DEFAULT_MAX_SWEEPS as EIGH_MAX_SWEEPS
 from minigrad.linalg._eigh_forward import _eigh, eigh_forward
-from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS, check_fits
-from minigrad.linalg._svd_forward import _forward, svd_forward
+from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS, _tolerances, check_fits
+from minigrad.linalg._svd_forward import _compile_notice, _forward, svd_forward, svd_from_start
 from minigrad.linalg._svd_gram import _gram_start
-from minigrad.linalg._svd_single import _fix_signs
 
 # The dtype whose precision (eps, tiny) the kernels' tolerances follow.
 _PRECISION = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
@@ -96,27 +92,19 @@ def _from_gram(a: np.ndarray, full: bool, compute_uv: bool, tol: float | None,
     or graded input keeps the sweeps on A itself, and their relative accuracy) or a is
     not finite (the batch path says so)."""
     m, n = a.shape
-    trans = m < n
-    x = a.conj().T if trans else a
-    amax = float(np.abs(x).max())
-    if not (math.isfinite(amax) and amax > 0):
+    work = _PRECISION[a.dtype]
+    with _compile_notice(np.dtype(np.complex128), ("gram", m, n, full)):
+        done = svd_from_start(a, full, compute_uv, _tolerances(tol, max_sweeps, max(m, n), work),
+                              max_sweeps, _gram_start)
+    if done is None:
         return None
-    e = math.frexp(amax)[1]
-    start = _gram_start(x, e)
-    if start is None:
-        return None
-    v0, b = start
-    u, s, vh = _forward(b, a.dtype, full, compute_uv, tol, max_sweeps, None)
-    s = np.ldexp(s, e)
-    check_fits(s, real_of(a.dtype))
+    u, s, vh = done
+    s = s.astype(work, copy=False)
+    check_fits(s, work)
     if not compute_uv:
         return None, s, None
     assert u is not None and vh is not None
-    vh = (vh @ v0.conj().T).astype(a.dtype, copy=False)  # x = U S Vh_b V0^H
-    if trans:  # A = x^H = Vh^H S U^H
-        u, vh = np.ascontiguousarray(vh.conj().T), np.ascontiguousarray(u.conj().T)
-        _fix_signs(u, vh, min(m, n))  # U's phases are now Vh's: fixed again on U
-    return u, s, vh
+    return u.astype(a.dtype, copy=False), s, vh.astype(a.dtype, copy=False)
 
 
 def hermitian_eigh_forward(a: np.ndarray, lower: bool = True, compute_v: bool = True, *,

@@ -29,18 +29,19 @@ def eps(dtype) -> float:
 
 
 # LONE and QR start from A^T A's eigenvectors where _gram_start allows (random input
-# mostly): the "-plain" plans keep the sweeps from A itself on that input too.
+# mostly): the "-plain" plans keep the sweeps from A itself on that input too. GRAM: the
+# batch kernel on A V0 where small_start allows, else what the plan takes without it.
 PLANS = {"batched": None, "lone": Plan(Path.LONE, 1), "lone-threads": Plan(Path.LONE, 2),
          "qr": Plan(Path.QR, 1), "lone-plain": Plan(Path.LONE, 1, False),
-         "qr-plain": Plan(Path.QR, 1, False)}
+         "qr-plain": Plan(Path.QR, 1, False), "gram": Plan(Path.GRAM, 1)}
 
 
 @pytest.fixture(params=list(PLANS))
 def path(request):
     """Run a test through each dispatch path, forced here on small inputs: the batch kernel,
     the lone-matrix kernel (serial, and with threads inside the sweep), and LAPACK QR +
-    Jacobi on R, with and without the eigenvector start. (Batched inputs always take the
-    batch kernel.)"""
+    Jacobi on R, with and without the eigenvector start, and the batch kernel on A V0.
+    (Batched inputs always take the batch kernel.)"""
     return PLANS[request.param]
 
 
@@ -128,16 +129,25 @@ def test_identical_columns_converge(path, shape):
     assert np.all(s[..., 1:] <= C * max(shape[-2:]) * eps(np.float64) * s[..., :1])
 
 
-@pytest.mark.parametrize("shape", [(48, 48), (80, 55), (55, 70)])
+@pytest.mark.parametrize("shape", [(52, 52), (80, 55), (55, 70)])
 @pytest.mark.parametrize("full", [True, False])
-def test_medium_single_matrices_take_the_batch_kernel(shape, full):
-    """One real matrix with k < 56 goes to the batch kernel, faster there than the lone
-    path (its Gram start's eigh, its QRs) on random, graded and rank-deficient input; from
-    k = 56 the lone path. Either way a valid SVD."""
-    assert fwd.plan(1, *shape).path is Path.BATCHED
-    assert fwd.plan(1, 56, 56).path is Path.LONE
+def test_medium_single_matrices_take_the_gram_path(shape, full):
+    """One real matrix with k < 52 goes to the batch kernel, with 52 <= k <= 256 to the
+    batch kernel on A V0 (GRAM), which refuses graded and rank-deficient input to the batch
+    kernel below k = 56 and the pivoted QR from there; from k = 257 the lone path. Either
+    way a valid SVD."""
+    assert fwd.plan(1, 51, 60).path is Path.BATCHED
+    assert fwd.plan(1, *shape).path is Path.GRAM
+    assert fwd.plan(1, 256, 256).path is Path.GRAM
+    assert fwd.plan(1, 257, 257).path is Path.LONE
+    assert fwd.plan(1, 600, 100).path is Path.GRAM
+    assert fwd.plan(1, 601, 100).path is Path.QR  # rows > 6 k: the QR path's k x k sweeps
+    assert fwd.plan(2, *shape).path is Path.BATCHED
+    assert fwd._refused(1, *shape).path is Path.BATCHED
+    assert fwd._refused(1, 80, 80) == Plan(Path.QR, 1, False)
     rng = np.random.default_rng(9)
     m, n = shape
+    check_svd(rng.standard_normal(shape), full)
     check_svd(rng.standard_normal(shape) * np.logspace(0, -14, n), full)
     check_svd(low_rank(rng, m, n, 5), full)
 
@@ -379,6 +389,12 @@ def test_kernels_without_jit():
             assert np.allclose(u.T @ u, np.eye(9), atol=1e-13)
             assert np.allclose(s, [72**0.5] + [0] * 7, atol=1e-13)
             assert np.allclose((u[:, :8] * s) @ vh, a, atol=1e-13)
+        # The GRAM path (the batch kernel on A V0), tall and wide.
+        for shape in ((10, 7), (7, 10)):
+            a = rng.standard_normal(shape)
+            u, s, vh = fwd.svd_forward(a, False, _plan=fwd.Plan(fwd.Path.GRAM, 1))
+            assert np.allclose((u * s) @ vh, a, atol=1e-13)
+            assert np.allclose(np.linalg.svd(a, compute_uv=False), s, atol=1e-13)
         import numba
         assert numba.config.DISABLE_JIT
         print("ok")
@@ -762,6 +778,123 @@ def test_gram_start_saves_sweeps(shape, plan):
                                atol=C * max(shape) * eps(np.float64) * s[0])
     with pytest.raises(LinAlgError, match="did not converge"):
         svd_forward(a, False, max_sweeps=3, _plan=Plan(plan, 1, False))
+
+
+@pytest.mark.parametrize("shape", [(80, 60), (60, 80), (52, 52)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("full", [True, False])
+def test_gram_path_sweeps_a_v0(shape, dtype, full):
+    """The GRAM path (the default for these shapes) runs the batch kernel on A V0: a valid
+    SVD within 3 sweeps, where the batch kernel on A itself does not converge in 3; and the
+    same U, S and Vh (signs included) as the batch kernel on A, the spectrum being well
+    separated here, wide matrices (decomposed through A^T) included."""
+    a = np.random.default_rng(31).standard_normal(shape).astype(dtype)
+    assert fwd.plan(1, *shape).path is Path.GRAM
+    check_svd(a, full)
+    u, s, vh = svd_forward(a, full, max_sweeps=3)
+    with pytest.raises(LinAlgError, match="did not converge"):
+        svd_forward(a, full, max_sweeps=3, _plan=Plan(Path.BATCHED, 1))
+    u1, s1, vh1 = svd_forward(a, full, _plan=Plan(Path.BATCHED, 1))
+    k = min(shape)
+    # Vectors move by eps / gap: the gaps of a random spectrum are ~1e-2 of s_1 here.
+    tol = 1e3 * C * max(shape) * eps(dtype)
+    np.testing.assert_allclose(s, s1, rtol=0, atol=C * max(shape) * eps(dtype) * s1[0])
+    np.testing.assert_allclose(u[:, :k], u1[:, :k], rtol=0, atol=tol)
+    np.testing.assert_allclose(vh[:k], vh1[:k], rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("m, kind", [(48, "clustered"), (120, "clustered"), (200, "graded"),
+                                     (64, "graded"), (96, "tied")])
+def test_gram_path_accuracy(m, kind):
+    """Accuracy of the GRAM path where small_start accepts: clustered singular values
+    (pairs 1e-9 apart), a spectrum graded to 1e-5 and exact ties, orthonormal U and V and
+    reconstruction to C * m * eps, S to C * m * eps * s_1 (the tie tests' premise), and with
+    m = 64 every value to C * m * eps * cond relatively (Jacobi's own bound)."""
+    rng = np.random.default_rng(m)
+    n = m // 2 if kind != "graded" else m * 3 // 4
+    if kind == "clustered":
+        s = np.repeat(np.linspace(1.0, 0.2, n // 2), 2) * (1 + 1e-9 * np.tile([0, 1], n // 2))
+    elif kind == "tied":
+        s = np.repeat([1.0, 0.5, 0.25, 0.125], n // 4)
+    else:
+        s = np.logspace(0, -5, n)
+    a = with_spectrum(rng, m, s)
+    assert _svd_gram.small_start(a, 0) is not None
+    u, got, vh = svd_forward(a, False, _plan=Plan(Path.GRAM, 1))
+    check_svd(a, False, plan=Plan(Path.GRAM, 1))
+    check_svd(a, True, plan=Plan(Path.GRAM, 1))
+    np.testing.assert_allclose(got, np.sort(s)[::-1], rtol=0, atol=C * m * eps(np.float64))
+    if m == 64:
+        ref = mp_singular_values(a)
+        assert np.max(np.abs(got - ref) / ref) <= C * m * eps(np.float64) * np.linalg.cond(a)
+
+
+def test_gram_path_refused_input_takes_the_plain_paths(monkeypatch):
+    """Graded, rank-deficient and non-finite input: small_start refuses it (before the eigh
+    where the Gram's diagonal or Cholesky factor shows it), and the plan's path without it
+    runs: a valid SVD, the graded one's values relatively accurate."""
+    calls = []
+    inner = _svd_single._svd_qr
+    monkeypatch.setattr(_svd_single, "_svd_qr", lambda *args, **kw: calls.append(1) or inner(
+        *args, **kw))
+    rng = np.random.default_rng(33)
+    graded = rng.standard_normal((64, 64)) * np.logspace(0, -14, 64)
+    assert _svd_gram.small_start(graded, 0) is None
+    check_svd(graded, False)
+    assert calls  # k = 64: the pivoted QR
+    ref = mp_singular_values(graded)
+    s = svd_forward(graded, False)[1]
+    cond = np.linalg.cond(graded / np.linalg.norm(graded, axis=0))
+    assert np.max(np.abs(s - ref) / ref) <= C * 64 * eps(np.float64) * cond
+    calls.clear()
+    assert fwd.plan(1, 54, 54).path is Path.GRAM
+    check_svd(low_rank(rng, 54, 54, 4), True)
+    assert not calls  # k = 54: the batch kernel
+    calls.clear()
+    starts = []
+    monkeypatch.setattr(fwd, "small_start", lambda *args: starts.append(1))
+    well = rng.standard_normal((70, 60))
+    check_svd(well, False, plan=Plan(Path.GRAM, 1, False))  # no start: as refused input
+    assert calls and not starts
+    calls.clear()
+    check_svd(rng.standard_normal((120, 80)), True)  # a full U of a tall A: Householder's Q
+    assert calls and not starts
+    bad = rng.standard_normal((60, 50))
+    bad[3, 4] = np.inf
+    with pytest.raises(LinAlgError, match="not finite"):
+        svd_forward(bad)
+
+
+@pytest.mark.parametrize("kind", ["graded", "tie", "opposite tie", "opposite close"])
+@pytest.mark.parametrize("full", [True, False])
+def test_symmetric_input_takes_u_from_v(monkeypatch, kind, full):
+    """An exactly symmetric matrix on the pivoted QR route (its spectrum falling to 1e-18,
+    as a tensor network's grown corner R + R^T, eigenvalues of both signs): U = V D, D the
+    eigenvalues' signs, where every |A v_j - d_j s_j v_j| passes the bound (a tie of one
+    sign too); where two values of opposite signs are tied or close, U is not V's, and U
+    comes from the QR as for any matrix. Either way a valid SVD."""
+    seen = []
+    inner = _svd_single._left_of_symmetric
+    monkeypatch.setattr(_svd_single, "_left_of_symmetric",
+                        lambda *args: (lambda u: seen.append(u is not None) or u)(inner(*args)))
+    rng = np.random.default_rng(41)
+    n = 80
+    lam = np.logspace(0, -18, n) * np.where(np.arange(n) % 3 == 1, -1.0, 1.0)
+    if kind == "tie":
+        lam[1] = lam[0]
+    elif kind == "opposite tie":
+        lam[1] = -lam[0]
+    elif kind == "opposite close":
+        lam[1] = -lam[0] * (1 - 1e-9)
+    q = orthogonal(rng, n)
+    a = (q * lam) @ q.T
+    a = a + a.T
+    assert fwd.plan(1, n, n).path is Path.GRAM and _svd_gram.small_start(a, 0) is None
+    check_svd(a, full)
+    assert seen == [kind in ("graded", "tie")]
+    s = svd_forward(a, full)[1]
+    np.testing.assert_allclose(s, np.sort(np.abs(2 * lam))[::-1], rtol=0,
+                               atol=C * n * eps(np.float64) * s[0])
 
 
 def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
