@@ -138,6 +138,8 @@ class Poles:
         nu / x is off by at most (c_i + c_j) / |x| <= eps big / near: what the plain
         quotient carries just past the near level, where it is taken anyway. (TRG's last
         steps: triplets read at 1e-18 of the scale, each near pair a look downstream.)"""
+        if not (cols <= eps * big[..., None]).any():  # each member must be (|x| <= near)
+            return
         lim = eps * big[..., None] / near  # (..., 1)
         pair = cols[..., :, None] + cols[..., None, :]
         dp = np.abs(self.s[..., None, :] - self.s[..., :, None])
