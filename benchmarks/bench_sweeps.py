@@ -20,8 +20,9 @@ from _interleave import interleaved, torch  # first: BLAS threads are set at num
 import numpy as np
 # isort: on
 
+from minigrad.linalg._svd_batch import _kernels
 from minigrad.linalg._svd_checks import _tolerances
-from minigrad.linalg._svd_forward import _kernels, plan, svd_forward
+from minigrad.linalg._svd_forward import plan, svd_forward
 
 
 def _cases() -> dict[str, np.ndarray]:

@@ -35,8 +35,9 @@ import numpy as np
 
 from minigrad.linalg._eigh_forward import DEFAULT_MAX_SWEEPS as EIGH_MAX_SWEEPS
 from minigrad.linalg._eigh_forward import _eigh, eigh_forward
+from minigrad.linalg._svd_batch import svd_from_start
 from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS, _tolerances, check_fits
-from minigrad.linalg._svd_forward import _compile_notice, _forward, svd_forward, svd_from_start
+from minigrad.linalg._svd_forward import _compile_notice, _forward, svd_forward
 from minigrad.linalg._svd_gram import _gram_start
 
 # The dtype whose precision (eps, tiny) the kernels' tolerances follow.

@@ -9,7 +9,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import gradcheck
-from minigrad.linalg import LinAlgError, _svd_forward, _threads
+from minigrad.linalg import LinAlgError, _svd_batch, _svd_forward, _threads
 
 # (mg.linalg.svd and its kin are the functions: their modules by name)
 det_module, eigh_module, solve_module, svd_module = (
@@ -60,7 +60,7 @@ def test_lone_tiny_svd_is_the_batch_paths(shape, full, dtype, monkeypatch):
     vals = _svd_forward.svd_forward(a[None], full, False)
     _svd_forward.svd_forward(a, full)  # the lone call's first run: the batch path
     _svd_forward.svd_forward(a, full, False)
-    if _svd_forward._lanes(*shape, full, True):  # later calls go straight to the kernel
+    if _svd_batch._lanes(*shape, full, True):  # later calls go straight to the kernel
         monkeypatch.setattr(_threads, "run", _boom)
     got = _svd_forward.svd_forward(a, full)
     for g, w in zip(got, want):

@@ -1,4 +1,5 @@
-"""ndarray-level tests of the Jacobi SVD forward (minigrad/linalg/_jacobi.py, _svd_forward.py).
+"""ndarray-level tests of the Jacobi SVD forward (minigrad/linalg/_jacobi.py, _svd_forward.py,
+_svd_batch.py).
 
 No Tensor here: these exercise the kernels and the driver directly. Tolerances are
 c * max(m, n) * eps(dtype) with a small constant c, relative to the largest singular value.
@@ -15,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minigrad.linalg import _svd_batch, _svd_gram, _svd_single
 from minigrad.linalg import _svd_forward as fwd
-from minigrad.linalg import _svd_gram, _svd_single
+from minigrad.linalg._jacobi_contract import OK
 from minigrad.linalg._svd_forward import Path, Plan
 from minigrad.linalg._svd_forward import svd_forward as _svd_forward
 from minigrad.linalg.errors import LinAlgError
@@ -595,7 +597,8 @@ def test_3x3_kernel_matches_the_general_one(dtype, full):
     """Batches of 3x3 have a kernel of their own (svd_lanes3); every matrix of a hard batch
     must come out as the general kernel gives it: S to relative accuracy, U and V the same
     (signs included) where S has no ties, an orthonormal factorisation everywhere."""
-    from minigrad.linalg._svd_forward import _svd_batched_general, _tolerances
+    from minigrad.linalg._svd_batch import _svd_batched_general
+    from minigrad.linalg._svd_forward import _tolerances
 
     a = _hard_3x3(dtype)
     u, s, vh = svd_forward(a, full)
@@ -1035,7 +1038,7 @@ def test_tall_gram_path_refuses_columns_far_from_orthogonal():
     assert _svd_single._svd_gram_tall(np.eye(60), a, True, tol, 1) is None
     v0, b = _svd_gram._gram_start(a)
     status, u, s, vh = _svd_single._svd_gram_tall(v0, b, True, tol, 1)
-    assert status == fwd.OK
+    assert status == OK
     np.testing.assert_allclose((u * s) @ vh, a, rtol=0, atol=C * 200 * eps(np.float64) * s[0])
 
 
@@ -1055,7 +1058,7 @@ def test_scaled_rows_of_one_matrix_match_the_batch(scale, shape):
     st1, st2 = np.full(1, 9, np.int8), np.full(2, 9, np.int8)
     rows = (min(shape), max(shape))
     X1, X2 = np.empty((1,) + rows), np.empty((2,) + rows)
-    e1 = fwd._scale_rows(a[None], trans, st1, X1)
-    e2 = fwd._scale_rows(pair, trans, st2, X2)
+    e1 = _svd_batch._scale_rows(a[None], trans, st1, X1)
+    e2 = _svd_batch._scale_rows(pair, trans, st2, X2)
     np.testing.assert_array_equal(X1[0], X2[0])
     assert e1.dtype == e2.dtype and e1[0] == e2[0] and st1[0] == st2[0]

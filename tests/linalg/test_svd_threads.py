@@ -109,10 +109,10 @@ def test_set_num_threads_without_threadpoolctl_says_blas_is_not_pinned(monkeypat
 def test_a_batch_on_one_thread_is_one_kernel_call(monkeypatch):
     # one thread: the whole batch in one call (no chunks, no thread hand-out), the same
     # numbers as chunks spread over two threads
-    from minigrad.linalg import _svd_forward
+    from minigrad.linalg import _svd_batch
     handed: list = []
-    real = _svd_forward._threads.run
-    monkeypatch.setattr(_svd_forward._threads, "run",
+    real = _svd_batch._threads.run
+    monkeypatch.setattr(_svd_batch._threads, "run",
                         lambda fn, tasks, threads: (handed.append(len(tasks)),
                                                     real(fn, tasks, threads))[1])
     a = np.random.default_rng(6).standard_normal((256, 3, 3)).astype(np.float32)
