@@ -22,6 +22,10 @@ positive. Terms kept: n = 0 (exact value) for a plain backward; up to n = 1 near
 (|x| <= eps^(1/3) s_1, where nu / x loses digits; the value is then O(x^2)-exact); up to
 n = 2 when the result will be differentiated again (a second pass meets the tie too and
 needs the limit's second derivatives), which makes second derivatives exact at ties.
+Near a pole the series converges only within the distance to its nearest singularity in
+t: a loss of f(S) with f not smooth at 0 (sqrt, log) has one where a small singular value
+reaches 0, before the pole closes; where the series' tail is above the plain quotient's
+rounding, the entry takes nu / x (``_unsound``).
 
 Where nu is not x mu (to rounding, the rounding judged by the loss's curvature when the
 cotangents are themselves rounding noise, as F - R at a rotation) the loss depends on an
@@ -199,12 +203,17 @@ def exact_terms(p: PolePass) -> Terms:
     # Ties take the series' first term alone when a value is asked for (``_limits``).
     ties = poles if order == 1 else None
     mu_l = _NONE
+    tails_l: dict = {}
+    tails_g: dict = {}
     if local is not None:  # (loc is set with it)
-        mu_l = _limits(f, S, minus_s, plus_s, local, order, weak, ties)
+        mu_l = _limits(f, S, minus_s, plus_s, local, order, weak, ties, tails_l)
     everywhere = loc is None or _beyond(loc, need_p, need_m, need_z)
-    mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties) if everywhere \
-        else _NONE
+    mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties, tails_g) \
+        if everywhere else _NONE
     mu = _merge(loc, mu_l, mu_g)
+    if weak:
+        un_p, un_m, un_z = _unsound(poles, loc, tails_l, tails_g, minus_s, plus_s, S, noise)
+        need_p, need_m, need_z = need_p & ~un_p, need_m & ~un_m, need_z & ~un_z
     terms, resid = terms_with(mu)
     tol = noise
     if loc is not None and local is not None and weak and _fails(resid, noise):
@@ -230,7 +239,10 @@ def exact_terms(p: PolePass) -> Terms:
         tol = noise + scale_noise * local.hessian_scale()
         if _fails(resid, tol):
             # The downstream reads those triplets after all: take every limit from it.
-            mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties)
+            tails_g = {}
+            mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties, tails_g)
+            un_p, un_m, un_z = _unsound(poles, None, {}, tails_g, minus_s, plus_s, S, noise)
+            need_p, need_m, need_z = need_p & ~un_p, need_m & ~un_m, need_z & ~un_z
             terms, resid = terms_with(mu)
             tol = noise
     bad: dict[str, np.ndarray | None] = {
@@ -281,14 +293,14 @@ def looked_limits(f: Factors, S: Tensor, gS: Tensor | None, down: Downstream,
 
 def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor | None,
              down: Downstream | None, order: int, weak: bool,
-             ties: Poles | None = None) -> Numerators:
+             ties: Poles | None = None, tails: dict | None = None) -> Numerators:
     if gS is None:  # the loss does not read S: its cotangents cannot depend on it
         return _NONE
     if down is None:
         raise LinAlgError("svd backward: the exact gradient at a repeated or zero singular "
                           "value needs the backward walk's graph; call backward() or "
                           "autograd.grad on the loss rather than the SVD's backward directly")
-    return _limits(f, S, minus_s, plus_s, down, order, weak, ties)
+    return _limits(f, S, minus_s, plus_s, down, order, weak, ties, tails)
 
 
 class Masks(NamedTuple):
@@ -337,6 +349,39 @@ def _merge(loc: Masks | None, mu_l: Numerators, mu_g: Numerators) -> Numerators:
                       pick(loc.cols, mu_l.Q, mu_g.Q))
 
 
+def _unsound(poles: Poles, loc: Masks | None, tails_l: dict, tails_g: dict,
+             minus_s: Tensor, plus_s: Tensor, S: Tensor,
+             noise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The near poles (+, -, columns) where the series is worse than the plain quotient:
+    its tail (``_limits``' estimate) above the quotient's rounding, noise / x. The series
+    in t converges only within the distance to its nearest singularity, and a loss reading
+    f(S) with f not smooth at 0 (sqrt, log: a bond's split, a log-determinant) has one
+    where a singular value reaches 0, at t = -s_l / d_l: for a small s_l sooner than the
+    pole closes, at t* = -x / c, for s_i + s_j and s_i always (82-150% off at s = 1.5e-7,
+    1e-7 of s_1 = 3, where nu / x is 1e-9 off). Smooth losses (U S Vh) leave tails far
+    below it, and so do isolated pairs of a bond."""
+    def est(name: str, mask: np.ndarray | None) -> np.ndarray | None:
+        g, loc_ = tails_g.get(name), tails_l.get(name)
+        if mask is None or loc_ is None:
+            return g
+        return np.where(mask, loc_, 0.0 if g is None else g)
+
+    lim = noise[..., None, None]
+
+    def over(name: str, mask: np.ndarray | None, x: np.ndarray, weak: np.ndarray) -> np.ndarray:
+        e = est(name, mask)
+        return np.zeros_like(weak) if e is None else weak & (e * np.abs(x) > lim)
+
+    plus = over("plus", None if loc is None else loc.plus, minus_s._array, poles.weak_p)
+    minus = over("minus", None if loc is None else loc.minus, plus_s._array, poles.weak_m)
+    cols = np.zeros_like(poles.weak_z)
+    for name in ("R", "Q"):
+        e = est(name, None if loc is None else loc.cols)
+        if e is not None:
+            cols = cols | (e * S._array[..., None, :] > lim).any(axis=-2)
+    return plus, minus, poles.weak_z & cols
+
+
 def _masked(over: np.ndarray | None, near: np.ndarray) -> np.ndarray:
     """``over`` (None: nowhere) at the entries ``near``."""
     if over is None:
@@ -352,7 +397,8 @@ _NONE = Numerators(None, None, None, None, None, None)
 
 
 def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Source,
-            order: int, weak: bool, ties: Poles | None = None) -> Numerators:
+            order: int, weak: bool, ties: Poles | None = None,
+            tails: dict | None = None) -> Numerators:
     """mu at every entry, right with its first ``order`` derivatives (see the module
     docstring): along S + t d, nu = x mu with d_t x = c, so
 
@@ -362,7 +408,9 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
     depend on S (then mu = 0). Where ``weak`` (near a pole off the ties) every term is
     taken through a chain too (``Source._derivatives``). ``ties``: the series stops at n = 0
     at its ties (x is rounding there; a value, not derivatives, is asked for): through a
-    cluster of near poles the higher terms are large, and x times them is noise."""
+    cluster of near poles the higher terms are large, and x times them is noise.
+    ``tails``: filled with each field's estimate of what the series leaves out,
+    |T_N|^2 / |T_N-1| for its last two terms (a geometric tail; inf where it grows)."""
     k = f.k
     # The series is the same for any scale of d; in units of s_1 its terms stay in range
     # (x / c ~ 1 at the + and - poles alike) at S ~ 1e+-100, where d = 1..k overflowed.
@@ -385,6 +433,7 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
         c = c * unit[..., None]  # (..., k, k)
         c_t = make_tensor(c.astype(S.dtype))
         out, power = None, None  # power = (-x / c)^n, by products: x ** n's own higher
+        last: list[np.ndarray] = []  # the last two terms' sizes
         for n, part in enumerate(parts):  # derivatives at x = 0 would be 0 * inf
             power = None if n == 0 else (-x / c_t if power is None else power * (-x / c_t))
             dnu = getattr(part, field)
@@ -394,6 +443,10 @@ def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Sour
             if power is not None:
                 term = term * power
             out = term if out is None else out + term
+            last = [*last[-1:], np.abs(term._array)]
+        if tails is not None and len(last) == 2:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                tails[field] = np.where(last[1] > 0, last[1] * last[1] / last[0], 0.0)
         return out
 
     tp, tm, tz = (None, None, None) if ties is None else (
