@@ -156,6 +156,11 @@ def exact_terms(p: PolePass) -> Terms:
     need_p = poles.tie_p | poles.weak_p
     need_m = poles.tie_m | poles.weak_m
     need_z = poles.tie_z | poles.weak_z
+    weak = bool(poles.weak_p.any() or poles.weak_m.any() or poles.weak_z.any())
+    # How many derivatives of each limit must be right: two when the result will be
+    # differentiated (a second pass meets this tie again and needs the second derivatives
+    # of the first pass's limit), one near a pole (then the value is O(x^2)-exact).
+    order = 2 if differentiated else int(weak)
     # Triplets an earlier pass dropped take their limits from its formula alone (cheap);
     # so do the + poles of a pass through one that read U and Vh alone (``Covariant``).
     loc: Masks | None = None  # (+ pairs, - pairs, columns) known locally
@@ -183,25 +188,6 @@ def exact_terms(p: PolePass) -> Terms:
                 # formula: near their poles the plain quotient (their ties still check nu).
                 need_p, need_m = need_p & ~(poles.weak_p & loc_p), need_m & ~(poles.weak_m & loc_p)
                 need_z = need_z & ~(poles.weak_z & a)
-    if not differentiated:
-        # The - and column poles close at S = 0 (s_i + s_j, s_i): the plane x = 0 needs a
-        # negative singular value, where a loss of f(S) continues as a function of A only
-        # for odd f, and Hadamard's lemma (nu = 0 there) with it. For S^2, a bond read
-        # through A A^T, sqrt or log the series converges to another limit or not at all
-        # (1.6e-7 to 190% off at s ~ 1e-13..1e-6 of s_1), where nu / x is off by its
-        # rounding only. Off their ties a value takes the plain quotient there, but where
-        # the earlier pass's formula gives the limits (``Local``: its own quotients cancel,
-        # eps |g| / x off); a pass differentiated again keeps the series (the quotient's
-        # derivatives carry eps |g| / x^2), judged by ``_unsound``.
-        own_m = poles.weak_m if loc is None else poles.weak_m & ~loc.minus
-        own_z = poles.weak_z if loc is None else poles.weak_z & ~loc.cols[..., 0, :]
-        need_m, need_z = need_m & ~own_m, need_z & ~own_z
-    weak = bool((need_p & poles.weak_p).any() or (need_m & poles.weak_m).any()
-                or (need_z & poles.weak_z).any())
-    # How many derivatives of each limit must be right: two when the result will be
-    # differentiated (a second pass meets this tie again and needs the second derivatives
-    # of the first pass's limit), one near a pole (then the value is O(x^2)-exact).
-    order = 2 if differentiated else int(weak)
     noise = scale_noise * (colmax(gUe) + colmax(gVe))
     Sr = S.unsqueeze(-2)
 
