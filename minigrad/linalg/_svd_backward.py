@@ -36,7 +36,6 @@ from ._svd_parts import (
     Factors,
     Numerators,
     Terms,
-    colmax,
     colnorms,
     fold_complement,
     numerators,
@@ -220,16 +219,16 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
                   None if earlier is None else absent | earlier.absent)
     # rounding-level numerators: what the exact and local policies decide by ("zero"
     # reads none of it, and the column norms cost as much as a product)
-    noise = scale_noise * (colmax(gUe) + colmax(gVe)) if policy.kind != "zero" \
-        else np.zeros(())
+    cu, cv = (_cols(g) if policy.kind != "zero" else np.zeros(()) for g in (gUe, gVe))
+    noise = scale_noise * (_top(cu) + _top(cv))
     if policy.kind == "exact" and not inside_look:
         check_kinks(poles, gS, eps)  # a tie read through S on one side only
         if earlier is None:
             check_solo_ties(poles, num, noise)
         if not differentiated and (poles.weak_p.any() or poles.weak_m.any()
                                    or poles.weak_z.any()):
-            cols = np.asarray(_cols(gUe) + _cols(gVe))
-            poles.faint(cols, cols.max(axis=-1), near, eps)
+            cols = cu + cv
+            poles.faint(cols, _top(cols), near, eps)
     # Inside another tie limit's look downstream only that limit is exact: ties met
     # there are taken as 0 (exact for the gauge-structured chains of tensor networks,
     # and what bounds the cost; see the module docstring).
@@ -356,9 +355,15 @@ def _plain_fast(num: Numerators, f: Factors, S: Tensor, gS: Tensor | None,
     return gA
 
 
-def _cols(g: Tensor | None) -> np.ndarray | float:
-    """Column norms of a folded cotangent (0: none)."""
-    return 0.0 if g is None else colnorms(g._array)
+def _cols(g: Tensor | None) -> np.ndarray:
+    """Column norms of a folded cotangent (0-d 0: none), read once for the rounding level
+    and ``Poles.faint``."""
+    return np.zeros(()) if g is None else colnorms(g._array)
+
+
+def _top(cols: np.ndarray) -> np.ndarray:
+    """The largest of ``_cols``, per batch element (``colmax``'s number)."""
+    return cols.max(axis=-1) if cols.ndim else cols
 
 
 def _plain(num: Numerators, minus_s: Tensor, plus_s: Tensor, S: Tensor,

@@ -64,8 +64,8 @@ class Poles:
                  absent: np.ndarray, dropped: np.ndarray | None = None) -> None:
         k = s.shape[-1]
         off = ~np.eye(k, dtype=bool)
-        dp = np.abs(s[..., None, :] - s[..., :, None])
-        dm = s[..., None, :] + s[..., :, None]
+        self.dp = dp = np.abs(s[..., None, :] - s[..., :, None])
+        self.dm = dm = s[..., None, :] + s[..., :, None]
         t2, n2 = tie[..., None], near[..., None]
         gone = absent[..., :, None] & absent[..., None, :]  # exactly zero terms: no pole
         live = off & ~gone
@@ -142,10 +142,8 @@ class Poles:
             return
         lim = eps * big[..., None] / near  # (..., 1)
         pair = cols[..., :, None] + cols[..., None, :]
-        dp = np.abs(self.s[..., None, :] - self.s[..., :, None])
-        dm = self.s[..., None, :] + self.s[..., :, None]
-        self.weak_p = self.weak_p & ~(pair <= lim[..., None] * dp)
-        self.weak_m = self.weak_m & ~(pair <= lim[..., None] * dm)
+        self.weak_p = self.weak_p & ~(pair <= lim[..., None] * self.dp)
+        self.weak_m = self.weak_m & ~(pair <= lim[..., None] * self.dm)
         self.weak_z = self.weak_z & ~(cols <= lim * self.s)
 
     def decide(self, mask: np.ndarray) -> None:

@@ -311,6 +311,18 @@ def _count_looks(monkeypatch) -> list:
     return looks
 
 
+def _matches_differences(loss, A0: np.ndarray, grad: np.ndarray, rng, n: int) -> None:
+    """<grad, D> against central differences of ``loss`` at A0 (h = 1e-6) along n random
+    directions D."""
+    h = 1e-6
+    for _ in range(n):
+        D = rng.standard_normal(A0.shape)
+        with mg.no_grad():
+            up, down = (loss(t64(A0 + sign * h * D, False)).item() for sign in (1, -1))
+        fd = (up - down) / (2 * h)
+        assert float((grad * D).sum()) == pytest.approx(fd, rel=1e-6, abs=1e-7)
+
+
 def _bond_loss(C1: mg.Tensor, C2: mg.Tensor):
     """A loss of the bond factors A = U sqrt(S), B = sqrt(S) Vh read apart, through A A^T
     and B^T B: unchanged by any rotation of the bond (A Q, Q^T B) but not a function of
@@ -336,13 +348,7 @@ def test_a_bond_read_apart_decides_near_ties_without_looking_downstream(monkeypa
     A = t64(A0)
     loss(A).backward()
     assert looks == []
-    h = 1e-6
-    for _ in range(3):
-        D = rng.standard_normal((4, 4))
-        with mg.no_grad():
-            up, down = (loss(t64(A0 + sign * h * D, False)).item() for sign in (1, -1))
-        fd = (up - down) / (2 * h)
-        assert float((A.grad.numpy() * D).sum()) == pytest.approx(fd, rel=1e-6, abs=1e-7)
+    _matches_differences(loss, A0, A.grad.numpy(), rng, 3)
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (5, 4)])
@@ -395,13 +401,7 @@ def test_a_near_pair_read_below_rounding_takes_the_plain_quotient(monkeypatch, w
     A = t64(A0)
     loss(A).backward()
     assert bool(looks) == (weight == 1.0)
-    h = 1e-6
-    for _ in range(2):
-        D = rng.standard_normal((4, 4))
-        with mg.no_grad():
-            up, down = (loss(t64(A0 + sign * h * D, False)).item() for sign in (1, -1))
-        fd = (up - down) / (2 * h)
-        assert float((A.grad.numpy() * D).sum()) == pytest.approx(fd, rel=1e-6, abs=1e-7)
+    _matches_differences(loss, A0, A.grad.numpy(), rng, 2)
     looks.clear()
     A = t64(A0)
     mg.autograd.grad(loss(A), A, create_graph=True)
