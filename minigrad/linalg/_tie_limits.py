@@ -25,7 +25,10 @@ needs the limit's second derivatives), which makes second derivatives exact at t
 Near a pole the series converges only within the distance to its nearest singularity in
 t: a loss of f(S) with f not smooth at 0 (sqrt, log) has one where a small singular value
 reaches 0, before the pole closes; where the series' tail is above the plain quotient's
-rounding, the entry takes nu / x (``_unsound``).
+rounding, the entry takes nu / x (``_unsound``). The - and column poles close only at
+S = 0, their planes x = 0 at negative s, where a loss of f(S) is a function of A only
+for odd f (S^2, A A^T, the polar factor are not): near them (not at a tie) a first
+derivative takes nu / x (``Poles.plain_near_zero``); a second keeps the series.
 
 Where nu is not x mu (to rounding, the rounding judged by the loss's curvature when the
 cotangents are themselves rounding noise, as F - R at a rotation) the loss depends on an
