@@ -64,6 +64,7 @@ from ._tie_sources import (
     earlier_here,
     nested,
     note_chained,
+    rebuilt,
     remember_dropped,
 )
 from .ties import TiePolicy
@@ -211,7 +212,9 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
         return _plain(num, minus_s, plus_s, S, tie_zeros(s, (minus_s, plus_s), tie, has_inv,
                                                           absent)), None
     earlier = earlier_here(down)
-    differentiated = result_is_differentiated()
+    # A rebuild is the formula of a pass that was differentiated: its rules, so that it
+    # gives that pass's numbers (``Covariant`` compares them with the walk's).
+    differentiated = result_is_differentiated() or rebuilt()
     covariant = Covariant.applies(earlier, differentiated)
     if earlier is not None and not earlier.dropped_near and not covariant:
         earlier = None  # kept for Covariant alone, which this pass cannot use: look
@@ -225,6 +228,8 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
         check_kinks(poles, gS, eps)  # a tie read through S on one side only
         if earlier is None:
             check_solo_ties(poles, num, noise)
+        if not differentiated and (down is None or down.first_order()):
+            poles.plain_near_zero()
         if not differentiated and (poles.weak_p.any() or poles.weak_m.any()
                                    or poles.weak_z.any()):
             cols = cu + cv

@@ -25,7 +25,10 @@ needs the limit's second derivatives), which makes second derivatives exact at t
 Near a pole the series converges only within the distance to its nearest singularity in
 t: a loss of f(S) with f not smooth at 0 (sqrt, log) has one where a small singular value
 reaches 0, before the pole closes; where the series' tail is above the plain quotient's
-rounding, the entry takes nu / x (``_unsound``).
+rounding, the entry takes nu / x (``_tie_series.unsound``). The - and column poles close
+only at S = 0, their planes x = 0 at negative s, where a loss of f(S) is a function of A
+only for odd f (S^2, A A^T, the polar factor are not): near them (not at a tie) a first
+derivative takes nu / x (``Poles.plain_near_zero``); a second keeps the series.
 
 Where nu is not x mu (to rounding, the rounding judged by the loss's curvature when the
 cotangents are themselves rounding noise, as F - R at a rotation) the loss depends on an
@@ -108,7 +111,6 @@ the limits there are real but pair with little along beta.)"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -120,7 +122,8 @@ from ..tensor import Tensor
 from ._svd_parts import Factors, Numerators, Terms, colmax, pairwise, quot
 from ._svd_poles import Poles
 from ._tie_errors import raise_if_undefined
-from ._tie_sources import Covariant, Downstream, Earlier, Held, Local, Source, judged
+from ._tie_series import NONE, Masks, series_limits, unsound
+from ._tie_sources import Covariant, Downstream, Earlier, Held, Local, judged
 from .errors import LinAlgError
 
 
@@ -200,19 +203,19 @@ def exact_terms(p: PolePass) -> Terms:
         return terms, {name: _resid(nu, x, lim, need)
                        for name, (nu, x, need, lim) in terms.items()}
 
-    # Ties take the series' first term alone when a value is asked for (``_limits``).
+    # Ties take the series' first term alone when a value is asked for (``series_limits``).
     ties = poles if order == 1 else None
-    mu_l = _NONE
+    mu_l = NONE
     tails_l: dict = {}
     tails_g: dict = {}
     if local is not None:  # (loc is set with it)
-        mu_l = _limits(f, S, minus_s, plus_s, local, order, weak, ties, tails_l)
+        mu_l = series_limits(f, S, minus_s, plus_s, local, order, weak, ties, tails_l)
     everywhere = loc is None or _beyond(loc, need_p, need_m, need_z)
     mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties, tails_g) \
-        if everywhere else _NONE
+        if everywhere else NONE
     mu = _merge(loc, mu_l, mu_g)
     if weak:
-        un_p, un_m, un_z = _unsound(poles, loc, tails_l, tails_g, minus_s, plus_s, S, noise)
+        un_p, un_m, un_z = unsound(poles, loc, tails_l, tails_g, minus_s, plus_s, S, noise)
         need_p, need_m, need_z = need_p & ~un_p, need_m & ~un_m, need_z & ~un_z
     terms, resid = terms_with(mu)
     tol = noise
@@ -241,7 +244,7 @@ def exact_terms(p: PolePass) -> Terms:
             # The downstream reads those triplets after all: take every limit from it.
             tails_g = {}
             mu = mu_g = _general(f, S, minus_s, plus_s, gS, down, order, weak, ties, tails_g)
-            un_p, un_m, un_z = _unsound(poles, None, {}, tails_g, minus_s, plus_s, S, noise)
+            un_p, un_m, un_z = unsound(poles, None, {}, tails_g, minus_s, plus_s, S, noise)
             need_p, need_m, need_z = need_p & ~un_p, need_m & ~un_m, need_z & ~un_z
             terms, resid = terms_with(mu)
             tol = noise
@@ -285,7 +288,7 @@ def exact_terms(p: PolePass) -> Terms:
 def looked_limits(f: Factors, S: Tensor, gS: Tensor | None, down: Downstream,
                   order: int, weak: bool) -> Numerators:
     """Every pole term's limit mu at every entry from a look downstream, right with its
-    first ``order`` derivatives (``_limits``): for the complex SVD, which has no other
+    first ``order`` derivatives (``series_limits``): for the complex SVD, which has no other
     source of second-order information."""
     minus_s, plus_s = pairwise(S)
     return _general(f, S, minus_s, plus_s, gS, down, order, weak)
@@ -295,20 +298,12 @@ def _general(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, gS: Tensor 
              down: Downstream | None, order: int, weak: bool,
              ties: Poles | None = None, tails: dict | None = None) -> Numerators:
     if gS is None:  # the loss does not read S: its cotangents cannot depend on it
-        return _NONE
+        return NONE
     if down is None:
         raise LinAlgError("svd backward: the exact gradient at a repeated or zero singular "
                           "value needs the backward walk's graph; call backward() or "
                           "autograd.grad on the loss rather than the SVD's backward directly")
-    return _limits(f, S, minus_s, plus_s, down, order, weak, ties, tails)
-
-
-class Masks(NamedTuple):
-    """Where a local source gives the limits: + pole pairs, - pole pairs, columns."""
-
-    plus: np.ndarray
-    minus: np.ndarray
-    cols: np.ndarray
+    return series_limits(f, S, minus_s, plus_s, down, order, weak, ties, tails)
 
 
 def _same(local: Tensor | None, walk: Tensor, scale_noise: float,
@@ -349,39 +344,6 @@ def _merge(loc: Masks | None, mu_l: Numerators, mu_g: Numerators) -> Numerators:
                       pick(loc.cols, mu_l.Q, mu_g.Q))
 
 
-def _unsound(poles: Poles, loc: Masks | None, tails_l: dict, tails_g: dict,
-             minus_s: Tensor, plus_s: Tensor, S: Tensor,
-             noise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The near poles (+, -, columns) where the series is worse than the plain quotient:
-    its tail (``_limits``' estimate) above the quotient's rounding, noise / x. The series
-    in t converges only within the distance to its nearest singularity, and a loss reading
-    f(S) with f not smooth at 0 (sqrt, log: a bond's split, a log-determinant) has one
-    where a singular value reaches 0, at t = -s_l / d_l: for a small s_l sooner than the
-    pole closes, at t* = -x / c, for s_i + s_j and s_i always (82-150% off at s = 1.5e-7,
-    1e-7 of s_1 = 3, where nu / x is 1e-9 off). Smooth losses (U S Vh) leave tails far
-    below it, and so do isolated pairs of a bond."""
-    def est(name: str, mask: np.ndarray | None) -> np.ndarray | None:
-        g, loc_ = tails_g.get(name), tails_l.get(name)
-        if mask is None or loc_ is None:
-            return g
-        return np.where(mask, loc_, 0.0 if g is None else g)
-
-    lim = noise[..., None, None]
-
-    def over(name: str, mask: np.ndarray | None, x: np.ndarray, weak: np.ndarray) -> np.ndarray:
-        e = est(name, mask)
-        return np.zeros_like(weak) if e is None else weak & (e * np.abs(x) > lim)
-
-    plus = over("plus", None if loc is None else loc.plus, minus_s._array, poles.weak_p)
-    minus = over("minus", None if loc is None else loc.minus, plus_s._array, poles.weak_m)
-    cols = np.zeros_like(poles.weak_z)
-    for name in ("R", "Q"):
-        e = est(name, None if loc is None else loc.cols)
-        if e is not None:
-            cols = cols | (e * S._array[..., None, :] > lim).any(axis=-2)
-    return plus, minus, poles.weak_z & cols
-
-
 def _masked(over: np.ndarray | None, near: np.ndarray) -> np.ndarray:
     """``over`` (None: nowhere) at the entries ``near``."""
     if over is None:
@@ -391,68 +353,6 @@ def _masked(over: np.ndarray | None, near: np.ndarray) -> np.ndarray:
 
 def _fails(resid: dict, noise: np.ndarray) -> bool:
     return any(r is not None and (r > noise[..., None, None]).any() for r in resid.values())
-
-
-_NONE = Numerators(None, None, None, None, None, None)
-
-
-def _limits(f: Factors, S: Tensor, minus_s: Tensor, plus_s: Tensor, source: Source,
-            order: int, weak: bool, ties: Poles | None = None,
-            tails: dict | None = None) -> Numerators:
-    """mu at every entry, right with its first ``order`` derivatives (see the module
-    docstring): along S + t d, nu = x mu with d_t x = c, so
-
-        mu = sum_n (-x / c)^n d_t^(n+1) nu / ((n+1)! c),   n = 0 .. order,
-
-    the derivatives of the cotangents coming from ``source``; None where they cannot
-    depend on S (then mu = 0). Where ``weak`` (near a pole off the ties) every term is
-    taken through a chain too (``Source._derivatives``). ``ties``: the series stops at n = 0
-    at its ties (x is rounding there; a value, not derivatives, is asked for): through a
-    cluster of near poles the higher terms are large, and x times them is noise.
-    ``tails``: filled with each field's estimate of what the series leaves out,
-    |T_N|^2 / |T_N-1| for its last two terms (a geometric tail; inf where it grows)."""
-    k = f.k
-    # The series is the same for any scale of d; in units of s_1 its terms stay in range
-    # (x / c ~ 1 at the + and - poles alike) at S ~ 1e+-100, where d = 1..k overflowed.
-    unit = S._array[..., :1].astype(np.float64)
-    unit = np.where(unit > 0, unit, 1.0)
-    d_np = np.arange(1.0, k + 1.0) / k
-    dts = source.derivatives(make_tensor((d_np * unit).astype(S.dtype)), order + 1, weak)
-    if not dts:
-        return _NONE
-    c_p = d_np[None, :] - d_np[:, None]  # [i, j] = d_j - d_i
-    c_p = np.where(c_p == 0, 1.0, c_p)
-    c_m = d_np[None, :] + d_np[:, None]
-    c_z = d_np[None, :]
-    Sr = S.unsqueeze(-2)
-    parts = [f.numerators(*dt) for dt in dts]
-
-    def mu(field: str, c: np.ndarray, x: Tensor, tie: np.ndarray | None) -> Tensor | None:
-        if tie is not None and tie.any():
-            x = where(make_tensor(np.broadcast_to(tie, x.shape)), 0.0, x)
-        c = c * unit[..., None]  # (..., k, k)
-        c_t = make_tensor(c.astype(S.dtype))
-        out, power = None, None  # power = (-x / c)^n, by products: x ** n's own higher
-        last: list[np.ndarray] = []  # the last two terms' sizes
-        for n, part in enumerate(parts):  # derivatives at x = 0 would be 0 * inf
-            power = None if n == 0 else (-x / c_t if power is None else power * (-x / c_t))
-            dnu = getattr(part, field)
-            if dnu is None:
-                continue
-            term = dnu / (c_t * float(math.factorial(n + 1)))
-            if power is not None:
-                term = term * power
-            out = term if out is None else out + term
-            last = [*last[-1:], np.abs(term._array)]
-        if tails is not None and len(last) == 2:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                tails[field] = np.where(last[1] > 0, last[1] * last[1] / last[0], 0.0)
-        return out
-
-    tp, tm, tz = (None, None, None) if ties is None else (
-        ties.tie_p, ties.tie_m, ties.tie_z[..., None, :])
-    return Numerators(None, None, mu("plus", c_p, minus_s, tp), mu("minus", c_m, plus_s, tm),
-                      mu("R", c_z, Sr, tz), mu("Q", c_z, Sr, tz))
 
 
 def _resid(nu: Tensor | None, x: Tensor, mu: Tensor | None,

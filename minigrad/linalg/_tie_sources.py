@@ -74,11 +74,17 @@ def remember_dropped(down: Downstream | None, poles: Poles, policy: TiePolicy,
 def rebuilding(scale: np.ndarray | None) -> Iterator[None]:
     """A recorded pass's formula computed again on fresh leaves: where that pass judged
     rounding by the loss's curvature, it takes the scale that pass found (``judged``)."""
-    before, _nesting.rebuilt = getattr(_nesting, "rebuilt", None), scale
+    before, _nesting.rebuilt = getattr(_nesting, "rebuilt", None), (scale,)
     try:
         yield
     finally:
         _nesting.rebuilt = before
+
+
+def rebuilt() -> bool:
+    """Whether this backward is a recorded pass's formula computed again (``rebuilding``):
+    that pass's result was differentiated, and its rules are the ones to follow."""
+    return getattr(_nesting, "rebuilt", None) is not None
 
 
 def judged(down: Downstream | None) -> np.ndarray | None:
@@ -86,7 +92,8 @@ def judged(down: Downstream | None) -> np.ndarray | None:
     found (None: it found none, and a rebuild cannot look)."""
     if down is not None:
         return down.hessian_scale()
-    return getattr(_nesting, "rebuilt", None)
+    r = getattr(_nesting, "rebuilt", None)
+    return None if r is None else r[0]
 
 
 def nested() -> bool:
@@ -225,6 +232,15 @@ class Downstream(Source):
 
     def __init__(self, ctx: Context, grads: tuple) -> None:
         self.ctx, self.grads = ctx, grads
+        if result_is_differentiated() and not nested():  # (a look's own walks record)
+            ctx.recorded_walk = True  # (``first_order``)
+
+    def first_order(self) -> bool:
+        """Whether no walk through this node was recorded yet, this one included: a later
+        walk may differentiate a recorded one's result (a second derivative). (A walk after
+        a recorded one that never reaches its result counts as one too: it keeps the
+        series at the - and column poles, ``Poles.plain_near_zero``, as before.)"""
+        return not getattr(self.ctx, "recorded_walk", False)
 
     def outputs(self) -> tuple[Tensor, ...]:
         return self.ctx.saved_tensors
