@@ -28,22 +28,26 @@ class Masks(NamedTuple):
 
 def unsound(poles: Poles, loc: Masks | None, tails_l: dict, tails_g: dict,
             minus_s: Tensor, plus_s: Tensor, S: Tensor,
-            noise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            rounding: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The near poles (+, -, columns) where the series is worse than the plain quotient:
-    its tail (``series_limits``' estimate) above the quotient's rounding, noise / x. The
-    series in t converges only within the distance to its nearest singularity, and a loss reading
-    f(S) with f not smooth at 0 (sqrt, log: a bond's split, a log-determinant) has one
-    where a singular value reaches 0, at t = -s_l / d_l: for a small s_l sooner than the
-    pole closes, at t* = -x / c, for s_i + s_j and s_i always (82-150% off at s = 1.5e-7,
-    1e-7 of s_1 = 3, where nu / x is 1e-9 off). Smooth losses (U S Vh) leave tails far
-    below it, and so do isolated pairs of a bond."""
+    its tail (``series_limits``' estimate) above the quotient's rounding, ``rounding`` / x
+    (``exact_terms``: a numerator's typical rounding where the quotient is taken once,
+    the bound ``noise`` where it is differentiated again). The series in t converges only
+    within the distance to its nearest singularity, and a loss reading f(S) with f not
+    smooth at 0 (sqrt, log: a bond's split, a log-determinant) has one where a singular
+    value reaches 0, at t = -s_l / d_l: for a small s_l sooner than the pole closes, at
+    t* = -x / c, for s_i + s_j and s_i always (82-150% off at s = 1.5e-7, 1e-7 of s_1 = 3,
+    where nu / x is 1e-9 off). Where it converges it is truncated: (x k / s_1)^2 at the
+    top of the near band (4e-4 and 2e-3 for U S^3 Vh and U log(S) Vh in float32, where
+    nu / x is 7e-7: judged by ``noise``, C_NOISE sqrt(n) times the typical rounding, they
+    were kept)."""
     def est(name: str, mask: np.ndarray | None) -> np.ndarray | None:
         g, loc_ = tails_g.get(name), tails_l.get(name)
         if mask is None or loc_ is None:
             return g
         return np.where(mask, loc_, 0.0 if g is None else g)
 
-    lim = noise[..., None, None]
+    lim = rounding[..., None, None]
 
     def over(name: str, mask: np.ndarray | None, x: np.ndarray, weak: np.ndarray) -> np.ndarray:
         e = est(name, mask)
@@ -57,6 +61,19 @@ def unsound(poles: Poles, loc: Masks | None, tails_l: dict, tails_g: dict,
         if e is not None:
             cols = cols | (e * S._array[..., None, :] > lim).any(axis=-2)
     return plus, minus, poles.weak_z & cols
+
+
+def disagree(poles: Poles, resid: np.ndarray | None, rounding: np.ndarray,
+             noise: np.ndarray) -> np.ndarray:
+    """The near + poles where the series and nu / x, two estimates of mu, differ by
+    more than the quotient's ``rounding`` (|nu - x mu| = resid): the quotient is off by that
+    at most, so the series is the one off (its truncation, a singularity within reach).
+    Above ``noise`` nu is not x mu: the loss reads the pair's basis, which the checks
+    after this judge (refuse, or nu / x)."""
+    if resid is None:
+        return np.zeros_like(poles.weak_p)
+    band = (resid > rounding[..., None, None]) & (resid <= noise[..., None, None])
+    return band & np.broadcast_to(poles.weak_p, band.shape)
 
 
 NONE = Numerators(None, None, None, None, None, None)

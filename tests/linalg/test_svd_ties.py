@@ -511,6 +511,35 @@ def test_ctmrg_second_pass_rebuilds_a_first_pass_without_walking(monkeypatch):
     assert built and not looks
 
 
+@pytest.mark.parametrize("dtype, gap, power, seed", [
+    ("float32", 1.2e-2, 3.0, 71), ("float32", 1.2e-2, 0.0, 71),  # (power 0: log)
+    ("float64", 1.5e-5, 3.0, 74)])
+def test_the_top_of_the_near_band_takes_the_plain_quotient(dtype, gap, power, seed):
+    """U f(S) Vh with a pair at the top of the near band (eps^(1/3) s_1), where the limits'
+    series is truncated at (x k / s_1)^2 (float32: 4e-4 and 2e-3 off; float64 2e-10)
+    and nu / x is nearer (7e-7; 2e-13): the quotient, as "zero" takes it off ties. The
+    float32 cases against float64, where the pair is not near; float64 against "zero"."""
+    rng = np.random.default_rng(seed)
+    m, n = (5, 4) if dtype == "float32" else (4, 4)
+    Sig = np.zeros((m, n))
+    Sig[:4, :4] = np.diag([3.0, 1.0 + gap, 1.0, 0.5])
+    A0 = np.linalg.qr(rng.standard_normal((m, m)))[0] @ Sig @ np.linalg.qr(
+        rng.standard_normal((n, n)))[0].T
+    C = rng.standard_normal((m, n))
+
+    def grad(dt: str, policy: str) -> np.ndarray:
+        A = mg.tensor(A0.astype(dt), requires_grad=True)
+        with mg.linalg.tie_policy(policy):
+            U, S, Vh = mg.linalg.svd(A, full_matrices=False)
+            f = S.log() if power == 0.0 else S ** power
+            (mg.tensor(C.astype(dt)) * ((U * f.unsqueeze(-2)) @ Vh)).sum().backward()
+        return A.grad.numpy().astype(np.float64)
+
+    want = grad("float64", "zero")
+    tol = 2e-5 if dtype == "float32" else 1e-11  # the quotient's: 8e-7 and 2e-13 here
+    np.testing.assert_allclose(grad(dtype, "exact"), want, rtol=0, atol=tol * np.abs(want).max())
+
+
 @pytest.mark.parametrize("weight", [1e-30, 1.0])
 def test_a_near_pair_read_below_rounding_takes_the_plain_quotient(monkeypatch, weight):
     """A near pair (gap 1e-7 s_1) that the loss reads at 1e-30 of its scale (TRG's last
