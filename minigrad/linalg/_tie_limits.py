@@ -25,10 +25,8 @@ needs the limit's second derivatives), which makes second derivatives exact at t
 Near a pole the series converges only within the distance to its nearest singularity in
 t: a loss of f(S) with f not smooth at 0 (sqrt, log) has one where a small singular value
 reaches 0, before the pole closes; where the series' tail is above the plain quotient's
-rounding, the entry takes nu / x (``_tie_series.unsound``), and so does a + pole where the
-two disagree beyond that rounding (``disagree``: the quotient is off by no more), in a
-pass that takes nu / x once (not differentiated again, and not through a recorded pass's
-quotients). The - and column poles close
+rounding, the entry takes nu / x (``_tie_series.unsound``; where nu / x is taken once,
+that rounding is a numerator's typical one). The - and column poles close
 only at S = 0, their planes x = 0 at negative s, where a loss of f(S) is a function of A
 only for odd f (S^2, A A^T, the polar factor are not): near them (not at a tie) a first
 derivative takes nu / x (``Poles.plain_near_zero``); a second keeps the series.
@@ -125,7 +123,7 @@ from ..tensor import Tensor
 from ._svd_parts import C_NOISE, Factors, Numerators, Terms, colmax, pairwise, quot
 from ._svd_poles import Poles
 from ._tie_errors import raise_if_undefined
-from ._tie_series import NONE, Masks, disagree, series_limits, unsound
+from ._tie_series import NONE, Masks, series_limits, unsound
 from ._tie_sources import Covariant, Downstream, Earlier, Held, Local, judged
 from .errors import LinAlgError
 
@@ -195,7 +193,7 @@ def exact_terms(p: PolePass) -> Terms:
                 need_p, need_m = need_p & ~(poles.weak_p & loc_p), need_m & ~(poles.weak_m & loc_p)
                 need_z = need_z & ~(poles.weak_z & a)
     noise = scale_noise * (colmax(gUe) + colmax(gVe))
-    # Which of the series and nu / x is nearer (``unsound``, ``disagree``): by a numerator's
+    # Which of the series and nu / x is nearer (``unsound``): by a numerator's
     # typical rounding, sqrt(n) eps |g|, where nu / x is taken once; by the bound where it
     # is differentiated again (its derivatives carry that rounding over x^2), or where the
     # cotangents came through a recorded pass's quotients (terms of size |g| / x that
@@ -228,11 +226,6 @@ def exact_terms(p: PolePass) -> Terms:
         un_p, un_m, un_z = unsound(poles, loc, tails_l, tails_g, minus_s, plus_s, S, typical)
         need_p, need_m, need_z = need_p & ~un_p, need_m & ~un_m, need_z & ~un_z
     terms, resid = terms_with(mu)
-    if weak and once:
-        off = disagree(poles, resid["plus"], typical, noise)
-        if off.any():
-            need_p = need_p & ~off
-            terms, resid = terms_with(mu)
     tol = noise
     if loc is not None and local is not None and weak and _fails(resid, noise):
         # Near a pole (not a tie) the local series may miss, in a cluster (it converges

@@ -63,19 +63,6 @@ def unsound(poles: Poles, loc: Masks | None, tails_l: dict, tails_g: dict,
     return plus, minus, poles.weak_z & cols
 
 
-def disagree(poles: Poles, resid: np.ndarray | None, rounding: np.ndarray,
-             noise: np.ndarray) -> np.ndarray:
-    """The near + poles where the series and nu / x, two estimates of mu, differ by
-    more than the quotient's ``rounding`` (|nu - x mu| = resid): the quotient is off by that
-    at most, so the series is the one off (its truncation, a singularity within reach).
-    Above ``noise`` nu is not x mu: the loss reads the pair's basis, which the checks
-    after this judge (refuse, or nu / x)."""
-    if resid is None:
-        return np.zeros_like(poles.weak_p)
-    band = (resid > rounding[..., None, None]) & (resid <= noise[..., None, None])
-    return band & np.broadcast_to(poles.weak_p, band.shape)
-
-
 NONE = Numerators(None, None, None, None, None, None)
 
 

@@ -540,6 +540,31 @@ def test_the_top_of_the_near_band_takes_the_plain_quotient(dtype, gap, power, se
     np.testing.assert_allclose(grad(dtype, "exact"), want, rtol=0, atol=tol * np.abs(want).max())
 
 
+def test_cotangents_that_cancel_keep_the_series_at_a_near_pair():
+    """Soft-thresholding written as <C, U S Vh> - 0.9 <C, U Vh> (s > 0.9), a near pair 1e-9
+    apart: the cotangents are differences of terms 10x their size, so nu / x carries their
+    rounding, far above a numerator's typical one (1e-7 off here), while the series is
+    right to 1e-15. Judging the series by its disagreement with nu / x took the quotient;
+    its own tail does not. Against the same function written <C, U (S - 0.9) Vh>."""
+    rng = np.random.default_rng(1)
+    Q1, Q2 = (np.linalg.qr(rng.standard_normal((4, 4)))[0] for _ in range(2))
+    A0 = Q1 @ np.diag([1.3, 1.0 + 1e-9, 1.0, 0.95]) @ Q2.T
+    C = mg.tensor(rng.standard_normal((4, 4)))
+
+    def grad(cancelling: bool) -> np.ndarray:
+        A = t64(A0)
+        U, S, Vh = mg.linalg.svd(A)
+        if cancelling:
+            loss = (C * ((U * S) @ Vh)).sum() - 0.9 * (C * (U @ Vh)).sum()
+        else:
+            loss = (C * ((U * (S - 0.9)) @ Vh)).sum()
+        loss.backward()
+        return A.grad.numpy()
+
+    want = grad(False)
+    np.testing.assert_allclose(grad(True), want, rtol=0, atol=1e-10 * np.abs(want).max())
+
+
 @pytest.mark.parametrize("weight", [1e-30, 1.0])
 def test_a_near_pair_read_below_rounding_takes_the_plain_quotient(monkeypatch, weight):
     """A near pair (gap 1e-7 s_1) that the loss reads at 1e-30 of its scale (TRG's last
