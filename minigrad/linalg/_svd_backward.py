@@ -228,8 +228,6 @@ def _poles(num: Numerators, f: Factors, S: Tensor, grads: tuple, gUe: Tensor | N
         check_kinks(poles, gS, eps)  # a tie read through S on one side only
         if earlier is None:
             check_solo_ties(poles, num, noise)
-        if not differentiated and (down is None or down.first_order()):
-            poles.plain_near_zero()
         if not differentiated and (poles.weak_p.any() or poles.weak_m.any()
                                    or poles.weak_z.any()):
             cols = cu + cv

@@ -146,18 +146,6 @@ class Poles:
         self.weak_m = self.weak_m & ~(pair <= lim[..., None] * self.dm)
         self.weak_z = self.weak_z & ~(cols <= lim * self.s)
 
-    def plain_near_zero(self) -> None:
-        """A first-order walk (``Downstream.first_order``): the - and column poles off
-        their ties take the plain quotient, no limit. They close at S = 0 (x = s_i + s_j,
-        s_i), and the plane x = 0 of the - pole needs a negative singular value, where a
-        loss of f(S) is a function of A only for odd f: for S^2, or a bond read through
-        A A^T, the limits' series converges to another limit (1.6e-7 to 190% off at s ~
-        1e-13..1e-6 of s_1), or to none (sqrt, log), where nu / x is off by its rounding
-        alone. A walk that differentiates a recorded pass keeps the series (exact for odd
-        f; nu / x there carries eps |g| / x of cotangents that grow as 1 / x)."""
-        self.weak_m = np.zeros_like(self.weak_m)
-        self.weak_z = np.zeros_like(self.weak_z)
-
     def decide(self, mask: np.ndarray) -> None:
         """The + pole entries ``mask`` are decided elsewhere: no limit, 0 here."""
         self.tie_p = self.tie_p & ~mask

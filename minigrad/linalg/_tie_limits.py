@@ -26,10 +26,15 @@ Near a pole the series converges only within the distance to its nearest singula
 t: a loss of f(S) with f not smooth at 0 (sqrt, log) has one where a small singular value
 reaches 0, before the pole closes; where the series' tail is above the plain quotient's
 rounding, the entry takes nu / x (``_tie_series.unsound``; where nu / x is taken once,
-that rounding is a numerator's typical one). The - and column poles close
+that rounding is a numerator's typical one). A known limit: the - and column poles close
 only at S = 0, their planes x = 0 at negative s, where a loss of f(S) is a function of A
-only for odd f (S^2, A A^T, the polar factor are not): near them (not at a tie) a first
-derivative takes nu / x (``Poles.plain_near_zero``); a second keeps the series.
+only for odd f. For an even one (S^2, A A^T, the polar factor) near them the series
+converges to another limit (1.6e-7 for U S^2 Vh at s = 1e-6) or fails the check below
+and is refused as ill-conditioned (the polar factor, a bond at s ~ 1e-10: their gradients
+are, eps s_1 / x). Taking nu / x there instead lost the series where it is exact (a
+projector onto two small singular vectors: 1e-15 -> 1e-4) and refusals the check owes
+(a truncation inside a near pair of small values), so no cheaper rule is taken; telling
+even from odd would take a second direction d (the odd limit does not depend on it).
 
 Where nu is not x mu (to rounding, the rounding judged by the loss's curvature when the
 cotangents are themselves rounding noise, as F - R at a rotation) the loss depends on an

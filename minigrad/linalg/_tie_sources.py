@@ -237,9 +237,9 @@ class Downstream(Source):
 
     def first_order(self) -> bool:
         """Whether no walk through this node was recorded yet, this one included: a later
-        walk may differentiate a recorded one's result (a second derivative). (A walk after
-        a recorded one that never reaches its result counts as one too: it keeps the
-        series at the - and column poles, ``Poles.plain_near_zero``, as before.)"""
+        walk may differentiate a recorded one's result (a second derivative), and its
+        cotangents come through that pass's quotients (``exact_terms``' typical rounding).
+        (A walk after a recorded one that never reaches its result counts as one too.)"""
         return not getattr(self.ctx, "recorded_walk", False)
 
     def outputs(self) -> tuple[Tensor, ...]:
