@@ -19,6 +19,7 @@ eps |g| / gap (|g| the cotangents' scale): the conditioning of the formula itsel
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 
 import numpy as np
@@ -30,6 +31,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..functions import where
 from ..tensor import Tensor
 from . import _kinks
+from ._svd_checks import _BIG
 from ._svd_gauge import bond_gradient, bond_inherited
 from ._svd_parts import (
     C_NOISE,
@@ -289,6 +291,8 @@ def _at_kinks(s: np.ndarray, gS: Tensor, policy: TiePolicy, eps: float) -> Tenso
     return _kinks.subgradient(gS, s, tie, noise, zero=s <= tie)
 
 
+_min, _max = np.minimum.reduce, np.maximum.reduce
+
 # square k x k at most this: one pass beats the batched ops, whatever the batch (a lone 3x3:
 # 7 us against the ops' 100)
 _FUSED_K = 8
@@ -328,18 +332,36 @@ def svd_vjp_square(u: np.ndarray, s: np.ndarray, vh: np.ndarray, gu: np.ndarray 
             gs is not None and gs.ndim != 2):
         raise ValueError("svd_vjp_square: expects (B, k, k) factors and cotangents and "
                          "(B, k) singular values")
-    absent3 = np.zeros((1, 1, 1), dt)
-    flags = np.array([gu is not None, gs is not None, gvh is not None], np.int64)
+    absent3, absent2 = _absent(dt)
+    flags = _FLAGS[gu is not None, gs is not None, gvh is not None]
     out = np.empty(u.shape, dt)
-    kernel(u, s, vh, absent3 if gu is None else gu, np.zeros((1, 1), dt) if gs is None else gs,
+    kernel(u, s, vh, absent3 if gu is None else gu, absent2 if gs is None else gs,
            absent3 if gvh is None else gvh, flags, out)
+    return out
+
+
+# The kernel's flags, one array per case, made once (the kernel only reads them; three
+# numpy allocations were a fifth of this wrapper's cost on a batch of 3x3s).
+_FLAGS = {(a, b, c): np.array([a, b, c], np.int64)
+          for a in (False, True) for b in (False, True) for c in (False, True)}
+
+
+@functools.lru_cache(maxsize=8)
+def _absent(dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The zeros an absent cotangent stands as, (1, 1, 1) and (1, 1), read-only."""
+    out = np.zeros((1, 1, 1), dt), np.zeros((1, 1), dt)
+    for a in out:
+        a.flags.writeable = False
     return out
 
 
 def _in_range(s: np.ndarray) -> bool:
     """Whether 2 (s_j + s_i) stays below overflow and s_1 > 0 (the diagonal's denominator)."""
     s1 = s[..., 0]
-    return bool(s1.min() > 0 and s1.max() < np.finfo(s.dtype).max / 8)
+    # the ufuncs' reduces and the dtype's largest looked up: ndarray.min/max's Python layer
+    # and np.finfo were half of this test on a batch of 3x3s
+    big = _BIG.get(s.dtype) or float(np.finfo(s.dtype).max)
+    return bool(_min(s1, None) > 0 and _max(s1, None) < big / 8)
 
 
 def _plain_fast(num: Numerators, f: Factors, S: Tensor, gS: Tensor | None,

@@ -11,6 +11,8 @@ import numpy as np
 from ..tensor import Tensor
 from ._svd_parts import Numerators
 
+_or = np.logical_or.reduce  # any(), without numpy's Python layer
+
 C_TIE = 16.0  # a tie: |x| <= C_TIE sqrt(k) eps s_1, the accuracy of the computed S
 
 
@@ -34,14 +36,14 @@ def maybe_poles(s: np.ndarray, near: np.ndarray, has_inv: bool) -> bool:
         v, lv = s2[0].tolist(), float(level[0])
         return any(v[i] - v[i + 1] <= lv for i in range(k - 1)) or (
             v[-1] <= lv if has_inv else k > 1 and v[-2] <= lv)
-    # (a loop and the arrays' own any: a generator and np.any's Python layer were half of
-    # a batch of 3x3s' test)
+    # (a loop and the ufunc's own reduce: a generator, and the Python layer of np.any and
+    # of ndarray.any, were half of a batch of 3x3s' test)
     for i in range(k - 1):
-        if (s2[:, i] - s2[:, i + 1] <= level).any():  # a tie
+        if _or(s2[:, i] - s2[:, i + 1] <= level, None):  # a tie
             return True
     if has_inv:  # s_k near 0
-        return bool((s2[:, -1] <= level).any())
-    return k > 1 and bool((s2[:, -2] <= level).any())  # two near 0: s_i + s_j
+        return bool(_or(s2[:, -1] <= level, None))
+    return k > 1 and bool(_or(s2[:, -2] <= level, None))  # two near 0: s_i + s_j
 
 
 def coupling(J: np.ndarray, K: np.ndarray) -> np.ndarray:

@@ -39,6 +39,7 @@ from .._kernel_registry import kernels
 
 _asarray, _add_reduce, _matmul, _empty = np.asarray, np.add.reduce, np.matmul, np.empty
 _maximum, _minimum, _prod = np.maximum, np.minimum, math.prod
+_isfinite, _all_of = np.isfinite, np.logical_and.reduce
 
 # the kernels' names, by dtype char
 _SUM_ALL = {"f": "sum_float32", "d": "sum_float64"}
@@ -259,10 +260,14 @@ def _sum_middle(a: np.ndarray) -> np.ndarray:
             # ones vector's product 2.5x on (256, 100, 3), 3.5x on (4096, 10, 3); it adds
             # the same r terms (and exact zeros), as accurately
             out = _matmul(a.reshape(b, r * k), _selector(r, k, a.dtype.char))
-            rows = ~np.isfinite(out).all(axis=1)
-            if rows.any():  # a NaN or Inf times the selector's zeros spreads to the row's
-                # other columns: those rows again by the ones vector, which multiplies by 1
-                out[rows] = _matmul(_ones(r, a.dtype.char), a[rows])
+            # a NaN or Inf times the selector's zeros spreads to the row's other columns:
+            # those rows again by the ones vector, which multiplies by 1. Rows are looked
+            # for only where some entry is not finite (one test of all: a fifth of the rows'
+            # cost, which numpy's short rows and Python layer of all(axis=) make)
+            if not _all_of(_isfinite(out), None):
+                rows = ~_isfinite(out).all(axis=1)
+                if rows.any():
+                    out[rows] = _matmul(_ones(r, a.dtype.char), a[rows])
             return out
         return _matmul(_ones(r, a.dtype.char), a)
     q = r // _BLOCK

@@ -394,3 +394,21 @@ def test_a_non_finite_entry_stays_in_its_own_column_of_a_middle_axis_sum(dtype) 
     b = mg.tensor(np.zeros((256, 1, 3), dtype), requires_grad=True)
     (mg.tensor(X) + b).backward(mg.tensor(X))
     np.testing.assert_allclose(b.grad.numpy(), X.sum(1, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_middle_axis_sum_finds_its_non_finite_rows_among_large_finite_ones(dtype) -> None:
+    """The selector product looks for non-finite rows only where some entry of its result
+    is not finite: sums near the largest float stay as they are, and a NaN among them
+    is still found and kept in its column."""
+    big = np.finfo(dtype).max / 4
+    X = np.random.default_rng(1).random((256, 100, 3)).astype(dtype)
+    X[::8, 0, :] = big  # column sums near the largest float, each finite
+    got = fast_sum(X, (1,), False)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, plain_sum(X, (1,), False), rtol=1e-5)
+    X[3, 7, 1] = np.nan
+    want = plain_sum(X, (1,), False)
+    got = fast_sum(X, (1,), False)
+    assert np.isnan(got[3, 1]) and np.isfinite(np.delete(got, 3, axis=0)).all()
+    np.testing.assert_allclose(got, want, rtol=1e-5)
