@@ -16,7 +16,14 @@ import numpy as np
 from minigrad._kernel_registry import jit_if_loaded
 from minigrad.dtypes import real_of
 from minigrad.linalg import _threads
-from minigrad.linalg._svd_batch import _cast, _lanes, _lone_lanes, _svd_batched, svd_from_start
+from minigrad.linalg._svd_batch import (
+    _cast,
+    _lanes,
+    _lone_general,
+    _lone_lanes,
+    _svd_batched,
+    svd_from_start,
+)
 from minigrad.linalg._svd_checks import (
     _WORK_DTYPE,
     DEFAULT_MAX_SWEEPS,
@@ -219,6 +226,10 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
 
 
 _ONE_TINY = Plan(Path.BATCHED, 1)  # plan(1, m, n) of every matrix the lanes take
+# In _ran: one real m x n matrix (k < _ONE_BATCHED: plan sends it to the batch kernel) has
+# run through the batch path, its kernels loaded; later ones go straight to them.
+_ONE_GENERAL = "one matrix, general kernels"
+_ONE_BATCHED = min(_GRAM_MIN, _BIG)
 
 
 def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: float | None,
@@ -240,6 +251,9 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
     if not batch and _plan is None and not cplx and (work, _ONE_TINY, m, n, full) in _ran \
             and _lanes(m, n, full, compute_uv):  # one tiny matrix, its kernel loaded: to it
         return _lone_lanes(a, full, compute_uv, tol, max_sweeps, out_dtype)
+    if not batch and _plan is None and not cplx and k < _ONE_BATCHED \
+            and (work, _ONE_GENERAL, m, n, full) in _ran:
+        return _lone_general(a, full, compute_uv, tol, max_sweeps, out_dtype)
     a3 = np.ascontiguousarray(a.reshape((-1, m, n)), dtype=work)
     how = _plan or plan(a3.shape[0], m, n, cplx)
     kind = (work, how, m, n, full)
@@ -268,6 +282,9 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
             bad = np.flatnonzero(status)
             index = tuple(int(i) for i in np.unravel_index(bad[0], batch)) if batch else ()
             _raise_for(int(status[bad[0]]), index, max_sweeps)
+        if not batch and not cplx and k < _ONE_BATCHED and _plan is None \
+                and not _lanes(m, n, full, compute_uv):
+            _ran.add((work, _ONE_GENERAL, m, n, full))
         if compute_uv:
             u, vh = u.reshape(batch + u.shape[1:]), vh.reshape(batch + vh.shape[1:])
     else:

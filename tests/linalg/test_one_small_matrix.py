@@ -51,23 +51,56 @@ def test_unrecorded_call_makes_no_node_and_matches_the_recorded_one(op, monkeypa
 @pytest.mark.parametrize("full", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_lone_tiny_svd_is_the_batch_paths(shape, full, dtype, monkeypatch):
-    # A fresh process, where the kernels' compile notice has been printed (once it was, the lone
-    # path was never taken).
+    a = np.random.default_rng(3).standard_normal(shape).astype(dtype)
+    want = _first_calls(a, full, monkeypatch)
+    if _svd_batch._lanes(*shape, full, True):  # later calls go straight to the kernel
+        monkeypatch.setattr(_threads, "run", _boom)
+    _same_as(a, full, want)
+
+
+def _first_calls(a: np.ndarray, full: bool, monkeypatch) -> tuple:
+    """The batch path's SVD and values of a[None], then a's own first calls (which take the
+    batch path too), in a fresh process where the kernels' compile notice has been printed
+    (once it was, the lone path was never taken)."""
     monkeypatch.setattr(_svd_forward, "_ran", set())
     monkeypatch.setattr(_svd_forward, "_noticed", {"float32", "float64"})
-    a = np.random.default_rng(3).standard_normal(shape).astype(dtype)
     want = _svd_forward.svd_forward(a[None], full)  # the batch path (also loads the kernel)
     vals = _svd_forward.svd_forward(a[None], full, False)
     _svd_forward.svd_forward(a, full)  # the lone call's first run: the batch path
     _svd_forward.svd_forward(a, full, False)
-    if _svd_batch._lanes(*shape, full, True):  # later calls go straight to the kernel
-        monkeypatch.setattr(_threads, "run", _boom)
+    return want, vals
+
+
+def _same_as(a: np.ndarray, full: bool, want: tuple) -> None:
+    """a's lone SVD and values are bit for bit the batch path's (_first_calls')."""
     got = _svd_forward.svd_forward(a, full)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype == dtype
+    for g, w in zip(got, want[0]):
+        assert g.dtype == w.dtype == a.dtype
         np.testing.assert_array_equal(g, w[0])
     _, s, _ = _svd_forward.svd_forward(a, full, False)
-    np.testing.assert_array_equal(s, vals[1][0])
+    np.testing.assert_array_equal(s, want[1][1][0])
+
+
+@pytest.mark.parametrize("shape", [(60, 40), (40, 60), (9, 5), (12, 12)])
+@pytest.mark.parametrize("full", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lone_small_svd_goes_straight_to_the_general_kernels(shape, full, dtype, monkeypatch):
+    """Past the lanes' sizes and below the Gram start's, one matrix's later calls skip the
+    plan and the batch driver (robust PCA's 60 x 40 SVD per iteration), with its numbers."""
+    a = np.random.default_rng(5).standard_normal(shape).astype(dtype)
+    a[:, 1] = a[:, 0]  # rank deficient: U's column to complete (the kernel's complete)
+    want = _first_calls(a, full, monkeypatch)
+    monkeypatch.setattr(_svd_forward, "_svd_batched", _boom)
+    _same_as(a, full, want)
+    bad = a.copy()
+    bad[2, 3] = np.inf
+    with pytest.raises(LinAlgError, match=r"not finite \(contains NaN or Inf\)$"):
+        _svd_forward.svd_forward(bad, full)
+    with pytest.raises(LinAlgError, match="did not converge in 1 sweeps; raise"):
+        _svd_forward.svd_forward(a, full, max_sweeps=1)
+    if dtype == np.float32:  # (s in float64, too large for float32)
+        with pytest.raises(LinAlgError, match="cannot be represented in float32"):
+            _svd_forward.svd_forward(np.full(shape, 3e38, dtype), full, False)
 
 
 @pytest.mark.parametrize("a", [np.zeros((3, 3)), np.ones((3, 3)), np.ones((4, 3)),
