@@ -116,13 +116,7 @@ def _lone_lanes(a: np.ndarray, full: bool, compute_uv: bool, tol, max_sweeps: in
     _run_lanes(a3, lanes3, m < n, compute_uv, tol, u, s, vh, status)
     if status[0]:  # (one int8: read directly, not through _redo_more's count)
         _redo_more(a3, full, compute_uv, tol, u, s, vh, status)
-        if status[0]:
-            _raise_for(int(status[0]), (), max_sweeps)
-    s = s[0]
-    check_fits(s, out_dtype)
-    if not compute_uv:
-        return None, _cast(s, out_dtype), None
-    return _cast(u[0], out_dtype), _cast(s, out_dtype), _cast(vh[0], out_dtype)
+    return _lone_result(u, s, vh, status, compute_uv, max_sweeps, out_dtype)
 
 
 def _lone_general(a: np.ndarray, full: bool, compute_uv: bool, tol, max_sweeps: int,
@@ -134,13 +128,19 @@ def _lone_general(a: np.ndarray, full: bool, compute_uv: bool, tol, max_sweeps: 
     a3 = np.ascontiguousarray(a.reshape((1, m, n)), dtype=np.float64)
     u, s, vh, status = _outputs(1, m, n, full, compute_uv, a3.dtype)
     _general(a3, m < n, full, compute_uv, tol, u, s, vh, status)
+    return _lone_result(u, s, vh, status, compute_uv, max_sweeps, out_dtype)
+
+
+def _lone_result(u, s, vh, status, compute_uv: bool, max_sweeps: int,
+                 out_dtype) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+    """A lone real matrix's batch-of-one outputs as svd_forward returns them, or its error."""
     if status[0]:
         _raise_for(int(status[0]), (), max_sweeps)
     s = s[0]
     check_fits(s, out_dtype)
     if not compute_uv:
-        return None, _cast(s, real_of(out_dtype)), None
-    return _cast(u[0], out_dtype), _cast(s, real_of(out_dtype)), _cast(vh[0], out_dtype)
+        return None, _cast(s, out_dtype), None
+    return _cast(u[0], out_dtype), _cast(s, out_dtype), _cast(vh[0], out_dtype)
 
 
 def _outputs(nbatch: int, m: int, n: int, full: bool, compute_uv: bool, dtype):

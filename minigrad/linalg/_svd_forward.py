@@ -248,11 +248,11 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
     if k == 0 or 0 in batch:
         return _empty(batch, m, n, full, compute_uv, out_dtype)
 
-    if not batch and _plan is None and not cplx and (work, _ONE_TINY, m, n, full) in _ran \
+    lone = not batch and _plan is None and not cplx  # one real matrix, no plan forced
+    if lone and (work, _ONE_TINY, m, n, full) in _ran \
             and _lanes(m, n, full, compute_uv):  # one tiny matrix, its kernel loaded: to it
         return _lone_lanes(a, full, compute_uv, tol, max_sweeps, out_dtype)
-    if not batch and _plan is None and not cplx and k < _ONE_BATCHED \
-            and (work, _ONE_GENERAL, m, n, full) in _ran:
+    if lone and k < _ONE_BATCHED and (work, _ONE_GENERAL, m, n, full) in _ran:
         return _lone_general(a, full, compute_uv, tol, max_sweeps, out_dtype)
     a3 = np.ascontiguousarray(a.reshape((-1, m, n)), dtype=work)
     how = _plan or plan(a3.shape[0], m, n, cplx)
@@ -282,8 +282,7 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
             bad = np.flatnonzero(status)
             index = tuple(int(i) for i in np.unravel_index(bad[0], batch)) if batch else ()
             _raise_for(int(status[bad[0]]), index, max_sweeps)
-        if not batch and not cplx and k < _ONE_BATCHED and _plan is None \
-                and not _lanes(m, n, full, compute_uv):
+        if lone and k < _ONE_BATCHED and not _lanes(m, n, full, compute_uv):
             _ran.add((work, _ONE_GENERAL, m, n, full))
         if compute_uv:
             u, vh = u.reshape(batch + u.shape[1:]), vh.reshape(batch + vh.shape[1:])

@@ -264,10 +264,10 @@ def _sum_middle(a: np.ndarray) -> np.ndarray:
             # those rows again by the ones vector, which multiplies by 1. Rows are looked
             # for only where some entry is not finite (one test of all: a fifth of the rows'
             # cost, which numpy's short rows and Python layer of all(axis=) make)
-            if not _all_of(_isfinite(out), None):
-                rows = ~_isfinite(out).all(axis=1)
-                if rows.any():
-                    out[rows] = _matmul(_ones(r, a.dtype.char), a[rows])
+            finite = _isfinite(out)
+            if not _all_of(finite, None):
+                rows = ~finite.all(axis=1)
+                out[rows] = _matmul(_ones(r, a.dtype.char), a[rows])
             return out
         return _matmul(_ones(r, a.dtype.char), a)
     q = r // _BLOCK
