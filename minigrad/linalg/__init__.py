@@ -3,7 +3,7 @@
 float16 input is computed in float32 by every function and comes back as float16,
 differentiably (torch refuses float16 here; LAPACK has no half precision)."""
 
-from .errors import LinAlgError
+from .errors import IllConditionedWarning, LinAlgError
 from .norms import matrix_norm, nuclear_norm
 from .svd import SVDResult, svd, svdvals
 from .ties import TiePolicy, tie_policy
@@ -16,8 +16,8 @@ from .solve import (cholesky, cholesky_ex, CholeskyExResult, inv, inv_ex, InvExR
 from .spectral import LstsqResult, cond, lstsq, matrix_rank, pinv
 from .vector_norms import norm, vector_norm
 
-__all__ = ["svd", "svdvals", "SVDResult", "LinAlgError", "matrix_norm", "nuclear_norm",
-           "tie_policy", "TiePolicy"]
+__all__ = ["svd", "svdvals", "SVDResult", "LinAlgError", "IllConditionedWarning",
+           "matrix_norm", "nuclear_norm", "tie_policy", "TiePolicy"]
 __all__ += ["det", "slogdet", "SlogdetResult", "eigh", "eigvalsh", "EighResult", "cross",
             "matrix_power", "multi_dot", "qr", "QRResult", "cholesky", "inv", "solve",
             "solve_triangular", "cond", "lstsq", "LstsqResult", "matrix_rank", "pinv", "norm",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..tensor import Tensor
 from ._svd_parts import C_NOISE, Numerators, batch_text
 from ._svd_poles import C_TIE, Poles, maybe_poles, tie_level
-from .errors import LinAlgError
+from .errors import IllConditionedWarning, LinAlgError
 
 
 def check_solo_ties(poles: Poles, num: Numerators, noise: np.ndarray) -> None:
@@ -72,6 +74,9 @@ def check_s_only(s: np.ndarray, g: np.ndarray) -> None:
 
 def raise_if_undefined(name: str, need: np.ndarray, bad: np.ndarray, poles: Poles,
                         eps: float) -> None:
+    """Raise where the loss reads an arbitrary basis at a tie (no gradient); warn
+    (IllConditionedWarning) where it reads the basis of a distinct pair closer than
+    sqrt(eps) s_1, whose gradient exists and is returned as accurate as the vectors are."""
     bad = np.broadcast_to(bad, np.broadcast_shapes(need.shape, bad.shape)) & need
     if not bad.any():
         return
@@ -85,15 +90,22 @@ def raise_if_undefined(name: str, need: np.ndarray, bad: np.ndarray, poles: Pole
         raise _basis_error(name, idx, poles)
     # Near a pole, nu != x mu means one of two things. If the pair is isolated (no other
     # singular value, nor 0, within 4k times its gap, so the expansion of mu is sound),
-    # the loss depends on their basis: nu / x is its gradient, but as ill-conditioned as
-    # the singular vectors (relative error ~ eps s_1 / x): refuse it below sqrt(eps) s_1.
-    # In a cluster mu's expansion fails instead; nu / x stays, to eps |g| / x.
+    # the loss depends on their basis: nu / x is its gradient (the pair is distinct, so U
+    # and V are analytic in A), but as ill-conditioned as the singular vectors (relative
+    # error ~ eps s_1 / x): returned, with a warning below sqrt(eps) s_1. In a cluster mu's
+    # expansion fails instead; nu / x stays, to eps |g| / x.
+    near = []
     for where_ in np.argwhere(bad):
         *b, i, j = (int(v) for v in where_)
         x = _pole_value(name, s, b, i, j)
         s1_b = float(s1[tuple(b) + (0,)])
         if x <= np.sqrt(eps) * s1_b and _isolated(name, s[tuple(b)], i, j, x):
-            raise _near_error(name, s, b, i, j, x, s1_b, eps)
+            near.append((b, i, j, x, s1_b))
+    if near:
+        # the worst pair (the smallest x / s_1) names the error to expect
+        b, i, j, x, s1_b = min(near, key=lambda w: w[3] / w[4])
+        warnings.warn(_near_warning(name, s, b, i, j, x, s1_b, eps, len(near)),
+                      IllConditionedWarning, stacklevel=2)
 
 
 def _isolated(name: str, s: np.ndarray, i: int, j: int, x: float) -> bool:
@@ -139,16 +151,19 @@ def _basis_error(name: str, idx: list, poles: Poles) -> LinAlgError:
         "subspace) have one and work.")
 
 
-def _near_error(name: str, s: np.ndarray, b: list, i: int, j: int, x: float, s1: float,
-                eps: float) -> LinAlgError:
+def _near_warning(name: str, s: np.ndarray, b: list, i: int, j: int, x: float, s1: float,
+                  eps: float, count: int) -> str:
     if name in ("R", "Q"):
         what = f"s[{j}] = {x:.3g} is {x / s1:.2g} s_1, close to 0"
     else:
         i, j = min(i, j), max(i, j)
         what = (f"s[{i}] = {float(s[tuple(b) + (i,)]):.9g} and s[{j}] = "
                 f"{float(s[tuple(b) + (j,)]):.9g} are {x / s1:.2g} s_1 apart")
-    return LinAlgError(
-        f"svd backward: {what}{batch_text(b)}, and the loss depends on their singular vectors: "
-        f"its gradient there is as ill-conditioned as they are (relative error about "
-        f"{eps * s1 / max(x, 1e-300):.1g} in this precision), so minigrad refuses it. Use "
-        "float64, or a loss that is a function of A.")
+    more = f" (and {count - 1} other pole{'s' if count > 2 else ''} as near)" if count > 1 else ""
+    fix = "float64, or " if eps > np.finfo(np.float64).eps else ""
+    return (f"svd backward: {what}{batch_text(b)}{more}, and the loss depends on their "
+            f"singular vectors: its gradient there is as ill-conditioned as they are, and the "
+            f"one returned has a relative error of about {eps * s1 / max(x, 1e-300):.1g} in "
+            f"this precision. Use {fix}a loss that reads no singular vectors of the pair "
+            "(functions of S, U f(S) V^T, projectors onto a gapped subspace) if that is too "
+            "much.")

@@ -30,18 +30,21 @@ that rounding is a numerator's typical one). A known limit: the - and column pol
 only at S = 0, their planes x = 0 at negative s, where a loss of f(S) is a function of A
 only for odd f. For an even one (S^2, A A^T, the polar factor) near them the series
 converges to another limit (1.6e-7 for U S^2 Vh at s = 1e-6) or fails the check below
-and is refused as ill-conditioned (the polar factor, a bond at s ~ 1e-10: their gradients
-are, eps s_1 / x). Taking nu / x there instead lost the series where it is exact (a
-projector onto two small singular vectors: 1e-15 -> 1e-4) and refusals the check owes
-(a truncation inside a near pair of small values), so no cheaper rule is taken; telling
-even from odd would take a second direction d (the odd limit does not depend on it).
+and takes nu / x with the warning of an ill-conditioned gradient (the polar factor, a bond
+at s ~ 1e-10: their gradients are, eps s_1 / x). Taking nu / x there without the check
+lost the series where it is exact (a projector onto two small singular vectors: 1e-15 ->
+1e-4) and the warnings the check owes (a truncation inside a near pair of small values),
+so no cheaper rule is taken; telling even from odd would take a second direction d (the
+odd limit does not depend on it).
 
 Where nu is not x mu (to rounding, the rounding judged by the loss's curvature when the
 cotangents are themselves rounding noise, as F - R at a rotation) the loss depends on an
-arbitrary basis there: at a tie it has no gradient; near one (isolated pair, gap below
-sqrt(eps) s_1) its gradient is as ill-conditioned as the singular vectors. Both raise
-LinAlgError. So does a tie between a triplet the loss reads through U or V and S and one
-it drops (a truncation inside a tie). A kink of a loss of S alone (tied values weighed
+arbitrary basis there: at a tie it has no gradient, and LinAlgError says so. Near one
+(isolated pair, gap x below sqrt(eps) s_1) the pair is distinct, so the gradient exists:
+nu / x, returned with an IllConditionedWarning (``errors.py``), as it is only as accurate
+as the singular vectors (relative error ~ eps s_1 / x; the forward's U and V are off by as
+much). A tie between a triplet the loss reads through U or V and S and one it drops (a
+truncation inside a tie) raises LinAlgError. A kink of a loss of S alone (tied values weighed
 differently, a singular value at 0 that the loss changes with) takes the minimum-norm
 subgradient before any of this (``_kinks``, ``ties.py``).
 

@@ -20,6 +20,11 @@ subgradient training (orthogonal init then spectral normalisation, robust PCA an
 completion started at 0) expects. ``"raise"`` raises LinAlgError instead, for code that
 must know it met one. A loss whose value depends on an arbitrary basis (a truncation inside
 a tie, ``U[:, 0]`` at a tie) is not a function of A at all: that is an error under either.
+Near a tie (distinct values closer than sqrt(eps) times the largest) such a loss is a
+function of A, and "exact" returns its gradient with an ``IllConditionedWarning``: it is
+only as accurate as the singular vectors it reads (the warning gives the relative error,
+eps s_1 / gap); ``warnings.simplefilter("error", mg.linalg.IllConditionedWarning)`` makes
+that an exception.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import gradcheck, gradgradcheck
-from minigrad.linalg import LinAlgError
+from minigrad.linalg import IllConditionedWarning, LinAlgError
 from minigrad.linalg._eigh_forward import eigh_forward
 
 C = 8  # the small multiple in every tolerance
@@ -581,3 +581,49 @@ def test_eigvalsh_without_grad_builds_no_graph():
     with mg.no_grad():
         assert not mg.linalg.eigvalsh(A).requires_grad
     assert mg.linalg.eigvalsh(A).requires_grad
+
+
+def _basis_gradient_mp(A: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """d/dA sum(W * U * U) at symmetric A (exactly as stored; U's signs cancel), A's
+    entries moved in symmetric pairs, by central differences in 60 digits."""
+    with mpmath.workdps(60):
+        h = mpmath.mpf("1e-25")
+
+        def f(M):
+            _, U = mpmath.eigsy(M)  # ascending, as eigh
+            return mpmath.fsum(W[i, j] * U[i, j] ** 2 for i in range(M.rows)
+                               for j in range(M.cols))
+
+        n = A.shape[0]
+        G = np.zeros((n, n))
+        for i in range(n):
+            for j in range(i, n):
+                Mp, Mm = mpmath.matrix(A.tolist()), mpmath.matrix(A.tolist())
+                for a, b in {(i, j), (j, i)}:
+                    Mp[a, b] += h
+                    Mm[a, b] -= h
+                d = float((f(Mp) - f(Mm)) / (2 * h))
+                G[i, j] = G[j, i] = d if i == j else d / 2
+        return G
+
+
+@pytest.mark.parametrize("gap", [1e-10, 1e-12])
+def test_a_loss_reading_the_eigenvectors_of_a_near_pair_warns_and_is_right_to_its_bound(gap):
+    """sum(W * U * U) at eigenvalues 1, 1 + gap, 3 (distinct: a function of A, whose
+    gradient exists and is as ill-conditioned as the pair's eigenvectors, eps max|L| / gap):
+    returned with an IllConditionedWarning saying so, right to that bound against 60
+    digits. At the tie itself it raises (test above)."""
+    rng = np.random.default_rng(5)
+    Q = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+    A0 = Q @ np.diag([1.0, 1.0 + gap, 3.0]) @ Q.T
+    A0 = (A0 + A0.T) / 2
+    W = rng.standard_normal((3, 3))
+    A = mg.tensor(A0, requires_grad=True)
+    L, U = mg.linalg.eigh(A)
+    with pytest.warns(IllConditionedWarning, match="relative error of about"):
+        (mg.tensor(W) * U * U).sum().backward()
+    ref = _basis_gradient_mp(A0, W)
+    lam = np.linalg.eigvalsh(A0)
+    bound = 30 * np.finfo(np.float64).eps * 3.0 / (lam[1] - lam[0])
+    err = np.abs(A.grad.numpy() - ref).max() / np.abs(ref).max()
+    assert err < bound, (err, bound)
