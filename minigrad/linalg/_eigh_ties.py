@@ -18,7 +18,6 @@ near one (an isolated pair closer than sqrt(eps) max|L|) N / x with IllCondition
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -29,8 +28,8 @@ from ..functions import where
 from ..tensor import Tensor
 from . import _tie_sources
 from ._checks import adjoint
-from ._svd_parts import colmax
-from .errors import IllConditionedWarning, LinAlgError
+from ._svd_parts import colmax, colnorms
+from .errors import LinAlgError, warn_outside
 
 C_TIE = 16.0  # tied: |l_i - l_j| <= C_TIE sqrt(n) eps max|l|, the accuracy of computed L
 C_NOISE = 64.0  # rounding-level numerators: C_NOISE sqrt(n) eps times their scale
@@ -152,27 +151,33 @@ def exact_terms(N: Tensor, E: Tensor, L: Tensor, U: Tensor, gU: Tensor, need: np
                         "(U f(L) U^T, functions of the eigenvalues, projectors onto a whole "
                         "eigenspace) have one and work.")
     # An isolated distinct pair closer than sqrt(eps) max|L| whose eigenvectors the loss
-    # reads: the gradient exists (N / x, kept below) but is as ill-conditioned as they are.
+    # reads: the gradient exists (N / x, kept below) but is as ill-conditioned as they are
+    # (the estimate: _tie_errors.warn_ill_conditioned's).
     lmax = np.abs(l).max(axis=-1)
     near = []
+    cols, top = colnorms(gU._array), np.broadcast_to(colmax(gU), lmax.shape)
     for idx in np.argwhere(bad):
         *b, i, j = (int(v) for v in idx)
         gap = abs(float(x[tuple(b) + (i, j)]))
         scale = float(lmax[tuple(b)])
-        if gap <= np.sqrt(eps) * scale and _isolated(l[tuple(b)], i, j, gap):
-            near.append((gap / scale, b, min(i, j), max(i, j)))
+        if i < j and gap <= np.sqrt(eps) * scale and _isolated(l[tuple(b)], i, j, gap):
+            bt = tuple(b)
+            size = max(float(top[bt]), abs(float(N._array[bt + (i, j)])) / gap, 1e-300)
+            rel = eps * scale * float(cols[bt + (i,)] + cols[bt + (j,)]) / (gap * gap * size)
+            near.append((rel, gap / scale, b, i, j))
     if near:
-        rel, b, i, j = min(near)
-        more = f" (and {len(near) - 1} other pair{'s' if len(near) > 2 else ''} as near)" \
-            if len(near) > 1 else ""
+        rel, apart, b, i, j = max(near)
+        others = len(near) - 1
+        more = f" (and {others} other pair{'s' if others > 1 else ''} as near)" if others else ""
         fix = "float64, or " if eps > np.finfo(np.float64).eps else ""
-        warnings.warn(
-            f"linalg.eigh backward: L[{i}] and L[{j}] are {rel:.2g} max|L| apart{_batch(b)}"
-            f"{more}, and the loss depends on their eigenvectors: its gradient there is as "
-            "ill-conditioned as they are, and the one returned has a relative error of about "
-            f"{eps / max(rel, 1e-300):.1g} in this precision. Use {fix}a loss that reads no "
-            "eigenvectors of the pair (functions of L, U f(L) U^T, projectors onto whole "
-            "eigenspaces) if that is too much.", IllConditionedWarning, stacklevel=2)
+        warn_outside(
+            f"linalg.eigh backward: L[{i}] and L[{j}] are {apart:.1g} max|L| apart{_batch(b)}"
+            f"{more}, and the loss reads their eigenvectors, which are right only to about "
+            f"{eps / apart:.0e} there: the gradient returned may be off by up to about "
+            f"{rel:.0e} of its size. It exists (the values are distinct) but is "
+            f"ill-conditioned; use {fix}a loss that reads no eigenvectors of the pair "
+            "(functions of L, U f(L) U^T, projectors onto whole eigenspaces) if that is too "
+            "much.")
     return mu, need & ~bad
 
 

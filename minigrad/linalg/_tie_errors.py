@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..tensor import Tensor
 from ._svd_parts import C_NOISE, Numerators, batch_text
 from ._svd_poles import C_TIE, Poles, maybe_poles, tie_level
-from .errors import IllConditionedWarning, LinAlgError
+from .errors import LinAlgError, warn_outside
 
 
 def check_solo_ties(poles: Poles, num: Numerators, noise: np.ndarray) -> None:
@@ -73,10 +71,11 @@ def check_s_only(s: np.ndarray, g: np.ndarray) -> None:
 
 
 def raise_if_undefined(name: str, need: np.ndarray, bad: np.ndarray, poles: Poles,
-                        eps: float) -> None:
-    """Raise where the loss reads an arbitrary basis at a tie (no gradient); warn
-    (IllConditionedWarning) where it reads the basis of a distinct pair closer than
-    sqrt(eps) s_1, whose gradient exists and is returned as accurate as the vectors are."""
+                       eps: float, near: list) -> None:
+    """Raise where the loss reads an arbitrary basis at a tie (no gradient). Near one
+    (an isolated pair, or one value close to 0, within sqrt(eps) s_1) the gradient exists:
+    its entries are appended to ``near`` as (name, batch index, i, j) for
+    ``warn_ill_conditioned``, and nu / x stands."""
     bad = np.broadcast_to(bad, np.broadcast_shapes(need.shape, bad.shape)) & need
     if not bad.any():
         return
@@ -91,21 +90,63 @@ def raise_if_undefined(name: str, need: np.ndarray, bad: np.ndarray, poles: Pole
     # Near a pole, nu != x mu means one of two things. If the pair is isolated (no other
     # singular value, nor 0, within 4k times its gap, so the expansion of mu is sound),
     # the loss depends on their basis: nu / x is its gradient (the pair is distinct, so U
-    # and V are analytic in A), but as ill-conditioned as the singular vectors (relative
-    # error ~ eps s_1 / x): returned, with a warning below sqrt(eps) s_1. In a cluster mu's
-    # expansion fails instead; nu / x stays, to eps |g| / x.
-    near = []
+    # and V are analytic in A), but as ill-conditioned as the singular vectors: warned
+    # below sqrt(eps) s_1. In a cluster mu's expansion fails instead; nu / x stays, to
+    # eps |g| / x.
     for where_ in np.argwhere(bad):
         *b, i, j = (int(v) for v in where_)
+        if not col and i > j:
+            continue  # a pair once, not as (i, j) and (j, i)
         x = _pole_value(name, s, b, i, j)
-        s1_b = float(s1[tuple(b) + (0,)])
-        if x <= np.sqrt(eps) * s1_b and _isolated(name, s[tuple(b)], i, j, x):
-            near.append((b, i, j, x, s1_b))
-    if near:
-        # the worst pair (the smallest x / s_1) names the error to expect
-        b, i, j, x, s1_b = min(near, key=lambda w: w[3] / w[4])
-        warnings.warn(_near_warning(name, s, b, i, j, x, s1_b, eps, len(near)),
-                      IllConditionedWarning, stacklevel=2)
+        if x <= np.sqrt(eps) * float(s1[tuple(b) + (0,)]) and \
+                _isolated(name, s[tuple(b)], i, j, x):
+            near.append((name, b, i, j))
+
+
+def warn_ill_conditioned(near: list, nus: dict, s: np.ndarray, cols: np.ndarray,
+                         scale: np.ndarray, eps: float) -> None:
+    """One IllConditionedWarning for the near entries ``raise_if_undefined`` found, with
+    the relative error to expect of the gradient returned. The pair's vectors are right
+    only to a rotation of eps s_1 / x; the loss's derivative along it, nu, then moves by
+    about that times its curvature there, ~ the pair's cotangent columns c_i + c_j
+    (``cols``), so the term nu / x by eps s_1 (c_i + c_j) / x^2: relative to the gradient's
+    size, max(|g| (``scale``), |nu / x|), eps s_1 / x where nu is of the cotangents' size,
+    more where the loss is nearly flat along the rotation (nu small). ``nus`` holds each
+    kind's numerator array."""
+    if not near:
+        return
+
+    def estimate(entry: tuple) -> float:
+        name, b, i, j = entry
+        x = _pole_value(name, s, b, i, j)
+        bt = tuple(b)
+        c = float(cols[bt + (j,)]) if name in ("R", "Q") else float(
+            cols[bt + (i,)] + cols[bt + (j,)])
+        nu = nus[name][bt]
+        quotient = float(np.linalg.norm(nu[..., j]) if name in ("R", "Q") else
+                         abs(nu[i, j])) / x
+        size = max(float(scale[bt] if np.ndim(scale) else scale), quotient, 1e-300)
+        return eps * float(s[bt + (0,)]) * c / (x * x * size)
+
+    worst = max(near, key=estimate)
+    name, b, i, j = worst
+    x, s1 = _pole_value(name, s, b, i, j), float(s[tuple(b) + (0,)])
+    if name == "plus":
+        what = f"s[{i}] and s[{j}] are {x / s1:.1g} s_1 apart"
+    elif name == "minus":
+        what = f"s[{i}] + s[{j}] = {x / s1:.1g} s_1 (both close to 0)"
+    else:
+        what = f"s[{j}] = {x / s1:.1g} s_1 (close to 0)"
+    others = len(near) - 1
+    more = f" (and {others} other pole{'s' if others > 1 else ''} as near)" if others else ""
+    fix = "float64, or " if eps > np.finfo(np.float64).eps else ""
+    warn_outside(
+        f"svd backward: {what}{batch_text(b)}{more}, and the loss reads their singular "
+        f"vectors, which are right only to about {eps * s1 / x:.0e} there: the gradient "
+        f"returned may be off by up to about {estimate(worst):.0e} of its size. It exists (the "
+        f"values are distinct) but is ill-conditioned; use {fix}a loss that reads no "
+        "singular vectors of the pair (functions of S, U f(S) V^T, projectors onto a "
+        "gapped subspace) if that is too much.")
 
 
 def _isolated(name: str, s: np.ndarray, i: int, j: int, x: float) -> bool:
@@ -149,21 +190,3 @@ def _basis_error(name: str, idx: list, poles: Poles) -> LinAlgError:
         f"choice of singular vectors for them{extra}, so it has no gradient. Losses that are "
         "functions of A (U @ Vh, U f(S) V^T, functions of S, projectors onto a gapped "
         "subspace) have one and work.")
-
-
-def _near_warning(name: str, s: np.ndarray, b: list, i: int, j: int, x: float, s1: float,
-                  eps: float, count: int) -> str:
-    if name in ("R", "Q"):
-        what = f"s[{j}] = {x:.3g} is {x / s1:.2g} s_1, close to 0"
-    else:
-        i, j = min(i, j), max(i, j)
-        what = (f"s[{i}] = {float(s[tuple(b) + (i,)]):.9g} and s[{j}] = "
-                f"{float(s[tuple(b) + (j,)]):.9g} are {x / s1:.2g} s_1 apart")
-    more = f" (and {count - 1} other pole{'s' if count > 2 else ''} as near)" if count > 1 else ""
-    fix = "float64, or " if eps > np.finfo(np.float64).eps else ""
-    return (f"svd backward: {what}{batch_text(b)}{more}, and the loss depends on their "
-            f"singular vectors: its gradient there is as ill-conditioned as they are, and the "
-            f"one returned has a relative error of about {eps * s1 / max(x, 1e-300):.1g} in "
-            f"this precision. Use {fix}a loss that reads no singular vectors of the pair "
-            "(functions of S, U f(S) V^T, projectors onto a gapped subspace) if that is too "
-            "much.")

@@ -29,7 +29,8 @@ rounding, the entry takes nu / x (``_tie_series.unsound``; where nu / x is taken
 that rounding is a numerator's typical one). A known limit: the - and column poles close
 only at S = 0, their planes x = 0 at negative s, where a loss of f(S) is a function of A
 only for odd f. For an even one (S^2, A A^T, the polar factor) near them the series
-converges to another limit (1.6e-7 for U S^2 Vh at s = 1e-6) or fails the check below
+converges to another limit (1.6e-7 for U S^2 Vh at s = 1e-6; 8-12% for a bond read
+through A A^T at s = 1e-12, 1e-13, or in float32 at 3e-4, 1e-4) or fails the check below
 and takes nu / x with the warning of an ill-conditioned gradient (the polar factor, a bond
 at s ~ 1e-10: their gradients are, eps s_1 / x). Taking nu / x there without the check
 lost the series where it is exact (a projector onto two small singular vectors: 1e-15 ->
@@ -41,12 +42,13 @@ Where nu is not x mu (to rounding, the rounding judged by the loss's curvature w
 cotangents are themselves rounding noise, as F - R at a rotation) the loss depends on an
 arbitrary basis there: at a tie it has no gradient, and LinAlgError says so. Near one
 (isolated pair, gap x below sqrt(eps) s_1) the pair is distinct, so the gradient exists:
-nu / x, returned with an IllConditionedWarning (``errors.py``), as it is only as accurate
-as the singular vectors (relative error ~ eps s_1 / x; the forward's U and V are off by as
-much). A tie between a triplet the loss reads through U or V and S and one it drops (a
-truncation inside a tie) raises LinAlgError. A kink of a loss of S alone (tied values weighed
-differently, a singular value at 0 that the loss changes with) takes the minimum-norm
-subgradient before any of this (``_kinks``, ``ties.py``).
+nu / x, returned with an IllConditionedWarning (``_tie_errors.warn_ill_conditioned``:
+the vectors are right to a rotation of ~eps s_1 / x, which moves nu by that times the
+loss's curvature along it, so the gradient by up to eps s_1 (c_i + c_j) / x^2, c the pair's
+cotangent columns). A tie between a triplet the loss reads through U or V and S and one
+it drops (a truncation inside a tie) raises LinAlgError. A kink of a loss of S alone (tied
+values weighed differently, a singular value at 0 that the loss changes with) takes the
+minimum-norm subgradient before any of this (``_kinks``, ``ties.py``).
 
 Triplets with exactly zero cotangent (a truncated part, a null space the loss multiplies
 by 0) give exactly zero terms. A later pass through the result gives them cotangents from
@@ -128,9 +130,9 @@ import numpy as np
 from ..autograd.function import make_tensor
 from ..functions import where
 from ..tensor import Tensor
-from ._svd_parts import C_NOISE, Factors, Numerators, Terms, colmax, pairwise, quot
+from ._svd_parts import C_NOISE, Factors, Numerators, Terms, colmax, colnorms, pairwise, quot
 from ._svd_poles import Poles
-from ._tie_errors import raise_if_undefined
+from ._tie_errors import raise_if_undefined, warn_ill_conditioned
 from ._tie_series import NONE, Masks, series_limits, unsound
 from ._tie_sources import Covariant, Downstream, Earlier, Held, Local, judged
 from .errors import LinAlgError
@@ -278,10 +280,21 @@ def exact_terms(p: PolePass) -> Terms:
         b = bad[name]
         if b is not None:
             bad[name] = np.any(b, axis=-2, keepdims=True)
+    near: list = []
     for name, (_, _, need, _) in terms.items():
         b = bad[name]
         if b is not None:
-            raise_if_undefined(name, need, b, poles, eps)
+            raise_if_undefined(name, need, b, poles, eps, near)
+    if near:
+        cols = np.zeros(())
+        for g in (gUe, gVe):
+            if g is not None:
+                cols = cols + colnorms(g._array)
+        scale = colmax(gUe) + colmax(gVe)
+        if gS is not None:
+            scale = np.maximum(scale, np.abs(gS._array).max(axis=-1))
+        warn_ill_conditioned(near, {name: t[0]._array for name, t in terms.items()
+                                    if t[0] is not None}, S._array, cols, scale, eps)
 
     zp = poles.zero_exact
     zz = poles.gone_z[..., None, :]

@@ -20,11 +20,14 @@ subgradient training (orthogonal init then spectral normalisation, robust PCA an
 completion started at 0) expects. ``"raise"`` raises LinAlgError instead, for code that
 must know it met one. A loss whose value depends on an arbitrary basis (a truncation inside
 a tie, ``U[:, 0]`` at a tie) is not a function of A at all: that is an error under either.
-Near a tie (distinct values closer than sqrt(eps) times the largest) such a loss is a
-function of A, and "exact" returns its gradient with an ``IllConditionedWarning``: it is
-only as accurate as the singular vectors it reads (the warning gives the relative error,
-eps s_1 / gap); ``warnings.simplefilter("error", mg.linalg.IllConditionedWarning)`` makes
-that an exception.
+Near a tie (distinct values closer than sqrt(eps) times the largest, or a value that close
+to 0) such a loss is a function of A, and "exact" returns its gradient with an
+``IllConditionedWarning``: the vectors it reads are right only to ~eps s_1 / gap, and the
+warning states the gradient's relative error that follows (that much where the loss moves
+with the pair's rotation at the cotangents' scale, more where it is nearly flat along it);
+``warnings.simplefilter("error", mg.linalg.IllConditionedWarning)`` raises it instead, as
+a LinAlgError. (A loss that reads one member of such a pair only, ``U[:, 0]`` or ``U[:, :k]``
+cut between them, takes the same formula without a warning: its numerator is not checked.)
 """
 
 from __future__ import annotations
