@@ -29,6 +29,7 @@ from ..tensor import Tensor
 from . import _tie_sources
 from ._checks import adjoint
 from ._svd_parts import colmax, colnorms
+from ._tie_errors import ill_conditioning
 from .errors import LinAlgError, warn_outside
 
 C_TIE = 16.0  # tied: |l_i - l_j| <= C_TIE sqrt(n) eps max|l|, the accuracy of computed L
@@ -152,29 +153,29 @@ def exact_terms(N: Tensor, E: Tensor, L: Tensor, U: Tensor, gU: Tensor, need: np
                         "eigenspace) have one and work.")
     # An isolated distinct pair closer than sqrt(eps) max|L| whose eigenvectors the loss
     # reads: the gradient exists (N / x, kept below) but is as ill-conditioned as they are
-    # (the estimate: _tie_errors.warn_ill_conditioned's).
+    # (the figure: _tie_errors.ill_conditioning's, in units of the gradient times max|L|).
     lmax = np.abs(l).max(axis=-1)
     near = []
     cols, top = colnorms(gU._array), np.broadcast_to(colmax(gU), lmax.shape)
     for idx in np.argwhere(bad):
         *b, i, j = (int(v) for v in idx)
-        gap = abs(float(x[tuple(b) + (i, j)]))
-        scale = float(lmax[tuple(b)])
-        if i < j and gap <= np.sqrt(eps) * scale and _isolated(l[tuple(b)], i, j, gap):
-            bt = tuple(b)
-            size = max(float(top[bt]), abs(float(N._array[bt + (i, j)])) / gap, 1e-300)
-            rel = eps * scale * float(cols[bt + (i,)] + cols[bt + (j,)]) / (gap * gap * size)
-            near.append((rel, gap / scale, b, i, j))
+        bt = tuple(b)
+        rel = abs(float(x[bt + (i, j)])) / float(lmax[bt])
+        if i < j and rel <= np.sqrt(eps) and _isolated(l[bt], i, j, rel * float(lmax[bt])):
+            q = abs(float(N._array[bt + (i, j)])) / rel
+            fig = ill_conditioning(eps, n, rel, float(cols[bt + (i,)] + cols[bt + (j,)]),
+                                   float(top[bt]), q)
+            near.append((fig, rel, b, i, j))
     if near:
-        rel, apart, b, i, j = max(near)
+        fig, rel, b, i, j = max(near)
         others = len(near) - 1
         more = f" (and {others} other pair{'s' if others > 1 else ''} as near)" if others else ""
         fix = "float64, or " if eps > np.finfo(np.float64).eps else ""
         warn_outside(
-            f"linalg.eigh backward: L[{i}] and L[{j}] are {apart:.1g} max|L| apart{_batch(b)}"
+            f"linalg.eigh backward: L[{i}] and L[{j}] are {rel:.0e} max|L| apart{_batch(b)}"
             f"{more}, and the loss reads their eigenvectors, which are right only to about "
-            f"{eps / apart:.0e} there: the gradient returned may be off by up to about "
-            f"{rel:.0e} of its size. It exists (the values are distinct) but is "
+            f"{math.sqrt(n) * eps / rel:.0e} there: the gradient returned may be off by up to "
+            f"about {fig:.0e} of its size. It exists (the values are distinct) but is "
             f"ill-conditioned; use {fix}a loss that reads no eigenvectors of the pair "
             "(functions of L, U f(L) U^T, projectors onto whole eigenspaces) if that is too "
             "much.")

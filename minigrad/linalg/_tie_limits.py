@@ -290,11 +290,11 @@ def exact_terms(p: PolePass) -> Terms:
         for g in (gUe, gVe):
             if g is not None:
                 cols = cols + colnorms(g._array)
-        scale = colmax(gUe) + colmax(gVe)
+        plain = colmax(gUe) + colmax(gVe)  # the gradient's plain size, times s_1
         if gS is not None:
-            scale = np.maximum(scale, np.abs(gS._array).max(axis=-1))
+            plain = np.maximum(plain, np.abs(gS._array).max(axis=-1) * S._array[..., 0])
         warn_ill_conditioned(near, {name: t[0]._array for name, t in terms.items()
-                                    if t[0] is not None}, S._array, cols, scale, eps)
+                                    if t[0] is not None}, S._array, cols, plain, eps)
 
     zp = poles.zero_exact
     zz = poles.gone_z[..., None, :]
