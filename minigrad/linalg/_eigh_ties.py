@@ -29,8 +29,8 @@ from ..tensor import Tensor
 from . import _tie_sources
 from ._checks import adjoint
 from ._svd_parts import colmax, colnorms
-from ._tie_errors import ill_conditioning
-from .errors import LinAlgError, warn_outside
+from ._tie_errors import ill_conditioning, warn_near
+from .errors import LinAlgError
 
 C_TIE = 16.0  # tied: |l_i - l_j| <= C_TIE sqrt(n) eps max|l|, the accuracy of computed L
 C_NOISE = 64.0  # rounding-level numerators: C_NOISE sqrt(n) eps times their scale
@@ -168,17 +168,10 @@ def exact_terms(N: Tensor, E: Tensor, L: Tensor, U: Tensor, gU: Tensor, need: np
             near.append((fig, rel, b, i, j))
     if near:
         fig, rel, b, i, j = max(near)
-        others = len(near) - 1
-        more = f" (and {others} other pair{'s' if others > 1 else ''} as near)" if others else ""
-        fix = "float64, or " if eps > np.finfo(np.float64).eps else ""
-        warn_outside(
-            f"linalg.eigh backward: L[{i}] and L[{j}] are {rel:.0e} max|L| apart{_batch(b)}"
-            f"{more}, and the loss reads their eigenvectors, which are right only to about "
-            f"{math.sqrt(n) * eps / rel:.0e} there: the gradient returned may be off by up to "
-            f"about {fig:.0e} of its size. It exists (the values are distinct) but is "
-            f"ill-conditioned; use {fix}a loss that reads no eigenvectors of the pair "
-            "(functions of L, U f(L) U^T, projectors onto whole eigenspaces) if that is too "
-            "much.")
+        warn_near("linalg.eigh backward", f"L[{i}] and L[{j}] are {rel:.0e} max|L| apart"
+                  f"{_batch(b)}", len(near) - 1, False, "eigenvectors",
+                  math.sqrt(n) * eps / rel, fig, eps,
+                  "functions of L, U f(L) U^T, projectors onto whole eigenspaces")
     return mu, need & ~bad
 
 

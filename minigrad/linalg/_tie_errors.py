@@ -152,18 +152,25 @@ def warn_ill_conditioned(near: list, nus: dict, s: np.ndarray, cols: np.ndarray,
         what = f"s[{i}] + s[{j}] = {rel:.0e} s_1 (both close to 0)"
     else:
         what = f"s[{j}] = {rel:.0e} s_1 (close to 0)"
-    others = len(near) - 1
+    warn_near("svd backward", what + batch_text(b), len(near) - 1, one, "singular vectors",
+              math.sqrt(k) * eps / rel, figure((name, b, i, j)), eps,
+              "functions of S, U f(S) V^T, projectors onto a gapped subspace")
+
+
+def warn_near(op: str, what: str, others: int, one: bool, vectors: str, rotation: float,
+              figure: float, eps: float, instead: str) -> None:
+    """The IllConditionedWarning's text, for the SVD's and eigh's backward: ``what`` names
+    the worst near pole (``one``: a single value near 0), ``others`` how many more there
+    are, ``rotation`` how far the vectors may be turned, ``figure`` ill_conditioning's."""
     more = f" (and {others} other pole{'s' if others > 1 else ''} as near)" if others else ""
     fix = "float64, or " if eps > np.finfo(np.float64).eps else ""
     warn_outside(
-        f"svd backward: {what}{batch_text(b)}{more}, and the loss reads "
-        f"{'its' if one else 'their'} singular vectors, which are right only to about "
-        f"{math.sqrt(k) * eps / rel:.0e} there: the gradient returned may be off by up to "
-        f"about {figure((name, b, i, j)):.0e} of its size. It exists "
+        f"{op}: {what}{more}, and the loss reads {'its' if one else 'their'} {vectors}, "
+        f"which are right only to about {rotation:.0e} there: the gradient returned may be "
+        f"off by up to about {figure:.0e} of its size. It exists "
         f"({'the value is not 0' if one else 'the values are distinct'}) but is "
-        f"ill-conditioned; use {fix}a loss that reads no singular vectors of "
-        f"{'that value' if one else 'the pair'} (functions of S, U f(S) V^T, projectors onto "
-        "a gapped subspace) if that is too much.")
+        f"ill-conditioned; use {fix}a loss that reads no {vectors} of "
+        f"{'that value' if one else 'the pair'} ({instead}) if that is too much.")
 
 
 def _isolated(name: str, s: np.ndarray, i: int, j: int, x: float) -> bool:
