@@ -120,10 +120,12 @@ had made it 2.0x); its specific heat 1.5x and 1.7x, 1.3x, where the second pass 
 20 looks (28-36x and 11.5x); the first pass still looks (a tie read at rounding level,
 which first-order data cannot tell from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
-(chi 24, 60 iterations) 1.8x and 1.0x: its second pass rebuilds 59 nodes' first-pass
-formula with two Hessian-vector products each, op-bound at k = 48, where it had looked at
-~31 nodes (the corner's Ising degeneracies), each walking the first pass downstream of
-it: O(n^2) nodes in n iterations, 5.2-6.2x and 1.7-2.0x. (Its values agree with "zero"'s
+(chi 24, 60 iterations) 1.6-2.0x and 1.0x (1.98x at T = 1.8 in one run, 0.59 s against
+0.30 s, where an earlier run had 0.56 s against 0.31 s: runs of under a second spread): its
+second pass rebuilds 59 nodes' first-pass formula with two Hessian-vector products each,
+op-bound at k = 48, where it had looked at ~31 nodes (the corner's Ising degeneracies),
+each walking the first pass downstream of it: O(n^2) nodes in n iterations, 5.2-6.2x and
+1.7-2.0x. (Its values agree with "zero"'s
 to 1e-14: the limits there are real but pair with little along beta.)"""
 
 from __future__ import annotations
