@@ -160,8 +160,9 @@ def exact_terms(N: Tensor, E: Tensor, L: Tensor, U: Tensor, gU: Tensor, need: np
     for idx in np.argwhere(bad):
         *b, i, j = (int(v) for v in idx)
         bt = tuple(b)
-        rel = abs(float(x[bt + (i, j)])) / float(lmax[bt])
-        if i < j and rel <= np.sqrt(eps) and _isolated(l[bt], i, j, rel * float(lmax[bt])):
+        gap = abs(float(x[bt + (i, j)]))
+        rel = gap / float(lmax[bt])
+        if i < j and rel <= np.sqrt(eps) and _isolated(l[bt], i, j, gap):
             q = abs(float(N._array[bt + (i, j)])) / rel
             fig = ill_conditioning(eps, n, rel, float(cols[bt + (i,)] + cols[bt + (j,)]),
                                    float(top[bt]), q)

@@ -130,21 +130,20 @@ def warn_ill_conditioned(near: list, nus: dict, s: np.ndarray, cols: np.ndarray,
     array; ``cols``: the cotangent columns' norms (|gU_j| + |gV_j|); ``plain``: per batch
     element, the gradient's plain size times s_1."""
     k = s.shape[-1]
+    plain = np.broadcast_to(plain, s.shape[:-1])
 
-    def figure(entry: tuple) -> float:
+    def figure(entry: tuple) -> tuple[float, float]:
+        """(ill_conditioning's figure, x / s_1) of one near entry."""
         name, b, i, j = entry
         bt = tuple(b)
-        s1 = float(s[bt + (0,)])
-        rel = _pole_value(name, s, b, i, j) / s1
+        rel = _pole_value(name, s, b, i, j) / float(s[bt + (0,)])
         col = name in ("R", "Q")
         c = float(cols[bt + (j,)] if col else cols[bt + (i,)] + cols[bt + (j,)])
         nu = nus[name][bt]
         q = float(np.linalg.norm(nu[..., j]) if col else abs(nu[i, j])) / rel
-        return ill_conditioning(eps, k, rel, c, float(np.broadcast_to(plain, s.shape[:-1])[bt]),
-                                q)
+        return ill_conditioning(eps, k, rel, c, float(plain[bt]), q), rel
 
-    name, b, i, j = max(near, key=figure)
-    rel = _pole_value(name, s, b, i, j) / float(s[tuple(b) + (0,)])
+    (fig, rel), (name, b, i, j) = max(((figure(e), e) for e in near), key=lambda t: t[0][0])
     one = name in ("R", "Q")
     if name == "plus":
         what = f"s[{i}] and s[{j}] are {rel:.0e} s_1 apart"
@@ -153,7 +152,7 @@ def warn_ill_conditioned(near: list, nus: dict, s: np.ndarray, cols: np.ndarray,
     else:
         what = f"s[{j}] = {rel:.0e} s_1 (close to 0)"
     warn_near("svd backward", what + batch_text(b), len(near) - 1, one, "singular vectors",
-              math.sqrt(k) * eps / rel, figure((name, b, i, j)), eps,
+              math.sqrt(k) * eps / rel, fig, eps,
               "functions of S, U f(S) V^T, projectors onto a gapped subspace")
 
 

@@ -125,8 +125,8 @@ test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specif
 second pass rebuilds 59 nodes' first-pass formula with two Hessian-vector products each,
 op-bound at k = 48, where it had looked at ~31 nodes (the corner's Ising degeneracies),
 each walking the first pass downstream of it: O(n^2) nodes in n iterations, 5.2-6.2x and
-1.7-2.0x. (Its values agree with "zero"'s
-to 1e-14: the limits there are real but pair with little along beta.)"""
+1.7-2.0x. (Its values agree with "zero"'s to 1e-14: the limits there are real but pair
+with little along beta.)"""
 
 from __future__ import annotations
 
@@ -210,7 +210,8 @@ def exact_terms(p: PolePass) -> Terms:
                 # formula: near their poles the plain quotient (their ties still check nu).
                 need_p, need_m = need_p & ~(poles.weak_p & loc_p), need_m & ~(poles.weak_m & loc_p)
                 need_z = need_z & ~(poles.weak_z & a)
-    noise = scale_noise * (colmax(gUe) + colmax(gVe))
+    top = colmax(gUe) + colmax(gVe)  # the largest cotangent column: the gradient's plain
+    noise = scale_noise * top  # size times s_1, and the scale of a numerator's rounding
     # Which of the series and nu / x is nearer (``unsound``): by a numerator's
     # typical rounding, sqrt(n) eps |g|, where nu / x is taken once; by the bound where it
     # is differentiated again (its derivatives carry that rounding over x^2), or where the
@@ -298,9 +299,8 @@ def exact_terms(p: PolePass) -> Terms:
         for g in (gUe, gVe):
             if g is not None:
                 cols = cols + colnorms(g._array)
-        plain = colmax(gUe) + colmax(gVe)  # the gradient's plain size, times s_1
-        if gS is not None:
-            plain = np.maximum(plain, np.abs(gS._array).max(axis=-1) * S._array[..., 0])
+        plain = top if gS is None else np.maximum(
+            top, np.abs(gS._array).max(axis=-1) * S._array[..., 0])
         warn_ill_conditioned(near, {name: t[0]._array for name, t in terms.items()
                                     if t[0] is not None}, S._array, cols, plain, eps)
 
