@@ -101,7 +101,20 @@ Hessian-vector product through that record. A replay reuses the looks made befor
 (a look takes the ties it meets as 0 and holds the limits taken before it, so looks
 never nest); replays that would run more than G nodes in all give way to one recording
 of the whole walk. So n looks cost O(n G) time, at most about three walks more than
-recording from the start, and never more memory than one recorded walk. A second pass
+recording from the start, and never more memory than one recorded walk. Measured false
+in TRG's ordered phase, an open fault: at T = 1.5 (bond 16, 20 steps) the energy's walk
+looks 28 times (steps 8, 10, 12, 14: 8, 28, 30, 33), each a Hessian-vector walk of its
+own downstream (~9 plain walks in all, not three more), 10x "zero"'s CPU time. The
+looks are at the four smallest kept triplets of steps 6-19, the ordered phase's Z2
+doublets, split by 1e-6..1e-10 s_1 at steps 6-7 (near pairs: two levels, 4-5 s each) and
+below rounding from step 9; the loss reads them at ~1e-13 of the top triplet, where the
+bond test's witness |Z_ii| > 2 noise fails (0.2 of it), so first-order data cannot
+decide them (what the looks return agrees with "zero" to 1e-9 of the rounding level). The
+walk replays 10 looks, then records from the start and makes them again. Peak: each
+two-level look's recorded first level was kept to the walk's end through its limit,
+5.1 GB (20x "zero"'s); a pass not differentiated again now takes its limits detached
+(nothing differentiates them: looks hold them, ``Held``), 1.95 GB, values bit for bit
+the same. The specific heat there: 90 s and 6.1 GB against 7.3 s and 0.58 GB. A second pass
 (second derivatives) through a truncation that did not take the bond's backward, or
 through a pass that read U and V but not S, takes its near-pole entries from the local
 series where one applies (between dropped triplets; between read ones through a loss of U
@@ -316,6 +329,12 @@ def exact_terms(p: PolePass) -> Terms:
             out[name] = quot(nu, x, zero)
         else:
             take = np.broadcast_to(need & ~b, np.broadcast_shapes(need.shape, b.shape))
+            # Not differentiated again, the limit's own graph (its looks' Hessian-vector
+            # products, recorded to be differentiated by the next level) serves nothing: a
+            # look elsewhere holds it (``Held``). A walk that records itself (a Restart)
+            # kept every such graph to its end: TRG at T = 1.5, +0.4-0.7 GB a look.
+            if lim is not None and not differentiated:
+                lim = lim.detach()
             value = None if lim is None else where(
                 make_tensor(np.broadcast_to(zero, lim.shape)), 0.0, Held.apply(lim))
             out[name] = quot(nu, x, zero | take, value)
