@@ -104,7 +104,8 @@ of the whole walk. So n looks cost O(n G) time, at most about three walks more t
 recording from the start, and never more memory than one recorded walk. Measured false
 in TRG's ordered phase, an open fault: at T = 1.5 (bond 16, 20 steps) the energy's walk
 looks 28 times (steps 8, 10, 12, 14: 8, 28, 30, 33), each a Hessian-vector walk of its
-own downstream (~9 plain walks in all, not three more), 10x "zero"'s CPU time. The
+own downstream (~9 plain walks in all, not three more): 23x "zero"'s CPU time (36 s
+against 1.6 s, ``bench_tensor_networks.py --temps 1.5`` on a quiet machine). The
 looks are at the four smallest kept triplets of steps 6-19, the ordered phase's Z2
 doublets, split by 1e-6..1e-10 s_1 at steps 6-7 (near pairs: two levels, 4-5 s each) and
 below rounding from step 9; the loss reads them at ~1e-13 of the top triplet, where the
@@ -113,8 +114,8 @@ decide them (what the looks return agrees with "zero" to 1e-9 of the rounding le
 walk replays 10 looks, then records from the start and makes them again. Peak: each
 two-level look's recorded first level was kept to the walk's end through its limit,
 5.1 GB (20x "zero"'s); a pass not differentiated again now takes its limits detached
-(nothing differentiates them: looks hold them, ``Held``), 1.95 GB, values bit for bit
-the same. The specific heat there: 90 s and 6.1 GB against 7.3 s and 0.58 GB. A second pass
+(nothing differentiates them: looks hold them, ``Held``), 1.8-2.0 GB, values bit for
+bit the same. The specific heat there: 82 s and 6.1 GB against 2.7 s and 0.58 GB. A second pass
 (second derivatives) through a truncation that did not take the bond's backward, or
 through a pass that read U and V but not S, takes its near-pole entries from the local
 series where one applies (between dropped triplets; between read ones through a loss of U
