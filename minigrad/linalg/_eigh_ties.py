@@ -136,7 +136,9 @@ def exact_terms(N: Tensor, E: Tensor, L: Tensor, U: Tensor, gU: Tensor, need: np
     n = l.shape[-1]
     eps = float(np.finfo(l.dtype).eps)
     scale_noise = C_NOISE * np.sqrt(n) * eps
-    noise = scale_noise * colmax(gU)
+    cols = colnorms(gU._array)  # (read once: the rounding scale and the warning's figure)
+    top = cols.max(axis=-1)
+    noise = scale_noise * top
     x = E._array
     resid = np.abs(N._array) if mu is None else np.abs(N._array - x * mu._array)
     resid = np.where(need, resid, 0.0)
@@ -156,7 +158,7 @@ def exact_terms(N: Tensor, E: Tensor, L: Tensor, U: Tensor, gU: Tensor, need: np
     # (the figure: _tie_errors.ill_conditioning's, in units of the gradient times max|L|).
     lmax = np.abs(l).max(axis=-1)
     near = []
-    cols, top = colnorms(gU._array), np.broadcast_to(colmax(gU), lmax.shape)
+    top = np.broadcast_to(top, lmax.shape)
     for idx in np.argwhere(bad):
         *b, i, j = (int(v) for v in idx)
         bt = tuple(b)

@@ -115,16 +115,16 @@ walk replays 10 looks, then records from the start and makes them again. Peak: e
 two-level look's recorded first level was kept to the walk's end through its limit,
 5.1 GB (20x "zero"'s); a pass not differentiated again now takes its limits detached
 (nothing differentiates them: looks hold them, ``Held``), 1.8-2.0 GB, values bit for
-bit the same. The specific heat there: 82 s and 6.1 GB against 2.7 s and 0.58 GB. A second pass
-(second derivatives) through a truncation that did not take the bond's backward, or
-through a pass that read U and V but not S, takes its near-pole entries from the local
-series where one applies (between dropped triplets; between read ones through a loss of U
-and V alone) and the plain quotient elsewhere, and uncoupled kept ties as 0
-(``Poles.through_recorded``), with no walk. Its coupled kept ties
-look, each walking the recorded first pass downstream of it, unless that pass read U and
-V but not S (CTMRG's projector: a function of the kept subspace that the bond's test does
-not cover): then the loss's invariance gives the Hessian's share locally (``Covariant``,
-O(k^3) per node, no walk). Measured (benchmarks/bench_tensor_networks.py --inner 3
+bit the same. The specific heat there: 82 s and 6.1 GB against 2.7 s and 0.58 GB.
+A second pass (second derivatives) through a truncation that did not take the bond's
+backward, or through a pass that read U and V but not S, takes its near-pole entries from
+the local series where one applies (between dropped triplets; between read ones through a
+loss of U and V alone) and the plain quotient elsewhere, and uncoupled kept ties as 0
+(``Poles.through_recorded``), with no walk. Its coupled kept ties look, each walking the
+recorded first pass downstream of it, unless that pass read U and V but not S (CTMRG's
+projector: a function of the kept subspace that the bond's test does not cover): then the
+loss's invariance gives the Hessian's share locally (``Covariant``, O(k^3) per node, no
+walk). Measured (benchmarks/bench_tensor_networks.py --inner 3
 --repeats 3, one thread, CPU time and peak memory over "zero"'s, T = 1.8 and 2.5): TRG at
 bond 16, 20 steps, the energy 1.1x and 1.6x, 1.1x and 1.9x (one look at T = 2.5, walking
 the recorded part below a pair that rounding in the sweeps put 3e-14 s_1 apart: a coupled
@@ -331,13 +331,12 @@ def exact_terms(p: PolePass) -> Terms:
         else:
             take = np.broadcast_to(need & ~b, np.broadcast_shapes(need.shape, b.shape))
             # Not differentiated again, the limit's own graph (its looks' Hessian-vector
-            # products, recorded to be differentiated by the next level) serves nothing: a
-            # look elsewhere holds it (``Held``). A walk that records itself (a Restart)
-            # kept every such graph to its end: TRG at T = 1.5, +0.4-0.7 GB a look.
-            if lim is not None and not differentiated:
-                lim = lim.detach()
+            # products, recorded to be differentiated by the next level) serves nothing:
+            # looks elsewhere would hold it anyway (``Held``). A walk that records itself
+            # (a Restart) kept every such graph to its end: TRG at T = 1.5, +0.4-0.7 GB a look.
             value = None if lim is None else where(
-                make_tensor(np.broadcast_to(zero, lim.shape)), 0.0, Held.apply(lim))
+                make_tensor(np.broadcast_to(zero, lim.shape)), 0.0,
+                Held.apply(lim) if differentiated else lim.detach())
             out[name] = quot(nu, x, zero | take, value)
     return Terms(out["plus"], out["minus"], out["R"], out["Q"])
 

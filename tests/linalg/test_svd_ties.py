@@ -1527,6 +1527,36 @@ def _svd_sin_cube(a: np.ndarray) -> np.ndarray:
     return (u * np.sin(s)) @ vh
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_limits_keep_their_graph_only_where_the_result_is_differentiated(monkeypatch,
+                                                                       create_graph):
+    """Through two chained near ties the walk records itself for the first SVD's look, so
+    the second SVD's limits were built with the graph of their own looks. A first-order
+    pass now takes them detached (that graph served nothing and stayed alive to the walk's
+    end: TRG at T = 1.5 peaked at 5.1 GB, now 2 GB); where the result will be
+    differentiated they keep it. The gradient is the closed form's either way."""
+    from minigrad.linalg import _tie_limits
+
+    taken: list = []
+    quot = _tie_limits.quot
+
+    def spy(nu, x, zero, value=None):
+        if value is not None:
+            taken.append(value.requires_grad)
+        return quot(nu, x, zero, value)
+
+    monkeypatch.setattr(_tie_limits, "quot", spy)
+    A0, C, ref = _chain_case(1e-7)
+    A = t64(A0)
+    U, S, Vh = mg.linalg.svd(A)
+    U2, S2, Vh2 = mg.linalg.svd((U * (S ** 3).unsqueeze(-2)) @ Vh)
+    (((U2 * S2.sin().unsqueeze(-2)) @ Vh2) * mg.tensor(C)).sum().backward(
+        create_graph=create_graph)
+    assert taken and all(r == create_graph for r in taken), taken
+    np.testing.assert_allclose(A.grad.detach().numpy(), ref, rtol=0,
+                               atol=1e-6 * np.abs(ref).max())
+
+
 @pytest.mark.xfail(strict=True, reason="known limit: a look never nests, so it takes the "
                    "plain quotient at the other SVD's near pole, whose rounding, about "
                    "eps |g| / gap there, enters the limit (here ~1e-7 of the scale)")
