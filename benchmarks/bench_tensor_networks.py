@@ -361,8 +361,8 @@ def main() -> None:
         todo = [dict(zip(("net", "T", "order", "policy"), k)) for k in runs]
         report(todo, summarise(runs), onsager)
         return
-    # 1.5: the ordered phase, where TRG's default policy looks at ~30 nodes (10-20x
-    # "zero"'s time and memory, issue 25's open fault)
+    # 1.5: the ordered phase, whose doublets the loss reads far below s_1's rounding
+    # (they had looked at ~30 nodes, 23x "zero"'s time)
     args.temps = args.temps or ([1.8, 2.5] if args.quick else [1.5, 1.8, 2.0, 2.5])
     try:
         import torch  # noqa: F401

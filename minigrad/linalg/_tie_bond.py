@@ -65,8 +65,10 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
     (U^T C V symmetric on the pair, no symmetric part elsewhere, zero on the diagonal: by
     structure at a diagonal A, U = V = I), and so can a matrix function that vanishes at
     the tied value (log S at s = 1), unless each tied member shows the bond's
-    Z_ii = 2 s_i gS_i != 0. (Such a function summed with a product would mimic them even
-    then, and so does the polar factor near a tie, below gaps where the form test sees its
+    Z_ii = 2 s_i gS_i != 0 (beyond the node's rounding, or its own where the loss reads
+    it far below s_1's, as TRG's ordered phase does its doublets). (Such a function
+    summed with a product would mimic them even then, however faint the product, and so
+    does the polar factor near a tie, below gaps where the form test sees its
     x (M_ij + M_ji), ~1e-11 s_1: the cases this rule gets wrong, strict xfail tests.)
     Returns the mask of the entries it decides and their values, or None where the
     cotangents are not of that form."""
@@ -188,6 +190,17 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     # vanishing at the tied value (log S at s = 1, at an orthogonal A) has J = K = 0 and,
     # with a zero diagonal, gS = 0 there too, and a limit that only a look finds.
     witness = np.abs(diag_z) > 2 * noise[..., None]
+    # ... or at its own scale, where it is read far below s_1's rounding (TRG's ordered
+    # phase: the Z2 doublets at the bottom of the kept spectrum, read at ~1e-13 of the top
+    # triplet): gS_i above gS's rounding and 2 s_i gS_i = Z_ii to rounding of their own
+    # size. Rounding that does not come through a bond fails that (it would have to agree
+    # to 2 scale_noise); rounding through one has its form and gets its value, right for
+    # it. The evidence is the same (the bond's form at the member), and so is the known
+    # limit below, a function vanishing at the tie beside a product read of the member,
+    # whatever the read's size; the coupling is judged as for every tie, at the node's
+    # rounding, where its error (coupling / s_i) would lie.
+    witness |= (np.abs(g) > 2 * scale_noise * np.abs(g).max(axis=-1, keepdims=True)) & (
+        np.abs(2 * s * g - diag_z) <= 2 * scale_noise * (np.abs(diag_z) + np.abs(2 * s * g)))
     # Near a tie too: the value is the quotient's without its cancellation, and its
     # derivatives the term's where the form holds around here (see the docstring); a zero
     # seed (all cotangents 0) shows no form at all.

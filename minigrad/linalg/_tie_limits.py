@@ -100,22 +100,21 @@ recording (O(size of the graph downstream of it), dropped after the look), and a
 Hessian-vector product through that record. A replay reuses the looks made before it
 (a look takes the ties it meets as 0 and holds the limits taken before it, so looks
 never nest); replays that would run more than G nodes in all give way to one recording
-of the whole walk. So n looks cost O(n G) time, at most about three walks more than
-recording from the start, and never more memory than one recorded walk. Measured false
-in TRG's ordered phase, an open fault: at T = 1.5 (bond 16, 20 steps) the energy's walk
-looks 28 times (steps 8, 10, 12, 14: 8, 28, 30, 33), each a Hessian-vector walk of its
-own downstream (~9 plain walks in all, not three more): 23x "zero"'s CPU time (36 s
-against 1.6 s, ``bench_tensor_networks.py --temps 1.5`` on a quiet machine). The
-looks are at the four smallest kept triplets of steps 6-19, the ordered phase's Z2
-doublets, split by 1e-6..1e-10 s_1 at steps 6-7 (near pairs: two levels, 4-5 s each) and
-below rounding from step 9; the loss reads them at ~1e-13 of the top triplet, where the
-bond test's witness |Z_ii| > 2 noise fails (0.2 of it), so first-order data cannot
-decide them (what the looks return agrees with "zero" to 1e-9 of the rounding level). The
-walk replays 10 looks, then records from the start and makes them again. Peak: each
-two-level look's recorded first level was kept to the walk's end through its limit,
-5.1 GB (20x "zero"'s); a pass not differentiated again now takes its limits detached
-(nothing differentiates them: looks hold them, ``Held``), 1.8-2.0 GB, values bit for
-bit the same. The specific heat there: 82 s and 6.1 GB against 2.7 s and 0.58 GB.
+of the whole walk. So n looks cost O(n G) time: each is a Hessian-vector walk of its
+own downstream, so a chain of n looking nodes pays ~n^2 / 2 node-walks; memory, one
+recorded walk, and in a pass to be differentiated again each look's graph, which its
+limit keeps. Measured
+where it bit, TRG's ordered phase (T = 1.5, bond 16, 20 steps): the four smallest kept
+triplets of steps 6-19 are Z2 doublets (split by 1e-6..1e-10 s_1 at steps 6-7, below
+rounding from step 9) that the loss reads through the bond at ~1e-13 of the top triplet,
+below the node's rounding (2 noise: their Z_ii reach 0.2 of it). Taken as unwitnessed,
+they looked 28 times (23x "zero"'s CPU time, 36 s against 1.6 s; each two-level look's
+first level kept to the walk's end through its limit, 5.1 GB, until a pass not
+differentiated again took its limits detached, 1.8 GB). They witness the bond at their
+own scale (``_tie_bond``: gS_i ~700x its rounding, 2 s_i gS_i = Z_ii to their own
+rounding), so the bond rule takes them: 4 looks, the energy 1.36x and 1.18x "zero"'s time
+and peak, the specific heat 1.33x and 1.27x, the values the same to 7e-16
+(``bench_tensor_networks.py --temps 1.5``).
 A second pass (second derivatives) through a truncation that did not take the bond's
 backward, or through a pass that read U and V but not S, takes its near-pole entries from
 the local series where one applies (between dropped triplets; between read ones through a
