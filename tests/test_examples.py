@@ -86,6 +86,26 @@ def test_ising_trg_energy_and_specific_heat_track_onsager(capsys) -> None:
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("ising_trg:")
 
 
+def test_onsager_ends_and_matches_the_elliptic_integrals() -> None:
+    """The exact solution at every temperature the full runs take (its AGM once looped
+    forever at T = 2.4714..., a and b one ulp apart), against K(k) and E(k) by
+    Gauss-Legendre quadrature of their integrals (smooth away from k = 1, T_c)."""
+    trg = load("ising_trg")
+    x, w = np.polynomial.legendre.leggauss(200)
+    theta = np.pi / 4 * (x + 1)
+    temps = np.concatenate([np.linspace(1.5, 3.2, 8), np.linspace(1.8, 3.2, 8),
+                            np.linspace(1.0, 4.0, 601)])
+    for T in temps:
+        b = 1 / T
+        k = 2 * np.sinh(2 * b) / np.cosh(2 * b) ** 2
+        K, E = trg._agm_elliptic(float(k))
+        if abs(T - trg.T_CRITICAL) < 0.1:
+            continue  # (ends there too; the quadrature does not converge at k ~ 1)
+        root = np.sqrt(1 - k * k * np.sin(theta) ** 2)
+        assert K == pytest.approx(np.pi / 4 * (w / root).sum(), rel=1e-13)
+        assert E == pytest.approx(np.pi / 4 * (w * root).sum(), rel=1e-13)
+
+
 def test_ctmrg_energy_and_specific_heat_match_onsager(capsys) -> None:
     # The default tie policy, which looks downstream at the corner's ties (2-3 s here).
     out = load("ctmrg").main(fast=True)

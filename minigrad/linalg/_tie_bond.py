@@ -58,7 +58,8 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
     its own scale: pairs apart from each other are what shows the structure, since at a tie
     the off-diagonal one only says the loss has a gradient, and the small singular values
     are checked as well, since a loss may read them apart from the bond. At a tie it is
-    taken only where the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all rounding: the
+    taken only where the pair is uncoupled (J_ij, J_ji, K_ij, K_ji all below the node's
+    rounding times s / s_1, where the term a mimic would change is within rounding: the
     symmetry-protected ties of tensor networks, where it is 0 with the right derivatives); a
     coupled tied pair looks downstream as before, since a loss that also reads U V^T alone
     (a polar factor, whose limit is 0) or U f(S) V^T can mimic those cotangents at the tie
@@ -69,7 +70,8 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
     it far below s_1's, as TRG's ordered phase does its doublets). (Such a function
     summed with a product would mimic them even then, however faint the product, and so
     does the polar factor near a tie, below gaps where the form test sees its
-    x (M_ij + M_ji), ~1e-11 s_1: the cases this rule gets wrong, strict xfail tests.)
+    x (M_ij + M_ji): ~1e-11 s_1 for a coupling at the loss's scale, wider for a smaller
+    one (c x below the rounding): the cases this rule gets wrong, strict xfail tests.)
     Returns the mask of the entries it decides and their values, or None where the
     cotangents are not of that form."""
     if num.J is None or num.K is None or not (poles.tie_p.any() or poles.weak_p.any()):
@@ -195,17 +197,25 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     # triplet): gS_i above gS's rounding and 2 s_i gS_i = Z_ii to rounding of their own
     # size. Rounding that does not come through a bond fails that (it would have to agree
     # to 2 scale_noise); rounding through one has its form and gets its value, right for
-    # it. The evidence is the same (the bond's form at the member), and so is the known
-    # limit below, a function vanishing at the tie beside a product read of the member,
-    # whatever the read's size; the coupling is judged as for every tie, at the node's
-    # rounding, where its error (coupling / s_i) would lie.
-    witness |= (np.abs(g) > 2 * scale_noise * np.abs(g).max(axis=-1, keepdims=True)) & (
+    # it. The known limit below (a function vanishing at the tie beside a product read of
+    # the member) holds whatever the read's size.
+    faint = ~witness & (np.abs(g) > 2 * scale_noise * np.abs(g).max(axis=-1, keepdims=True)) & (
         np.abs(2 * s * g - diag_z) <= 2 * scale_noise * (np.abs(diag_z) + np.abs(2 * s * g)))
+    witness |= faint
+    # Uncoupled: so weakly that the term a mimic would change (a polar factor's read of the
+    # pair, symmetric with a zero diagonal, whose limit is 0: the bond's value is 2 c / s
+    # for a coupling c) moves the gradient by no more than the node's rounding, noise / s_1:
+    # c <= noise s / s_1. (At the node's rounding alone, noise, a tie at s = 1e-8 s_1 took
+    # 2 noise / s, 1.9e-5 off on gradients of ~1, and float32 at 1e-3 s_1 5-19%.) A near
+    # pair with a faint member is held to the same: its form test sees such a coupling only
+    # through c x.
+    bound = noise[..., None, None] * at
+    held = faint[..., :, None] | faint[..., None, :]
     # Near a tie too: the value is the quotient's without its cancellation, and its
     # derivatives the term's where the form holds around here (see the docstring); a zero
     # seed (all cotangents 0) shows no form at all.
     take = pair & (inherited | (witness[..., :, None] & witness[..., None, :] & (
-        weak | (tie & (coupled <= noise[..., None, None])))))
+        (weak & ~held) | ((weak | tie) & (coupled <= bound)))))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
     return take, (Zq + adjoint(Zq)) * 0.5

@@ -1199,6 +1199,68 @@ def test_a_tie_read_far_below_the_top_triplet_is_decided_without_looking(monkeyp
     _matches_differences(loss, A0, A.grad.numpy(), rng, 3)
 
 
+def _polar_read_of_a_pair(n: int, s: float, gap: float, coupling: float, read: float,
+                          dtype: str) -> tuple[float, float]:
+    """(<grad, C3>, max |grad|) for <C1, top product> + w <C2, pair product>
+    + c <C3, U_p Vh_p>: the bottom pair (s, s - gap) read through the product with diagonal
+    weights and by a polar factor, C3 = U0 [[0, 1], [1, 0]] Vh0 on the pair, whose coupling
+    mimics a bond's. The gradient along C3 is exactly 0 (the polar factor of s I + t C3's
+    block is I; the product's diagonal weights give 0); the bond rule would give 2 c / s.
+    c = coupling x the node's rounding (x s / gap near a tie), w = read x it / s."""
+    eps = float(np.finfo(dtype).eps)
+    sv = [3.0 - i / n for i in range(n - 2)] + [s, s - gap]
+    A0 = (rotation(10, n) @ np.diag(sv) @ rotation(11, n).T).astype(dtype)
+    U0, S0, Vh0 = (t.numpy().astype(np.float64) for t in mg.linalg.svd(mg.tensor(A0)))
+    k = n - 2
+    C1 = U0[:, :k] @ np.random.default_rng(12).standard_normal((k, k)) @ Vh0[:k]
+    C2 = U0[:, k:] @ np.diag([1.0, -2.0]) @ Vh0[k:]
+    C3 = U0[:, k:] @ np.array([[0.0, 1.0], [1.0, 0.0]]) @ Vh0[k:]
+    gU, gV = C1 @ Vh0[:k].T * S0[:k], C1.T @ U0[:, :k] * S0[:k]
+    noise = 64 * eps * np.sqrt(n) * (np.linalg.norm(gU, axis=0).max()
+                                     + np.linalg.norm(gV, axis=0).max())
+    c = coupling * noise * (s / gap if gap else 1.0)
+    w = read * noise / s
+    C1, C2, C3t = (mg.tensor(x.astype(dtype)) for x in (C1, C2, C3))
+
+    def loss(a: mg.Tensor) -> mg.Tensor:
+        U, S, Vh = mg.linalg.svd(a)
+        US = U * S.unsqueeze(-2)
+        return ((C1 * (US[:, :k] @ Vh[:k])).sum() + w * (C2 * (US[:, k:] @ Vh[k:])).sum()
+                + c * (C3t * (U[:, k:] @ Vh[k:])).sum())
+
+    A = mg.tensor(A0, requires_grad=True)
+    loss(A).backward()
+    g = A.grad.numpy().astype(np.float64)
+    return float((g * C3).sum()), float(np.abs(g).max())
+
+
+@pytest.mark.parametrize("read", [0.1, 1e3])  # members witnessing at their own scale, at s_1's
+@pytest.mark.parametrize(("n", "s", "dtype", "tol"), [
+    (4, 1e-8, "float64", 1e-12),  # (coupling judged at the node's rounding: 1.9e-5)
+    (8, 1e-3, "float32", 1e-5),  # (0.33-0.43, on gradients of 1-260)
+    (64, 1e-3, "float32", 1e-5),  # (3.3, on gradients of ~2)
+])
+def test_a_polar_read_coupling_a_tie_below_the_nodes_rounding_is_not_taken_for_a_bond(
+        n, s, dtype, tol, read):
+    """A polar factor couples the tied pair at half the node's rounding: the bond's value
+    would be 2 c / s, far above rounding at small s, so the tie counts as uncoupled only
+    below the node's rounding times s / s_1 (found in review). The pair's gradient is 0."""
+    d, scale = _polar_read_of_a_pair(n, s, 0.0, 0.5, read, dtype)
+    assert abs(d) <= tol * scale
+
+
+@pytest.mark.parametrize(("n", "s", "gap", "dtype", "tol"), [
+    (4, 1e-3, 1e-6, "float64", 1e-12),  # (taken for a bond: 1.2e-7)
+    (16, 1e-2, 1e-4, "float32", 1e-5),  # (4.3, on gradients of ~3)
+])
+def test_a_polar_read_coupling_a_faint_near_pair_is_not_taken_for_a_bond(n, s, gap, dtype, tol):
+    """The same near a tie, where the pair's members witness only at their own scale: the
+    form test sees the coupling only through c x, so such a pair is held to the same
+    bound. The pair's gradient is 0."""
+    d, scale = _polar_read_of_a_pair(n, s, gap, 30 * gap / s, 0.5, dtype)
+    assert abs(d) <= tol * scale
+
+
 def test_trg_tracks_onsager():
     trg = _trg()
     for T in (1.8, 3.0):
