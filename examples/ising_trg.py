@@ -148,7 +148,7 @@ def main(fast: bool = False, plot_dir: str | None = None, bond: int | None = Non
          steps: int | None = None, ties: str = "exact") -> dict:
     # From the ordered phase (T = 1.5: its Z2 doublets tie among the smallest kept values,
     # read far below the top one) through T_c. At bond 16 and 20 steps a temperature
-    # takes ~5 s (the specific heat's second pass costs most), ~1.3x the "zero" policy's.
+    # takes ~3.4 s (27 s for the eight; the second pass costs most), ~1.3x "zero"'s.
     temps = np.array([1.8, 2.6, 3.2]) if fast else np.linspace(1.5, 3.2, 8)
     bond = bond or (6 if fast else 8)
     steps = steps or 8

@@ -123,23 +123,22 @@ loss of U and V alone) and the plain quotient elsewhere, and uncoupled kept ties
 recorded first pass downstream of it, unless that pass read U and V but not S (CTMRG's
 projector: a function of the kept subspace that the bond's test does not cover): then the
 loss's invariance gives the Hessian's share locally (``Covariant``, O(k^3) per node, no
-walk). Measured (benchmarks/bench_tensor_networks.py --inner 3
---repeats 3, one thread, CPU time and peak memory over "zero"'s, T = 1.8 and 2.5): TRG at
-bond 16, 20 steps, the energy 1.1x and 1.6x, 1.1x and 1.9x (one look at T = 2.5, walking
-the recorded part below a pair that rounding in the sweeps put 3e-14 s_1 apart: a coupled
-tie, which first-order data cannot tell from a polar factor's; its near pairs in the last
+walk). Measured (benchmarks/bench_tensor_networks.py --inner 3 --repeats 3, one
+thread, CPU time and peak memory over "zero"'s, T = 1.5, 1.8, 2.0, 2.5): TRG at bond 16,
+20 steps, the energy 1.14-1.52x and 1.13-1.88x (the most at T = 2.5: one look, walking the
+recorded part below a pair that rounding in the sweeps put 3e-14 s_1 apart, a coupled tie,
+which first-order data cannot tell from a polar factor's; its near pairs in the last
 steps, read below rounding, take the plain quotient, ``Poles.faint``, where two more looks
-had made it 2.0x); its specific heat 1.5x and 1.7x, 1.3x, where the second pass had taken
-20 looks (28-36x and 11.5x); the first pass still looks (a tie read at rounding level,
-which first-order data cannot tell from the matrix function of
+had made it 2.0x); its specific heat 1.34-1.62x and 1.32-1.33x, where the second pass had
+taken 20 looks (28-36x and 11.5x); the first pass still looks (a tie read at rounding
+level, which first-order data cannot tell from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
-(chi 24, 60 iterations) 1.6-2.0x and 1.0x (1.98x at T = 1.8 in one run, 0.59 s against
-0.30 s, where an earlier run had 0.56 s against 0.31 s: runs of under a second spread): its
-second pass rebuilds 59 nodes' first-pass formula with two Hessian-vector products each,
-op-bound at k = 48, where it had looked at ~31 nodes (the corner's Ising degeneracies),
-each walking the first pass downstream of it: O(n^2) nodes in n iterations, 5.2-6.2x and
-1.7-2.0x. (Its values agree with "zero"'s to 1e-14: the limits there are real but pair
-with little along beta.)"""
+(chi 24, 60 iterations) 1.59-1.91x and 1.0x (runs of under a second spread: 2.02x at
+T = 1.5 in one run of --repeats 1): its second pass rebuilds 59 nodes' first-pass formula
+with two Hessian-vector products each, op-bound at k = 48, where it had looked at ~31
+nodes (the corner's Ising degeneracies), each walking the first pass downstream of it:
+O(n^2) nodes in n iterations, 5.2-6.2x and 1.7-2.0x. (Its values agree with "zero"'s to
+1e-14: the limits there are real but pair with little along beta.)"""
 
 from __future__ import annotations
 
