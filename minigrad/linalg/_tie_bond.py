@@ -52,8 +52,10 @@ def product_limits(num: Numerators, S: Tensor, gS: Tensor | None, poles: Poles,
     cancellation, and a later pass differentiates it: the quotient's own derivatives carry
     eps |g| / x^2, useless at gaps below ~1e-7 s_1) and, at a tie, the limit for such a
     loss. First-order data cannot show that the form holds around this point: a term silent
-    at first order (a square vanishing here) can break it, and then the second derivatives
-    near a tie are wrong (a strict xfail test, beside the product rule's). The identities
+    at first order (a square vanishing here) can break it, and so can reads aligned with
+    A's own singular blocks (the top triplets and a tied pair read through separate
+    products, whose cross terms vanish here only), and then the second derivatives near a
+    tie are wrong (strict xfail tests, beside the product rule's). The identities
     are checked to rounding on every pair the loss reads (s_i above the tie level), each at
     its own scale: pairs apart from each other are what shows the structure, since at a tie
     the off-diagonal one only says the loss has a gradient, and the small singular values
@@ -146,15 +148,17 @@ def _reads_s_apart(num: Numerators, S: Tensor, gS: Tensor | None, read: np.ndarr
 
 def confirmed(fit: BondFit, plus: Tensor | None, S: Tensor, noise: np.ndarray) -> bool:
     """Whether a look's limits at the entries the bond could not vouch for equal the bond's
-    value there, to rounding (numerator units), on a node where other triplets witness the
-    bond: then the loss reads the node through the bond at those ties too, as far as their
-    values show. (A loss silent there at first order, the rest state of an elastic energy,
-    witnesses nothing and keeps the look's limits.)"""
+    value there, to the gradient's rounding (noise / s_1), on a node where other triplets
+    witness the bond: then the loss reads the node through the bond at those ties too, as
+    far as their values show. (A loss silent there at first order, the rest state of an
+    elastic energy, witnesses nothing and keeps the look's limits.)"""
     if plus is None or not fit.witnessed:
         return False
-    s = S._array
-    at = np.maximum(s[..., :, None], s[..., None, :])
-    diff = np.abs(plus._array - fit.values._array) * at
+    # Held to the bond rule's own bound (``_bond_terms``): a difference that moves the
+    # gradient by more than the node's rounding, noise / s_1, is the look's to keep (a
+    # polar factor's coupled read, limit 0, took the bond's 2 c / s here, c up to noise).
+    s1 = S._array[..., :1, None]
+    diff = np.abs(plus._array - fit.values._array) * s1
     return not (np.where(fit.missing, diff, 0.0) > 2 * noise[..., None, None]).any()
 
 
@@ -206,11 +210,14 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     # pair, symmetric with a zero diagonal, whose limit is 0: the bond's value is 2 c / s
     # for a coupling c) moves the gradient by no more than the node's rounding, noise / s_1:
     # c <= noise s / s_1. (At the node's rounding alone, noise, a tie at s = 1e-8 s_1 took
-    # 2 noise / s, 1.9e-5 off on gradients of ~1, and float32 at 1e-3 s_1 5-19%.) A near
-    # pair with a faint member is held to the same: its form test sees such a coupling only
-    # through c x.
-    bound = noise[..., None, None] * at
+    # 2 noise / s, 1.9e-5 off on gradients of ~1, and float32 at 1e-3 s_1 5-19%.) A pair
+    # with a faint member, and a near one of them (whose form test sees such a coupling
+    # only through c x), by no more than one rounding unit, eps |g|: where main looked
+    # (float32 took 3e-5 off under noise's 64 sqrt(n) eps, where a look gets 1e-9), and
+    # TRG's doublets (coupled at ~3e-22 of the top's columns) are ~400x below it.
     held = faint[..., :, None] | faint[..., None, :]
+    unit = float(np.finfo(s.dtype).eps) / scale_noise  # noise in units of eps |g|
+    bound = noise[..., None, None] * at * np.where(held, unit, 1.0)
     # Near a tie too: the value is the quotient's without its cancellation, and its
     # derivatives the term's where the form holds around here (see the docstring); a zero
     # seed (all cotangents 0) shows no form at all.
