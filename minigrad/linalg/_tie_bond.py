@@ -210,19 +210,23 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     # pair, symmetric with a zero diagonal, whose limit is 0: the bond's value is 2 c / s
     # for a coupling c) moves the gradient by no more than the node's rounding, noise / s_1:
     # c <= noise s / s_1. (At the node's rounding alone, noise, a tie at s = 1e-8 s_1 took
-    # 2 noise / s, 1.9e-5 off on gradients of ~1, and float32 at 1e-3 s_1 5-19%.) A pair
-    # with a faint member, and a near one of them (whose form test sees such a coupling
-    # only through c x), by no more than one rounding unit, eps |g|: where main looked
-    # (float32 took 3e-5 off under noise's 64 sqrt(n) eps, where a look gets 1e-9), and
-    # TRG's doublets (coupled at ~3e-22 of the top's columns) are ~400x below it.
+    # 2 noise / s, 1.9e-5 off on gradients of ~1, and float32 at 1e-3 s_1 5-19%.) A near
+    # pair with a faint member is held to that bound too (its form test sees such a
+    # coupling only through c x), and a tie of them to one rounding unit, eps |g|: under
+    # noise's 64 sqrt(n) eps a float32 mimic there took 3e-5 of |g|, where a look gets
+    # 1e-9. TRG's tied doublets are coupled at <= 4e-6 noise s / s_1, ~270x below it; its
+    # near ones (steps 6-7) at up to 1.2e-2, which one unit would send to looks (12 in
+    # all: 7.9x "zero"'s time), so a faint near pair keeps the node's bound, as close to
+    # strongly read near pairs' exposure (they have no coupling test) as it is.
     held = faint[..., :, None] | faint[..., None, :]
     unit = float(np.finfo(s.dtype).eps) / scale_noise  # noise in units of eps |g|
-    bound = noise[..., None, None] * at * np.where(held, unit, 1.0)
+    bound = noise[..., None, None] * at
+    tie_bound = np.where(held, bound * unit, bound)
     # Near a tie too: the value is the quotient's without its cancellation, and its
     # derivatives the term's where the form holds around here (see the docstring); a zero
     # seed (all cotangents 0) shows no form at all.
     take = pair & (inherited | (witness[..., :, None] & witness[..., None, :] & (
-        (weak & ~held) | ((weak | tie) & (coupled <= bound)))))
+        (weak & (~held | (coupled <= bound))) | (tie & (coupled <= tie_bound)))))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
     return take, (Zq + adjoint(Zq)) * 0.5

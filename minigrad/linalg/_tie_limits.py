@@ -103,18 +103,17 @@ never nest); replays that would run more than G nodes in all give way to one rec
 of the whole walk. So n looks cost O(n G) time: each is a Hessian-vector walk of its
 own downstream, so a chain of n looking nodes pays ~n^2 / 2 node-walks; memory, one
 recorded walk, and in a pass to be differentiated again each look's graph, which its
-limit keeps. Measured
-where it bit, TRG's ordered phase (T = 1.5, bond 16, 20 steps): the four smallest kept
-triplets of steps 6-19 are Z2 doublets (split by 1e-6..1e-10 s_1 at steps 6-7, below
-rounding from step 9) that the loss reads through the bond at ~1e-13 of the top triplet,
-below the node's rounding (2 noise: their Z_ii reach 0.2 of it). Taken as unwitnessed,
-they looked 28 times (23x "zero"'s CPU time, 36 s against 1.6 s; each two-level look's
-first level kept to the walk's end through its limit, 5.1 GB, until a pass not
-differentiated again took its limits detached, 1.8 GB). They witness the bond at their
-own scale (``_tie_bond``: gS_i ~700x its rounding, 2 s_i gS_i = Z_ii to their own
-rounding), so the bond rule takes them: 4 looks, the energy 1.36x and 1.18x "zero"'s time
-and peak, the specific heat 1.33x and 1.27x, the values the same to 7e-16
-(``bench_tensor_networks.py --temps 1.5``).
+limit keeps. Measured where it bit, TRG's ordered phase (T = 1.5, bond 16, 20 steps):
+the four smallest kept triplets of steps 6-19 are Z2 doublets (split by 1e-6..1e-10 s_1
+at steps 6-7, below rounding from step 9) that the loss reads through the bond at ~1e-13
+of the top triplet, below the node's rounding (2 noise: their Z_ii reach 0.2 of it).
+Taken as unwitnessed, they looked 28 times (23x "zero"'s CPU time, 36 s against 1.6 s;
+each two-level look's first level kept to the walk's end through its limit, 5.1 GB,
+until a pass not differentiated again took its limits detached, 1.8 GB). They witness
+the bond at their own scale (``_tie_bond``: gS_i ~700x its rounding, 2 s_i gS_i = Z_ii
+to their own rounding), so the bond rule takes them: 4 looks, the energy 1.37x and 1.25x
+"zero"'s time and peak, the specific heat 1.35x and 1.32x, the values the same to 7e-16
+(the figures below).
 A second pass (second derivatives) through a truncation that did not take the bond's
 backward, or through a pass that read U and V but not S, takes its near-pole entries from
 the local series where one applies (between dropped triplets; between read ones through a
