@@ -111,9 +111,9 @@ Taken as unwitnessed, they looked 28 times (23x "zero"'s CPU time, 36 s against 
 each two-level look's first level kept to the walk's end through its limit, 5.1 GB,
 until a pass not differentiated again took its limits detached, 1.8 GB). They witness
 the bond at their own scale (``_tie_bond``: gS_i ~700x its rounding, 2 s_i gS_i = Z_ii
-to their own rounding), so the bond rule takes them: 4 looks, the energy 1.37x and 1.25x
-"zero"'s time and peak, the specific heat 1.35x and 1.32x, the values the same to 7e-16
-(the figures below).
+to their own rounding), so the bond rule takes them: 4 looks, the energy 1.37-1.41x and
+1.25x "zero"'s time and peak, the specific heat 1.31-1.35x and 1.32x, the values the same
+to 7e-16 (the figures below, two runs).
 A second pass (second derivatives) through a truncation that did not take the bond's
 backward, or through a pass that read U and V but not S, takes its near-pole entries from
 the local series where one applies (between dropped triplets; between read ones through a
@@ -124,20 +124,21 @@ projector: a function of the kept subspace that the bond's test does not cover):
 loss's invariance gives the Hessian's share locally (``Covariant``, O(k^3) per node, no
 walk). Measured (benchmarks/bench_tensor_networks.py --inner 3 --repeats 3, one
 thread, CPU time and peak memory over "zero"'s, T = 1.5, 1.8, 2.0, 2.5): TRG at bond 16,
-20 steps, the energy 1.14-1.52x and 1.13-1.88x (the most at T = 2.5: one look, walking the
+20 steps, the energy 1.14-1.52x and 1.13-1.89x (the most at T = 2.5: one look, walking the
 recorded part below a pair that rounding in the sweeps put 3e-14 s_1 apart, a coupled tie,
 which first-order data cannot tell from a polar factor's; its near pairs in the last
 steps, read below rounding, take the plain quotient, ``Poles.faint``, where two more looks
-had made it 2.0x); its specific heat 1.34-1.62x and 1.32-1.33x, where the second pass had
+had made it 2.0x); its specific heat 1.30-1.62x and 1.32-1.33x, where the second pass had
 taken 20 looks (28-36x and 11.5x); the first pass still looks (a tie read at rounding
 level, which first-order data cannot tell from the matrix function of
 test_a_matrix_log_at_a_tie_at_one_is_not_mistaken_for_a_product). CTMRG's specific heat
 (chi 24, 60 iterations) 1.59-1.91x and 1.0x (runs of under a second spread: 2.02x at
-T = 1.5 in one run of --repeats 1): its second pass rebuilds 59 nodes' first-pass formula
-with two Hessian-vector products each, op-bound at k = 48, where it had looked at ~31
-nodes (the corner's Ising degeneracies), each walking the first pass downstream of it:
-O(n^2) nodes in n iterations, 5.2-6.2x and 1.7-2.0x. (Its values agree with "zero"'s to
-1e-14: the limits there are real but pair with little along beta.)"""
+T = 1.5 in one run of --repeats 1, 3.0x at T = 2.0 with a compile beside it): its second
+pass rebuilds 59 nodes' first-pass formula with two Hessian-vector products each,
+op-bound at k = 48, where it had looked at ~31 nodes (the corner's Ising degeneracies),
+each walking the first pass downstream of it: O(n^2) nodes in n iterations, 5.2-6.2x and
+1.7-2.0x. (Its values agree with "zero"'s to 1e-14: the limits there are real but pair
+with little along beta.)"""
 
 from __future__ import annotations
 
