@@ -21,7 +21,6 @@ singular values; the cut then moves past it (``kept``).
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Callable
 
@@ -123,7 +122,7 @@ def _agm_elliptic(k: float) -> tuple[float, float]:
     a, b, c2sum, p = 1.0, math.sqrt(1.0 - k * k), k * k / 2, 1.0
     # Stop a few ulps apart: a test at 1e-16 a, under one ulp, never ended where a and b
     # settled one ulp apart (T = 2.4714..., the full run's fifth temperature).
-    while abs(a - b) > 4 * sys.float_info.epsilon * a:
+    while abs(a - b) > 4 * np.finfo(float).eps * a:
         c = (a - b) / 2
         a, b = (a + b) / 2, math.sqrt(a * b)
         p *= 2

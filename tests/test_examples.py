@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -95,10 +96,14 @@ def test_onsager_ends_and_matches_the_elliptic_integrals() -> None:
     theta = np.pi / 4 * (x + 1)
     temps = np.concatenate([np.linspace(1.5, 3.2, 8), np.linspace(1.8, 3.2, 8),
                             np.linspace(1.0, 4.0, 601)])
-    for T in temps:
-        b = 1 / T
-        k = 2 * np.sinh(2 * b) / np.cosh(2 * b) ** 2
-        K, E = trg._agm_elliptic(float(k))
+    ks = 2 * np.sinh(2 / temps) / np.cosh(2 / temps) ** 2
+    done: list = []  # in a thread, so that a loop that never ends fails here, not hangs
+    worker = threading.Thread(target=lambda: done.extend(
+        trg._agm_elliptic(float(k)) for k in ks), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert len(done) == len(ks), f"the AGM did not end at T = {temps[len(done)]!r}"
+    for T, k, (K, E) in zip(temps, ks, done):
         if abs(T - trg.T_CRITICAL) < 0.1:
             continue  # (ends there too; the quadrature does not converge at k ~ 1)
         root = np.sqrt(1 - k * k * np.sin(theta) ** 2)

@@ -182,14 +182,17 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     j, k = J._array, K._array
     s1 = s[..., :1]
     g = np.zeros(s.shape) if gS is None else gS._array
-    tol = noise[..., None] * s1 + scale_noise * s1 * np.abs(g).max(axis=-1, keepdims=True)
+    gmax = np.abs(g).max(axis=-1, keepdims=True)
+    tol = noise[..., None] * s1 + scale_noise * s1 * gmax
     at = np.maximum(s[..., :, None], s[..., None, :]) / np.where(s1 > 0, s1, 1.0)[..., None]
     sz = s[..., :, None] * (j + k)  # [i, j] = s_i Z_ij
     if (np.where(pair, np.abs(sz - np.swapaxes(sz, -1, -2).conj()), 0.0)
             > 2 * tol[..., None] * at).any():
         return None
     diag_z = np.diagonal(j, 0, -2, -1) + np.diagonal(k, 0, -2, -1)
-    if (np.where(reads, np.abs(2 * s * g - diag_z), 0.0) > 2 * tol).any():
+    read_s = 2 * s * g  # what a bond read gives Z_ii
+    lost = np.abs(read_s - diag_z)
+    if (np.where(reads, lost, 0.0) > 2 * tol).any():
         return None
     coupled = coupling(j, k)
     # A tied member must witness the bond (Z_ii = 2 s_i gS_i != 0): a matrix function
@@ -203,8 +206,8 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     # to 2 scale_noise); rounding through one has its form and gets its value, right for
     # it. The known limit below (a function vanishing at the tie beside a product read of
     # the member) holds whatever the read's size.
-    faint = ~witness & (np.abs(g) > 2 * scale_noise * np.abs(g).max(axis=-1, keepdims=True)) & (
-        np.abs(2 * s * g - diag_z) <= 2 * scale_noise * (np.abs(diag_z) + np.abs(2 * s * g)))
+    faint = ~witness & (np.abs(g) > 2 * scale_noise * gmax) & (
+        lost <= 2 * scale_noise * (np.abs(diag_z) + np.abs(read_s)))
     witness |= faint
     # Uncoupled: so weakly that the term a mimic would change (a polar factor's read of the
     # pair, symmetric with a zero diagonal, whose limit is 0: the bond's value is 2 c / s
@@ -221,12 +224,13 @@ def _bond_terms(J: Tensor, K: Tensor, gS: Tensor | None, S: Tensor, reads: np.nd
     held = faint[..., :, None] | faint[..., None, :]
     unit = float(np.finfo(s.dtype).eps) / scale_noise  # noise in units of eps |g|
     bound = noise[..., None, None] * at
-    tie_bound = np.where(held, bound * unit, bound)
+    near_ok = weak & (~held | (coupled <= bound))
+    tie_ok = tie & (coupled <= np.where(held, bound * unit, bound))
     # Near a tie too: the value is the quotient's without its cancellation, and its
     # derivatives the term's where the form holds around here (see the docstring); a zero
     # seed (all cotangents 0) shows no form at all.
-    take = pair & (inherited | (witness[..., :, None] & witness[..., None, :] & (
-        (weak & (~held | (coupled <= bound))) | (tie & (coupled <= tie_bound)))))
+    take = pair & (inherited | (witness[..., :, None] & witness[..., None, :]
+                                & (near_ok | tie_ok)))
     safe = where(make_tensor(reads), S, 1.0).unsqueeze(-2)
     Zq = (J + K) / safe  # [i, j] = Z_ij / s_j
     return take, (Zq + adjoint(Zq)) * 0.5

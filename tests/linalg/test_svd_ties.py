@@ -1199,75 +1199,6 @@ def test_a_tie_read_far_below_the_top_triplet_is_decided_without_looking(monkeyp
     _matches_differences(loss, A0, A.grad.numpy(), rng, 3)
 
 
-def _polar_read_of_a_pair(n: int, s: float, gap: float, coupling: float, read: float,
-                          dtype: str) -> tuple[float, float]:
-    """(<grad, C3>, max |grad|) for <C1, top product> + w <C2, pair product>
-    + c <C3, U_p Vh_p>: the bottom pair (s, s - gap) read through the product with diagonal
-    weights and by a polar factor, C3 = U0 [[0, 1], [1, 0]] Vh0 on the pair, whose coupling
-    mimics a bond's. The gradient along C3 is exactly 0 (the polar factor of s I + t C3's
-    block is I; the product's diagonal weights give 0); the bond rule would give 2 c / s.
-    c = coupling x the node's rounding (x s / gap near a tie), w = read x it / s."""
-    eps = float(np.finfo(dtype).eps)
-    sv = [3.0 - i / n for i in range(n - 2)] + [s, s - gap]
-    A0 = (rotation(10, n) @ np.diag(sv) @ rotation(11, n).T).astype(dtype)
-    U0, S0, Vh0 = (t.numpy().astype(np.float64) for t in mg.linalg.svd(mg.tensor(A0)))
-    k = n - 2
-    C1 = U0[:, :k] @ np.random.default_rng(12).standard_normal((k, k)) @ Vh0[:k]
-    C2 = U0[:, k:] @ np.diag([1.0, -2.0]) @ Vh0[k:]
-    C3 = U0[:, k:] @ np.array([[0.0, 1.0], [1.0, 0.0]]) @ Vh0[k:]
-    gU, gV = C1 @ Vh0[:k].T * S0[:k], C1.T @ U0[:, :k] * S0[:k]
-    noise = 64 * eps * np.sqrt(n) * (np.linalg.norm(gU, axis=0).max()
-                                     + np.linalg.norm(gV, axis=0).max())
-    c = coupling * noise * (s / gap if gap else 1.0)
-    w = read * noise / s
-    C1, C2, C3t = (mg.tensor(x.astype(dtype)) for x in (C1, C2, C3))
-
-    def loss(a: mg.Tensor) -> mg.Tensor:
-        U, S, Vh = mg.linalg.svd(a)
-        US = U * S.unsqueeze(-2)
-        return ((C1 * (US[:, :k] @ Vh[:k])).sum() + w * (C2 * (US[:, k:] @ Vh[k:])).sum()
-                + c * (C3t * (U[:, k:] @ Vh[k:])).sum())
-
-    A = mg.tensor(A0, requires_grad=True)
-    loss(A).backward()
-    g = A.grad.numpy().astype(np.float64)
-    return float((g * C3).sum()), float(np.abs(g).max())
-
-
-@pytest.mark.parametrize("read", [0.1, 1e3])  # members witnessing at their own scale, at s_1's
-@pytest.mark.parametrize(("n", "s", "dtype", "tol"), [
-    (4, 1e-8, "float64", 1e-12),  # (coupling judged at the node's rounding: 1.9e-5)
-    (8, 1e-3, "float32", 1e-5),  # (0.33-0.43, on gradients of 1-260)
-    (64, 1e-3, "float32", 1e-5),  # (3.3, on gradients of ~2)
-])
-def test_a_polar_read_coupling_a_tie_below_the_nodes_rounding_is_not_taken_for_a_bond(
-        n, s, dtype, tol, read):
-    """A polar factor couples the tied pair at half the node's rounding: the bond's value
-    would be 2 c / s, far above rounding at small s, so the tie counts as uncoupled only
-    below the node's rounding times s / s_1 (found in review). The pair's gradient is 0."""
-    d, scale = _polar_read_of_a_pair(n, s, 0.0, 0.5, read, dtype)
-    assert abs(d) <= tol * scale
-
-
-@pytest.mark.parametrize(("n", "s", "gap", "dtype", "tol"), [
-    (4, 1e-3, 1e-6, "float64", 1e-12),  # (taken for a bond: 1.2e-7)
-    (16, 1e-2, 1e-4, "float32", 1e-5),  # (4.3, on gradients of ~3)
-])
-def test_a_polar_read_coupling_a_faint_near_pair_is_not_taken_for_a_bond(n, s, gap, dtype, tol):
-    """The same near a tie, where the pair's members witness only at their own scale: the
-    form test sees the coupling only through c x, so such a pair is held to the same
-    bound. The pair's gradient is 0."""
-    d, scale = _polar_read_of_a_pair(n, s, gap, 30 * gap / s, 0.5, dtype)
-    assert abs(d) <= tol * scale
-
-
-def _unitary(rng, n: int, cplx: bool) -> np.ndarray:
-    a = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if cplx else 0)
-    q, r = np.linalg.qr(a)
-    d = np.diag(r)
-    return q * (d / np.abs(d))
-
-
 def _node_noise(monkeypatch, run) -> float:
     """The node's rounding as ``_bond_terms`` receives it, on one run."""
     got: list = []
@@ -1283,40 +1214,77 @@ def _node_noise(monkeypatch, run) -> float:
     return got[0]
 
 
-def _pair_error(monkeypatch, dtype: str, s: float, c_over_noise: float, w: float | None,
-                create_graph: bool) -> float:
-    """|<grad, Dp>| / |grad| (the exact value along Dp is 0), n = 8, pair at the bottom;
-    w None: the pair read faintly, w = 0.05 noise / s."""
-    n, cplx = 8, dtype.startswith("complex")
-    rng = np.random.default_rng(0)
-    sv = np.array([3.0 - i / n for i in range(n - 2)] + [s, s])
-    A0 = (_unitary(rng, n, cplx) @ np.diag(sv) @ _unitary(rng, n, cplx).conj().T).astype(dtype)
+def _polar_read_of_a_pair(monkeypatch, n: int, s: float, gap: float, coupling: float,
+                          dtype: str, read: float | None = None, weight: float | None = None,
+                          create_graph: bool = False) -> tuple[float, np.ndarray]:
+    """(<grad, C3>, grad) for <C1, top product> + w <C2, pair product> + c <C3, U_p Vh_p>:
+    the bottom pair (s, s - gap) read through the product with diagonal weights and by a
+    polar factor, C3 = U0 [[0, 1], [1, 0]] Vh0 on the pair, whose coupling mimics a bond's.
+    The gradient along C3 is exactly 0 (the polar factor of s I + t C3's block is I; the
+    product's diagonal weights give 0); the bond rule would give 2 c / s. c = coupling x
+    the node's rounding (x s / gap near a tie); w = read x that rounding / s, or weight."""
+    cplx = dtype.startswith("complex")
+
+    def basis(seed: int) -> np.ndarray:
+        if not cplx:
+            return rotation(seed, n)
+        rng = np.random.default_rng(seed)
+        return np.linalg.qr(rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)))[0]
+
+    sv = [3.0 - i / n for i in range(n - 2)] + [s, s - gap]
+    A0 = (basis(10) @ np.diag(sv) @ basis(11).conj().T).astype(dtype)
     U0, _, Vh0 = (t.numpy() for t in mg.linalg.svd(mg.tensor(A0)))
-    M1 = rng.standard_normal((n, n))
-    M1[n - 2:, :] = 0
-    M1[:, n - 2:] = 0
-    blocks = [np.zeros((n, n), dtype) for _ in range(3)]
-    blocks[0][n - 2, n - 2], blocks[0][n - 1, n - 1] = 1, -2
-    blocks[1][n - 2, n - 1] = blocks[1][n - 1, n - 2] = 1
-    C1, C2, C3 = (U0 @ m.astype(dtype) @ Vh0 for m in (M1, *blocks[:2]))
+    k = n - 2
+    C1 = U0[:, :k] @ np.random.default_rng(12).standard_normal((k, k)) @ Vh0[:k]
+    C2 = U0[:, k:] @ np.diag([1.0, -2.0]) @ Vh0[k:]
+    C3 = U0[:, k:] @ np.array([[0.0, 1.0], [1.0, 0.0]]) @ Vh0[k:]
 
     def grad(c: float, w: float) -> np.ndarray:
         A = mg.tensor(A0, requires_grad=True)
         U, S, Vh = mg.linalg.svd(A)
         US = U * S.unsqueeze(-2)
 
-        def ip(C, X):
-            x = (mg.tensor(C.conj()) * X).sum()
+        def ip(C: np.ndarray, X: mg.Tensor) -> mg.Tensor:
+            x = (mg.tensor(C.conj().astype(dtype)) * X).sum()
             return x.real if cplx else x
-        k = n - 2
+
         loss = (ip(C1, US[:, :k] @ Vh[:k]) + w * ip(C2, US[:, k:] @ Vh[k:])
                 + c * ip(C3, U[:, k:] @ Vh[k:]))
         (g,) = mg.autograd.grad(loss, A, create_graph=create_graph)
         return g.detach().numpy()
 
-    noise = _node_noise(monkeypatch, lambda: grad(0.0, 1.0))  # noise: the top's columns
-    g = grad(c_over_noise * noise, 0.05 * noise / s if w is None else w)
-    return abs(float(np.real(np.sum(np.conj(g) * C3)))) / float(np.linalg.norm(g))
+    noise = _node_noise(monkeypatch, lambda: grad(0.0, 1.0))  # the top's columns set it
+    c = coupling * noise * (s / gap if gap else 1.0)
+    g = grad(c, weight if read is None else read * noise / s)
+    return float(np.real(np.sum(np.conj(g) * C3))), g
+
+
+@pytest.mark.parametrize("read", [0.1, 1e3])  # members witnessing at their own scale, at s_1's
+@pytest.mark.parametrize(("n", "s", "dtype", "tol"), [
+    (4, 1e-8, "float64", 1e-12),  # (coupling judged at the node's rounding: 1.9e-5)
+    (8, 1e-3, "float32", 1e-5),  # (0.33-0.43, on gradients of 1-260)
+    (64, 1e-3, "float32", 1e-5),  # (3.3, on gradients of ~2)
+])
+def test_a_polar_read_coupling_a_tie_below_the_nodes_rounding_is_not_taken_for_a_bond(
+        monkeypatch, n, s, dtype, tol, read):
+    """A polar factor couples the tied pair at half the node's rounding: the bond's value
+    would be 2 c / s, far above rounding at small s, so the tie counts as uncoupled only
+    below the node's rounding times s / s_1 (found in review). The pair's gradient is 0."""
+    d, g = _polar_read_of_a_pair(monkeypatch, n, s, 0.0, 0.5, dtype, read=read)
+    assert abs(d) <= tol * np.abs(g).max()
+
+
+@pytest.mark.parametrize(("n", "s", "gap", "dtype", "tol"), [
+    (4, 1e-3, 1e-6, "float64", 1e-12),  # (taken for a bond: 1.2e-7)
+    (16, 1e-2, 1e-4, "float32", 1e-5),  # (4.3, on gradients of ~3)
+])
+def test_a_polar_read_coupling_a_faint_near_pair_is_not_taken_for_a_bond(
+        monkeypatch, n, s, gap, dtype, tol):
+    """The same near a tie, where the pair's members witness only at their own scale: the
+    form test sees the coupling only through c x, so such a pair is held to the same
+    bound. The pair's gradient is 0."""
+    d, g = _polar_read_of_a_pair(monkeypatch, n, s, gap, 30 * gap / s, dtype, read=0.5)
+    assert abs(d) <= tol * np.abs(g).max()
 
 
 @pytest.mark.parametrize("dtype, create_graph", [("complex128", False), ("float64", True),
@@ -1327,8 +1295,9 @@ def test_a_look_that_finds_a_polar_read_is_not_confirmed_as_a_bond(monkeypatch, 
     not take the pair and the look finds 0; where the node takes the bond's backward if the
     look confirms it (complex input, a pass differentiated again) the look's 0 must stand
     (it was confirmed under |look - bond| s <= 2 noise: 7e-8 of |grad|; found in review)."""
-    err = _pair_error(monkeypatch, dtype, 3e-6, 0.9, 1.0, create_graph)
-    assert err < 1e-13
+    d, g = _polar_read_of_a_pair(monkeypatch, 8, 3e-6, 0.0, 0.9, dtype, weight=1.0,
+                                 create_graph=create_graph)
+    assert abs(d) / np.linalg.norm(g) < 1e-13
 
 
 def test_a_faint_tie_coupled_below_the_nodes_rounding_is_within_float32_rounding(monkeypatch):
@@ -1336,14 +1305,15 @@ def test_a_faint_tie_coupled_below_the_nodes_rounding_is_within_float32_rounding
     to one rounding unit (eps |g|), a faint pair looks where noise's 64 sqrt(n) eps let the
     bond take it 3e-5..5e-5 off (found in review)."""
     s = 3e-3
-    assert _pair_error(monkeypatch, "float32", s, 0.95 * s / 3.0, None, False) < 1e-6
+    d, g = _polar_read_of_a_pair(monkeypatch, 8, s, 0.0, 0.95 * s / 3.0, "float32", read=0.05)
+    assert abs(d) / np.linalg.norm(g) < 1e-6
 
 
 def _aligned_block_reads(s: float, top: float):
     """<C1, (U S Vh)_top> + <C2, (U S Vh)_pair>, C1 / C2 aligned with A0's top / pair blocks,
     n = 3, pair tied at s."""
     rng = np.random.default_rng(0)
-    A0 = _unitary(rng, 3, False) @ np.diag([3.0, s, s]) @ _unitary(rng, 3, False).T
+    A0 = rotation(13) @ np.diag([3.0, s, s]) @ rotation(14).T
     U0, _, Vh0 = (t.numpy() for t in mg.linalg.svd(mg.tensor(A0)))
     M1 = np.zeros((3, 3))
     M1[0, 0] = top * rng.standard_normal()
@@ -1357,21 +1327,9 @@ def _aligned_block_reads(s: float, top: float):
     return loss, A0, rng.standard_normal((3, 3))
 
 
-def _hvp_vs_differences(loss, A0, D, h=1e-5):
-    A = mg.tensor(A0, requires_grad=True)
-    (g,) = mg.autograd.grad(loss(A), A, create_graph=True)
-    (hvp,) = mg.autograd.grad((g * mg.tensor(D)).sum(), A)
-
-    def grad_at(x):
-        a = mg.tensor(x, requires_grad=True)
-        loss(a).backward()
-        return a.grad.numpy()
-    return hvp.numpy(), (grad_at(A0 + h * D) - grad_at(A0 - h * D)) / (2 * h)
-
-
 def test_aligned_block_reads_hvp_with_the_pair_read_alone():
     """The pair's product read alone (top = 0): the double backward is right at the tie."""
-    hvp, fd = _hvp_vs_differences(*_aligned_block_reads(2.0, 0.0))
+    hvp, fd = _hvp_and_differences(*_aligned_block_reads(2.0, 0.0))
     np.testing.assert_allclose(hvp, fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
 
 
@@ -1380,7 +1338,7 @@ def test_aligned_block_reads_hvp_with_the_pair_read_alone():
                    "around it; the bond backward's second derivatives are then O(1) off at an "
                    "exact tie (s = 2: 79% at top = 1e-3, 88% at top = 1; found in review)")
 def test_aligned_block_reads_hvp_beside_a_top_read():
-    hvp, fd = _hvp_vs_differences(*_aligned_block_reads(2.0, 1e-3))
+    hvp, fd = _hvp_and_differences(*_aligned_block_reads(2.0, 1e-3))
     np.testing.assert_allclose(hvp, fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
 
 
