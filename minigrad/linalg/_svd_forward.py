@@ -1,7 +1,8 @@
 """The ndarray-level SVD forward: the plan (which path, how many threads), the compile
 notice, and svd_forward's dispatch. Its pieces: the checks in _svd_checks.py, the batch
 kernel's driver in _svd_batch.py, one large matrix in _svd_single.py, its Gram start in
-_svd_gram.py. The Tensor layer (minigrad/linalg/svd.py) calls svd_forward."""
+_svd_gram.py, and LAPACK's values of one matrix that is not graded in _svd_lapack.py. The
+Tensor layer (minigrad/linalg/svd.py) calls svd_forward."""
 
 from __future__ import annotations
 
@@ -28,11 +29,13 @@ from minigrad.linalg._svd_checks import (
     _WORK_DTYPE,
     DEFAULT_MAX_SWEEPS,
     _as_input,
+    _default_tolerances,
     _raise_for,
     _tolerances,
     check_fits,
 )
 from minigrad.linalg._svd_gram import small_start
+from minigrad.linalg._svd_lapack import lapack_eligible, lapack_values
 from minigrad.linalg._svd_single import svd_one_matrix
 
 # (Before all this, a lone real matrix with _GRAM_MIN <= k <= _GRAM_MAX takes the GRAM path
@@ -203,7 +206,9 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
                 tol: float | None = None, max_sweeps: int = DEFAULT_MAX_SWEEPS,
                 _plan: Plan | None = None,
                 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
-    """A = U diag(S) Vh by one-sided Jacobi, batched over leading dims (torch.linalg.svd shapes).
+    """A = U diag(S) Vh by one-sided Jacobi, batched over leading dims (torch.linalg.svd shapes);
+    the values alone of one float64 matrix whose columns are not graded by LAPACK's gesdd,
+    faster and as accurate against Jacobi's bound (_svd_lapack.py).
 
     Returns (U, S, Vh): U (*, m, m) or (*, m, k), S (*, k) descending and >= 0,
     Vh (*, n, n) or (*, k, n), k = min(m, n), all in a's dtype (float16 is computed in
@@ -252,6 +257,12 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
     if lone and (work, _ONE_TINY, m, n, full) in _ran \
             and _lanes(m, n, full, compute_uv):  # one tiny matrix, its kernel loaded: to it
         return _lone_lanes(a, full, compute_uv, tol, max_sweeps, out_dtype)
+    # (a tol or max_sweeps of the caller's, not the defaults' cached Tol, tunes the sweeps)
+    if lone and not compute_uv and out_dtype == np.float64 and lapack_eligible(m, n) \
+            and tol is _default_tolerances(max(m, n), work):
+        s = lapack_values(a.reshape(m, n))
+        if s is not None:  # its columns are not graded: gesdd, as accurate and faster
+            return None, s, None
     if lone and k < _ONE_BATCHED and (work, _ONE_GENERAL, m, n, full) in _ran:
         return _lone_general(a, full, compute_uv, tol, max_sweeps, out_dtype)
     a3 = np.ascontiguousarray(a.reshape((-1, m, n)), dtype=work)

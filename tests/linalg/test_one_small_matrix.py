@@ -84,9 +84,11 @@ def _same_as(a: np.ndarray, full: bool, want: tuple) -> None:
 @pytest.mark.parametrize("shape", [(60, 40), (40, 60), (9, 5), (12, 12)])
 @pytest.mark.parametrize("full", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_lone_small_svd_goes_straight_to_the_general_kernels(shape, full, dtype, monkeypatch):
+def test_lone_small_svd_goes_straight_to_the_general_kernels(shape, full, dtype, monkeypatch,
+                                                             jacobi_only):
     """Past the lanes' sizes and below the Gram start's, one matrix's later calls skip the
-    plan and the batch driver (robust PCA's 60 x 40 SVD per iteration), with its numbers."""
+    plan and the batch driver (robust PCA's 60 x 40 SVD per iteration), with its numbers
+    (float64 values alone: where the columns are graded, else gesdd's, _svd_lapack.py)."""
     a = np.random.default_rng(5).standard_normal(shape).astype(dtype)
     a[:, 1] = a[:, 0]  # rank deficient: U's column to complete (the kernel's complete)
     want = _first_calls(a, full, monkeypatch)
