@@ -151,6 +151,61 @@ def test_graded_definite_matrix_keeps_tiny_eigenvalues_to_relative_accuracy():
     np.testing.assert_allclose(w, ref, rtol=1e-12)
 
 
+@pytest.fixture
+def lapack_eighs(monkeypatch):
+    """The shapes numpy's eigh was called on, while the test runs."""
+    calls = []
+    inner = np.linalg.eigh
+    monkeypatch.setattr(np.linalg, "eigh", lambda a, *args, **kw: calls.append(a.shape) or inner(
+        a, *args, **kw))
+    return calls
+
+
+def _spd(n, seed, scale=None):
+    g = np.random.default_rng(seed).standard_normal((n + 20, n))
+    a = g.T @ g
+    return a if scale is None else scale[:, None] * a * scale
+
+
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_a_definite_matrix_with_a_flat_diagonal_starts_from_lapack_below_48(lapack_eighs,
+                                                                             batch):
+    """A covariance of 40 x 40 (its diagonal within 10x, positive definite): the sweeps
+    start from LAPACK's vectors, as from n = 48, to the same tolerances."""
+    a = np.stack([_spd(40, s) for s in range(3)]) if batch else _spd(40, 0)
+    w, v = eigh_forward(a)
+    assert lapack_eighs == [(1, 40, 40) if not batch else (3, 40, 40)]
+    check(a, w, v)
+
+
+@pytest.mark.parametrize("case", ["graded", "indefinite", "tol", "n 16"])
+def test_other_matrices_below_48_keep_the_explicit_sweeps(lapack_eighs, case):
+    """A diagonal graded over 20 decades in no order (its tiny eigenvalues then relatively
+    accurate, which LAPACK's are not), an indefinite matrix (its flat diagonal passes, the start's
+    eigenvalues then refuse it: the sweeps' own result, bit for bit), a tol of the
+    caller's, n below 24."""
+    n = 16 if case == "n 16" else 40
+    grading = np.random.default_rng(2).permutation(10.0 ** -np.linspace(0, 10, n))
+    a = _spd(n, 1, grading if case == "graded" else None)
+    if case == "indefinite":
+        a = rand_sym((n, n), seed=9)
+        np.fill_diagonal(a, 1.0)
+    tol = 1e-14 if case == "tol" else None
+    w, v = eigh_forward(a, tol=tol)
+    check(a, w, v)
+    assert lapack_eighs == ([(1, n, n)] if case == "indefinite" else [])
+    if case == "indefinite":
+        sweeps = eigh_forward(a, tol=float(np.sqrt(n) * np.finfo(np.float64).eps))
+        np.testing.assert_array_equal(w, sweeps[0])
+        np.testing.assert_array_equal(v, sweeps[1])
+    if case == "graded":
+        mpmath.mp.dps = 60
+        ref = np.array(sorted(float(x) for x in mpmath.eigsy(mpmath.matrix(a.tolist()))[0]))
+        np.testing.assert_allclose(w, ref, rtol=1e-11)
+        lapack = np.linalg.eigvalsh(a)
+        assert np.max(np.abs(lapack - ref) / ref) > 1e-6
+
+
 def test_non_finite_input_raises_naming_the_batch_element():
     a = rand_sym((3, 4, 4))
     a[1, 2, 0] = np.nan
