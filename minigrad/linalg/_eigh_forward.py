@@ -100,8 +100,8 @@ def _eigh(a: np.ndarray, work, lower: bool, compute_v: bool, tol: float | None,
     flags = (bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v, status)
     started = n >= _START_MIN_N and _lapack_start(a3, flags, threads)
     if n >= _PD_START_MIN_N and not started and not cplx and tol is None \
-            and max_sweeps == DEFAULT_MAX_SWEEPS and _diagonal_not_graded(a3):
-        # (where the start finds a matrix not positive definite, the sweeps write over it)
+            and max_sweeps == DEFAULT_MAX_SWEEPS and _definite_and_flat(a3, lower):
+        # (where the start's eigenvalues do not confirm it, the sweeps write over it)
         started = _lapack_start(a3, flags, threads) and _positive_definite(w, tol_)
     if not started and threads == 1:  # one range, on this thread (no linspace, no hand-out,
         # and no look at the argument types, the same on every call with a3's flags (a3 is
@@ -140,7 +140,8 @@ def _ranges(kernel, head: tuple, tail: tuple, nb: int, threads: int) -> None:
 _START_MIN_N = 48
 _SLACK = 1 << 26  # bytes left for LAPACK's workspace (a few n x n at most) and BLAS's
 # Below it, from this n, where every matrix is positive definite with its diagonal within a
-# factor _GRADED (a covariance, a Gram, a Hessian of like-scaled variables) they do too:
+# factor _GRADED (a covariance, a Gram, a Hessian of like-scaled variables; _definite_and_flat
+# before the start, _positive_definite after it) they do too:
 # Jacobi's bound eps cond(D^-1/2 A D^-1/2) lambda_j (D = diag(A)) is then at least
 # eps lambda_1 / _GRADED, as cond(A) <= cond(D^-1/2 A D^-1/2) _GRADED, so LAPACK's absolute
 # eps lambda_1 loses nothing against it beyond that factor (the SVD's own standard,
@@ -150,18 +151,27 @@ _PD_START_MIN_N = 24
 _GRADED = 10.0
 
 
-def _diagonal_not_graded(a3: np.ndarray) -> bool:
-    """Whether every matrix's diagonal is positive (as a positive definite one's) and
-    within a factor _GRADED of itself (NaN: no)."""
+def _definite_and_flat(a3: np.ndarray, lower: bool) -> bool:
+    """Whether every matrix's diagonal is positive and within a factor _GRADED of itself
+    (NaN: no), and its Cholesky factorisation (of the triangle read) succeeds: a matrix
+    that is not definite is refused at ~9 us (40 x 40), not after the start's ~170."""
     d = np.diagonal(a3, axis1=1, axis2=2)
     lo = d.min(axis=1)
-    return bool(lo.min() > 0 and (d.max(axis=1) <= _GRADED * lo).all())
+    if not (lo.min() > 0 and (d.max(axis=1) <= _GRADED * lo).all()):
+        return False
+    try:
+        # (numpy's reads the lower triangle; the upper one's is the transpose's lower)
+        np.linalg.cholesky(a3 if lower else np.swapaxes(a3, 1, 2))
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 def _positive_definite(w: np.ndarray, tol: float) -> bool:
     """Whether every matrix whose eigenvalues (ascending, to absolute accuracy) are the
     rows of w is certainly positive definite: its least above the rounding of the start,
-    tol |A|_F (|A|_F = |w|: A is symmetric)."""
+    tol |A|_F (|A|_F = |w|: A is symmetric). (A Cholesky factor shows A + E definite for
+    an E of A's rounding, not A: a nearly singular A passes it either way.)"""
     return bool((w[:, 0] > 4.0 * tol * np.sqrt(np.einsum("ij,ij->i", w, w))).all())
 
 

@@ -168,22 +168,39 @@ def _spd(n, seed, scale=None):
 
 
 @pytest.mark.parametrize("batch", [(), (3,)])
+@pytest.mark.parametrize("lower", [True, False])
 def test_a_definite_matrix_with_a_flat_diagonal_starts_from_lapack_below_48(lapack_eighs,
-                                                                             batch):
+                                                                             batch, lower):
     """A covariance of 40 x 40 (its diagonal within 10x, positive definite): the sweeps
-    start from LAPACK's vectors, as from n = 48, to the same tolerances."""
+    start from LAPACK's vectors, as from n = 48, to the same tolerances; the triangle not
+    read may hold anything."""
     a = np.stack([_spd(40, s) for s in range(3)]) if batch else _spd(40, 0)
-    w, v = eigh_forward(a)
+    junk = np.where(np.tri(40, k=-1, dtype=bool).T if lower else np.tri(40, k=-1, dtype=bool),
+                    np.nan, a)
+    w, v = eigh_forward(junk, lower=lower)
     assert lapack_eighs == [(1, 40, 40) if not batch else (3, 40, 40)]
     check(a, w, v)
+
+
+def test_a_nearly_singular_matrix_its_cholesky_passes_keeps_the_sweeps(lapack_eighs):
+    """Rank 30 plus 1e-13 I (its Cholesky factor passes, its least eigenvalue is below the
+    start's rounding): the start's eigenvalues do not certify it definite, and the sweeps'
+    result stands."""
+    g = np.random.default_rng(6).standard_normal((30, 40))
+    a = g.T @ g + 1e-13 * np.eye(40)
+    w, v = eigh_forward(a)
+    assert lapack_eighs == [(1, 40, 40)]
+    check(a, w, v)
+    sweeps = eigh_forward(a, tol=float(np.sqrt(40) * np.finfo(np.float64).eps))
+    np.testing.assert_array_equal(w, sweeps[0])
 
 
 @pytest.mark.parametrize("case", ["graded", "indefinite", "tol", "n 16"])
 def test_other_matrices_below_48_keep_the_explicit_sweeps(lapack_eighs, case):
     """A diagonal graded over 20 decades in no order (its tiny eigenvalues then relatively
-    accurate, which LAPACK's are not), an indefinite matrix (its flat diagonal passes, the start's
-    eigenvalues then refuse it: the sweeps' own result, bit for bit), a tol of the
-    caller's, n below 24."""
+    accurate, which LAPACK's are not), an indefinite matrix (its flat diagonal passes, its
+    Cholesky factor refuses it: the sweeps' own result, bit for bit), a tol of the caller's,
+    n below 24."""
     n = 16 if case == "n 16" else 40
     grading = np.random.default_rng(2).permutation(10.0 ** -np.linspace(0, 10, n))
     a = _spd(n, 1, grading if case == "graded" else None)
@@ -193,7 +210,7 @@ def test_other_matrices_below_48_keep_the_explicit_sweeps(lapack_eighs, case):
     tol = 1e-14 if case == "tol" else None
     w, v = eigh_forward(a, tol=tol)
     check(a, w, v)
-    assert lapack_eighs == ([(1, n, n)] if case == "indefinite" else [])
+    assert not lapack_eighs  # (the indefinite one: its Cholesky factor fails first)
     if case == "indefinite":
         sweeps = eigh_forward(a, tol=float(np.sqrt(n) * np.finfo(np.float64).eps))
         np.testing.assert_array_equal(w, sweeps[0])
