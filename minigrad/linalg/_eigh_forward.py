@@ -12,6 +12,7 @@ from minigrad._kernel_registry import exact, kernels
 
 from . import _memory, _threads
 from ._jacobi_contract import NOT_FINITE
+from ._svd_gram import _GRADED
 from .errors import LinAlgError
 
 DEFAULT_MAX_SWEEPS = 60  # cyclic Jacobi needs 5-10 on random input (quadratic convergence)
@@ -99,10 +100,12 @@ def _eigh(a: np.ndarray, work, lower: bool, compute_v: bool, tol: float | None,
     threads = _threads.num_threads() if nb * n ** 3 >= _THREADS_WORK else 1
     flags = (bool(lower), bool(compute_v), tol_, int(max_sweeps), w, v, status)
     started = n >= _START_MIN_N and _lapack_start(a3, flags, threads)
-    if n >= _PD_START_MIN_N and not started and not cplx and tol is None \
+    if _PD_START_MIN_N <= n < _START_MIN_N and not cplx and tol is None \
             and max_sweeps == DEFAULT_MAX_SWEEPS and _definite_and_flat(a3, lower):
-        # (where the start's eigenvalues do not confirm it, the sweeps write over it)
-        started = _lapack_start(a3, flags, threads) and _positive_definite(w, tol_)
+        # (where the start fails or its eigenvalues do not confirm it, the sweeps write
+        # over its outputs, and report what they find)
+        started = _lapack_start(a3, flags, threads) and not np.count_nonzero(status) \
+            and _semidefinite(w, tol_)
     if not started and threads == 1:  # one range, on this thread (no linspace, no hand-out,
         # and no look at the argument types, the same on every call with a3's flags (a3 is
         # float64, or complex128 for the Hermitian kernel): a small call's)
@@ -141,14 +144,16 @@ _START_MIN_N = 48
 _SLACK = 1 << 26  # bytes left for LAPACK's workspace (a few n x n at most) and BLAS's
 # Below it, from this n, where every matrix is positive definite with its diagonal within a
 # factor _GRADED (a covariance, a Gram, a Hessian of like-scaled variables; _definite_and_flat
-# before the start, _positive_definite after it) they do too:
-# Jacobi's bound eps cond(D^-1/2 A D^-1/2) lambda_j (D = diag(A)) is then at least
-# eps lambda_1 / _GRADED, as cond(A) <= cond(D^-1/2 A D^-1/2) _GRADED, so LAPACK's absolute
-# eps lambda_1 loses nothing against it beyond that factor (the SVD's own standard,
-# _svd_gram.py). Measured (one SPD matrix, one thread): n = 24 0.95x the explicit sweeps'
-# time, 32 0.68x, 40 0.50x (346 -> 174 us; numpy's eigh 124), 47 0.40x; 16 1.67x.
+# before the start, _semidefinite after it) they do too: Jacobi's bound
+# eps cond(D^-1/2 A D^-1/2) lambda_j (D = diag(A)) is then at least eps lambda_1 / _GRADED,
+# as cond(A) <= cond(D^-1/2 A D^-1/2) _GRADED, so LAPACK's absolute eps lambda_1 loses
+# nothing against it beyond that factor (the SVD's own standard, _svd_gram.py); a singular
+# one (semi-definite to rounding) has no relative bound to keep. Measured (one matrix, one
+# thread): n = 24 0.92-0.95x the explicit sweeps' time, 32 0.68x, 40 0.50-0.59x (346 ->
+# 174-200 us; numpy's eigh 124), 47 0.40x; 16 1.67x. A matrix the Cholesky factor passes
+# and the start's eigenvalues refuse pays both (1.5x), as one whose Cholesky factor fails
+# pays that (9 us at 40 x 40).
 _PD_START_MIN_N = 24
-_GRADED = 10.0
 
 
 def _definite_and_flat(a3: np.ndarray, lower: bool) -> bool:
@@ -167,12 +172,12 @@ def _definite_and_flat(a3: np.ndarray, lower: bool) -> bool:
     return True
 
 
-def _positive_definite(w: np.ndarray, tol: float) -> bool:
+def _semidefinite(w: np.ndarray, tol: float) -> bool:
     """Whether every matrix whose eigenvalues (ascending, to absolute accuracy) are the
-    rows of w is certainly positive definite: its least above the rounding of the start,
-    tol |A|_F (|A|_F = |w|: A is symmetric). (A Cholesky factor shows A + E definite for
-    an E of A's rounding, not A: a nearly singular A passes it either way.)"""
-    return bool((w[:, 0] > 4.0 * tol * np.sqrt(np.einsum("ij,ij->i", w, w))).all())
+    rows of w is positive semi-definite to rounding: its least no further below 0 than the
+    start's rounding, tol |A|_F (|A|_F = |w|: A is symmetric). (The Cholesky factor shows
+    A + E definite for an E of A's rounding, not A.)"""
+    return bool((w[:, 0] >= -4.0 * tol * np.sqrt(np.einsum("ij,ij->i", w, w))).all())
 
 
 def _lapack_start(a3: np.ndarray, flags: tuple, threads: int) -> bool:

@@ -29,7 +29,6 @@ from minigrad.linalg._svd_checks import (
     _WORK_DTYPE,
     DEFAULT_MAX_SWEEPS,
     _as_input,
-    _default_tolerances,
     _raise_for,
     _tolerances,
     check_fits,
@@ -207,8 +206,8 @@ def svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
                 _plan: Plan | None = None,
                 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
     """A = U diag(S) Vh by one-sided Jacobi, batched over leading dims (torch.linalg.svd shapes);
-    the values alone of one float64 matrix whose columns are not graded by LAPACK's gesdd,
-    faster and as accurate against Jacobi's bound (_svd_lapack.py).
+    the values alone of one float64 matrix that is not graded by LAPACK's gesdd, faster
+    and as accurate against Jacobi's bound (_svd_lapack.py).
 
     Returns (U, S, Vh): U (*, m, m) or (*, m, k), S (*, k) descending and >= 0,
     Vh (*, n, n) or (*, k, n), k = min(m, n), all in a's dtype (float16 is computed in
@@ -249,6 +248,7 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
     k = min(m, n)
     full = bool(full_matrices)
     compute_uv = bool(compute_uv)
+    defaults = tol is None and type(max_sweeps) is int and max_sweeps == DEFAULT_MAX_SWEEPS
     tol = _tolerances(tol, max_sweeps, max(m, n), work)
     if k == 0 or 0 in batch:
         return _empty(batch, m, n, full, compute_uv, out_dtype)
@@ -257,11 +257,11 @@ def _forward(a: np.ndarray, work, full_matrices: bool, compute_uv: bool, tol: fl
     if lone and (work, _ONE_TINY, m, n, full) in _ran \
             and _lanes(m, n, full, compute_uv):  # one tiny matrix, its kernel loaded: to it
         return _lone_lanes(a, full, compute_uv, tol, max_sweeps, out_dtype)
-    # (a tol or max_sweeps of the caller's, not the defaults' cached Tol, tunes the sweeps)
-    if lone and not compute_uv and out_dtype == np.float64 and lapack_eligible(m, n) \
-            and tol is _default_tolerances(max(m, n), work):
+    # (a tol or max_sweeps of the caller's tunes the sweeps: they run)
+    if lone and not compute_uv and defaults and out_dtype == np.float64 \
+            and lapack_eligible(m, n):
         s = lapack_values(a.reshape(m, n))
-        if s is not None:  # its columns are not graded: gesdd, as accurate and faster
+        if s is not None:  # not graded: gesdd, as accurate and faster
             return None, s, None
     if lone and k < _ONE_BATCHED and (work, _ONE_GENERAL, m, n, full) in _ran:
         return _lone_general(a, full, compute_uv, tol, max_sweeps, out_dtype)

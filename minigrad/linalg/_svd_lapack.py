@@ -1,34 +1,41 @@
-"""Singular values alone of one float64 matrix whose columns are not graded: LAPACK's
-gesdd (numpy's SVD without vectors), 1.4-3x faster than the Jacobi sweeps, for no loss
-against Jacobi's accuracy bound.
+"""Singular values alone of one float64 matrix whose columns and rows are not graded:
+LAPACK's gesdd (numpy's SVD without vectors), 1.2-3x faster than the Jacobi sweeps, for no
+loss against Jacobi's accuracy bound.
 
-Jacobi's one-sided sweeps return s_j to a relative error ~eps cond(A D^-1), D = A's column
-norms (Demmel and Veselic); gesdd to an absolute one, ~eps s_1. Where the column norms
-(of the tall orientation) lie within a factor _GRADED of each other, cond(A D^-1) >=
-cond(A) / _GRADED = s_1 / (s_n _GRADED) >= s_1 / (s_j _GRADED), so gesdd's bound is within
-a factor _GRADED of Jacobi's for every s_j: the standard the Gram start keeps
-(_svd_gram.py, whose gate (b) is this one's sibling). Column-graded input (a tensor
-network's corner, whose column norms spread over 1e11) keeps the sweeps, whose relative
-accuracy is there real (columns graded over 14 decades: 1e-15 against gesdd's 1e-3);
-so do batches (the batch kernels are the faster), float32 and float16 input (computed by
-the sweeps in float64 to float32's tolerance, the rounding their backward's tie tests are
-set against), and a call that sets tol or max_sweeps (which tune the sweeps).
+Jacobi's one-sided sweeps return s_j to a relative error ~eps min(cond(A D^-1),
+cond(R^-1 A)), D = A's column norms, R its row norms (Demmel and Veselic; the sweeps'
+right rotations never mix rows, so row scaling costs them nothing either); gesdd to an
+absolute one, ~eps s_1. Where the column norms (of the tall orientation) lie within a
+factor _GRADED of each other, cond(A D^-1) >= cond(A) / _GRADED = s_1 / (s_n _GRADED) >=
+s_1 / (s_j _GRADED), and likewise for the (non-zero) rows, so gesdd's bound is within a
+factor _GRADED of Jacobi's for every s_j: the standard the Gram start keeps (_svd_gram.py,
+whose gate (b) is this one's sibling). Graded input (a tensor network's corner, whose
+column norms spread over 1e11; weighted rows) keeps the sweeps, whose relative accuracy is
+there real (graded over 14 decades: the sweeps' values 1e-15 off, gesdd's 1e-3); so does a
+numerically rank-deficient matrix (gesdd's s_k at rounding: the sweeps return its null
+values as zeros, cond's inf, as before), batches (the batch kernels are the faster), float32
+and float16 input (computed by the sweeps in float64 to float32's tolerance, the rounding
+their backward's tie tests are set against), and a call that sets tol or max_sweeps (which
+tune the sweeps).
 
 Measured against svd_forward's Jacobi paths (one thread, medians of interleaved repeats,
-random input): values only 0.33-0.70x from 5 x 5 to 300 x 300. With vectors gesdd was
-0.8-0.93x on random square input from k = 48, but 1.01x on robust PCA's 60 x 40 iterates
-(the sweeps converge faster on them), 1.0-1.24x below k = 40 and 1.04-1.5x on shapes 2:1
-and taller: an SVD with vectors keeps the sweeps.
+random input): 0.75-0.82x at 5 x 5 and 8 x 8, 0.33-0.70x from 12 x 12 to 300 x 300 (robust
+PCA's 60 x 40: 0.41x, 247 -> ~92 us). With vectors gesdd was 0.8-0.93x on random square
+input from k = 48, but 1.01x on robust PCA's 60 x 40 iterates (the sweeps converge faster
+on them), 1.0-1.24x below k = 40 and 1.04-1.5x on shapes 2:1 and taller: an SVD with
+vectors keeps the sweeps.
 """
 
 import numpy as np
 
-from minigrad.linalg._svd_gram import _GRADED
+from minigrad.linalg import _memory
+from minigrad.linalg._svd_gram import _GRADED, _SLACK
 
 # From this k (below it the lanes kernels), up to this many entries (gesdd takes a copy
 # of A and a workspace of a few more; beyond, the sweeps' leaner footprint on A itself).
 _MIN_K = 5
 _MAX_ENTRIES = 1 << 22
+_EPS = float(np.finfo(np.float64).eps)
 
 
 def lapack_eligible(m: int, n: int) -> bool:
@@ -38,14 +45,27 @@ def lapack_eligible(m: int, n: int) -> bool:
 
 def lapack_values(a: np.ndarray) -> np.ndarray | None:
     """The singular values of one float64 a (descending) by gesdd, or None where a's
-    columns are graded (or one is zero, or their squares leave float64's range: the sweeps
-    scale first), where a is not finite, or where gesdd fails to converge."""
+    columns or rows are graded (or a column of the tall orientation is zero, or their
+    squares leave float64's range: the sweeps scale first), where a is not finite, where
+    gesdd's workspace might not fit (the sweeps' path refuses with the project's error),
+    where gesdd fails to converge, or where a is numerically rank-deficient."""
     x = a if a.shape[0] >= a.shape[1] else a.T
-    d = np.einsum("ij,ij->j", x, x)  # squared column norms: NaN and Inf propagate
-    lo, hi = float(d.min()), float(d.max())
-    if not (0.0 < lo and hi < np.inf and hi <= _GRADED * _GRADED * lo):
+    cols = np.einsum("ij,ij->j", x, x)  # squared norms: NaN and Inf propagate
+    rows = np.einsum("ij,ij->i", x, x)
+    rows = rows[rows > 0.0]  # (rows beyond the rank: zero, in neither bound)
+    if not (_flat(cols) and _flat(rows)):
+        return None
+    if not _memory.fits(2.0 * a.nbytes + _SLACK):
         return None
     try:
-        return np.linalg.svd(a, compute_uv=False)
+        s = np.linalg.svd(a, compute_uv=False)
     except np.linalg.LinAlgError:  # gesdd did not converge: the sweeps will
         return None
+    # numpy's matrix_rank floor: below it the sweeps, whose settled rows give exact zeros
+    return s if s[-1] > max(a.shape) * _EPS * s[0] else None
+
+
+def _flat(d: np.ndarray) -> bool:
+    """Whether the squared norms d are finite, positive and within _GRADED^2 (NaN: no)."""
+    lo, hi = float(d.min()), float(d.max())
+    return 0.0 < lo and hi < np.inf and hi <= _GRADED * _GRADED * lo

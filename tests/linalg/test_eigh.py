@@ -182,28 +182,69 @@ def test_a_definite_matrix_with_a_flat_diagonal_starts_from_lapack_below_48(lapa
     check(a, w, v)
 
 
-def test_a_nearly_singular_matrix_its_cholesky_passes_keeps_the_sweeps(lapack_eighs):
-    """Rank 30 plus 1e-13 I (its Cholesky factor passes, its least eigenvalue is below the
-    start's rounding): the start's eigenvalues do not certify it definite, and the sweeps'
-    result stands."""
+def test_a_singular_covariance_its_cholesky_passes_takes_the_start(monkeypatch, lapack_eighs):
+    """Rank 30 plus 1e-13 I (fewer samples than dimensions; its Cholesky factor passes on
+    rounding, its least eigenvalues lie at it): semi-definite to rounding, no relative
+    bound to keep, the start's result to the usual tolerances (found in review: it had
+    paid the start and the sweeps, 1.44x)."""
+    from minigrad.linalg import _eigh_forward
+
+    entries = []
+    inner = _eigh_forward.exact
+    monkeypatch.setattr(_eigh_forward, "exact",
+                        lambda name, entry, *args: entries.append(entry) or inner(
+                            name, entry, *args))
     g = np.random.default_rng(6).standard_normal((30, 40))
     a = g.T @ g + 1e-13 * np.eye(40)
     w, v = eigh_forward(a)
     assert lapack_eighs == [(1, 40, 40)]
+    assert "eigh_range" not in entries  # (the explicit sweeps' entry)
     check(a, w, v)
+    assert w[0] < 4 * np.sqrt(40) * np.finfo(np.float64).eps * np.linalg.norm(w)
+
+
+def test_an_indefinite_matrix_the_start_finds_keeps_the_sweeps(monkeypatch, lapack_eighs):
+    """Should a Cholesky factor pass an indefinite matrix, the start's eigenvalues refuse
+    it: the sweeps' own result, bit for bit."""
+    monkeypatch.setattr(np.linalg, "cholesky", lambda a: a)
+    a = rand_sym((40, 40), seed=9)
+    np.fill_diagonal(a, 1.0)
+    w, v = eigh_forward(a)
+    assert lapack_eighs == [(1, 40, 40)]
     sweeps = eigh_forward(a, tol=float(np.sqrt(40) * np.finfo(np.float64).eps))
     np.testing.assert_array_equal(w, sweeps[0])
+    np.testing.assert_array_equal(v, sweeps[1])
 
 
-@pytest.mark.parametrize("case", ["graded", "indefinite", "tol", "n 16"])
+def test_a_failed_start_from_48_is_not_tried_twice(monkeypatch):
+    """LAPACK's eigh failing on a 60 x 60 (its own start): the sweeps, after one try
+    (found in review: the start below 48 tried it again)."""
+    calls = []
+
+    def fails(a, *args, **kwargs):
+        calls.append(a.shape)
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+
+    monkeypatch.setattr(np.linalg, "eigh", fails)
+    a = _spd(60, 3)
+    check(a, *eigh_forward(a))
+    assert calls == [(1, 60, 60)]
+
+
+@pytest.mark.parametrize("case", ["graded", "diagonal 20x", "indefinite", "tol", "n 16"])
 def test_other_matrices_below_48_keep_the_explicit_sweeps(lapack_eighs, case):
     """A diagonal graded over 20 decades in no order (its tiny eigenvalues then relatively
-    accurate, which LAPACK's are not), an indefinite matrix (its flat diagonal passes, its
-    Cholesky factor refuses it: the sweeps' own result, bit for bit), a tol of the caller's,
-    n below 24."""
+    accurate, which LAPACK's are not), a diagonal spread 20x, an indefinite matrix (its flat
+    diagonal passes, its Cholesky factor refuses it: the sweeps' own result, bit for bit),
+    a tol of the caller's, n below 24."""
     n = 16 if case == "n 16" else 40
     grading = np.random.default_rng(2).permutation(10.0 ** -np.linspace(0, 10, n))
-    a = _spd(n, 1, grading if case == "graded" else None)
+    if case == "diagonal 20x":  # (a diagonal spread 20x, the gate's factor is 10)
+        grading = np.sqrt(np.linspace(1.0, 20.0, n))
+    a = _spd(n, 1, grading if case in ("graded", "diagonal 20x") else None)
+    if case == "diagonal 20x":
+        d = np.diagonal(a)
+        assert 12 < d.max() / d.min() < 40
     if case == "indefinite":
         a = rand_sym((n, n), seed=9)
         np.fill_diagonal(a, 1.0)
