@@ -180,7 +180,9 @@ def _cond_undefined(x: Tensor, kind: int) -> Tensor:
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number ||A|| ||A^-1|| in the norm p (default 2: s_max / s_min, for any
     shape; -2 is s_min / s_max); inf for a singular matrix, and nan for the zero matrix in
-    the norms made of singular values (2, -2, "nuc": 0 / 0), as torch.
+    the norms made of singular values (2, -2, "nuc": 0 / 0), as torch. (As torch's too, a
+    singular matrix's s_min may come out as rounding rather than 0, cond then ~1e16: the
+    values of one float64 matrix without a gradient are gesdd's, _svd_lapack.py.)
 
     >>> mg.linalg.cond(mg.tensor([[2.0, 0.0], [0.0, 0.5]]))
     tensor(4.)
