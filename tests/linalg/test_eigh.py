@@ -216,6 +216,34 @@ def test_an_indefinite_matrix_the_start_finds_keeps_the_sweeps(monkeypatch, lapa
     np.testing.assert_array_equal(v, sweeps[1])
 
 
+def test_a_start_whose_sweeps_fail_leaves_it_to_the_explicit_sweeps(monkeypatch):
+    """Should the start's sweeps report a failure below 48 (a status the certificate must
+    not read past: found in review), the explicit sweeps run and their result stands."""
+    from minigrad.linalg import _eigh_forward
+    from minigrad.linalg._jacobi_contract import NOT_CONVERGED
+
+    inner = _eigh_forward.exact
+
+    def failing(name, entry, key, args):
+        kernel = inner(name, entry, key, args)
+        if entry != "eigh_polish_range":
+            return kernel
+
+        def run(*a):
+            kernel(*a)
+            a[-1][:] = NOT_CONVERGED  # (w and v as the start left them)
+
+        return run
+
+    monkeypatch.setattr(_eigh_forward, "exact", failing)
+    a = _spd(40, 4)
+    w, v = eigh_forward(a)
+    monkeypatch.undo()
+    sweeps = eigh_forward(a, tol=float(np.sqrt(40) * np.finfo(np.float64).eps))
+    np.testing.assert_array_equal(w, sweeps[0])
+    np.testing.assert_array_equal(v, sweeps[1])
+
+
 def test_a_failed_start_from_48_is_not_tried_twice(monkeypatch):
     """LAPACK's eigh failing on a 60 x 60 (its own start): the sweeps, after one try
     (found in review: the start below 48 tried it again)."""
