@@ -151,14 +151,13 @@ def test_graded_definite_matrix_keeps_tiny_eigenvalues_to_relative_accuracy():
     np.testing.assert_allclose(w, ref, rtol=1e-12)
 
 
-@pytest.fixture
-def lapack_eighs(monkeypatch):
-    """The shapes numpy's eigh was called on, while the test runs."""
-    calls = []
-    inner = np.linalg.eigh
-    monkeypatch.setattr(np.linalg, "eigh", lambda a, *args, **kw: calls.append(a.shape) or inner(
-        a, *args, **kw))
-    return calls
+def _are_the_sweeps(a, w, v):
+    """w and v are the explicit sweeps' own, bit for bit (a caller's tol, the default's
+    value, keeps every start away)."""
+    tol = float(np.sqrt(a.shape[-1]) * np.finfo(np.float64).eps)
+    sweeps = eigh_forward(a, tol=tol)
+    np.testing.assert_array_equal(w, sweeps[0])
+    np.testing.assert_array_equal(v, sweeps[1])
 
 
 def _spd(n, seed, scale=None):
@@ -211,9 +210,7 @@ def test_an_indefinite_matrix_the_start_finds_keeps_the_sweeps(monkeypatch, lapa
     np.fill_diagonal(a, 1.0)
     w, v = eigh_forward(a)
     assert lapack_eighs == [(1, 40, 40)]
-    sweeps = eigh_forward(a, tol=float(np.sqrt(40) * np.finfo(np.float64).eps))
-    np.testing.assert_array_equal(w, sweeps[0])
-    np.testing.assert_array_equal(v, sweeps[1])
+    _are_the_sweeps(a, w, v)
 
 
 def test_a_start_whose_sweeps_fail_leaves_it_to_the_explicit_sweeps(monkeypatch):
@@ -239,9 +236,7 @@ def test_a_start_whose_sweeps_fail_leaves_it_to_the_explicit_sweeps(monkeypatch)
     a = _spd(40, 4)
     w, v = eigh_forward(a)
     monkeypatch.undo()
-    sweeps = eigh_forward(a, tol=float(np.sqrt(40) * np.finfo(np.float64).eps))
-    np.testing.assert_array_equal(w, sweeps[0])
-    np.testing.assert_array_equal(v, sweeps[1])
+    _are_the_sweeps(a, w, v)
 
 
 def test_a_failed_start_from_48_is_not_tried_twice(monkeypatch):
@@ -281,9 +276,7 @@ def test_other_matrices_below_48_keep_the_explicit_sweeps(lapack_eighs, case):
     check(a, w, v)
     assert not lapack_eighs  # (the indefinite one: its Cholesky factor fails first)
     if case == "indefinite":
-        sweeps = eigh_forward(a, tol=float(np.sqrt(n) * np.finfo(np.float64).eps))
-        np.testing.assert_array_equal(w, sweeps[0])
-        np.testing.assert_array_equal(v, sweeps[1])
+        _are_the_sweeps(a, w, v)
     if case == "graded":
         mpmath.mp.dps = 60
         ref = np.array(sorted(float(x) for x in mpmath.eigsy(mpmath.matrix(a.tolist()))[0]))

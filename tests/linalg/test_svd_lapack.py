@@ -13,20 +13,6 @@ from minigrad.linalg.errors import LinAlgError
 from .test_svd_kernels import C, mp_singular_values
 
 
-@pytest.fixture
-def gesdd_calls(monkeypatch):
-    """The shapes numpy's SVD was called on, while the test runs."""
-    calls = []
-    inner = np.linalg.svd
-
-    def spy(a, *args, **kwargs):
-        calls.append(a.shape)
-        return inner(a, *args, **kwargs)
-
-    monkeypatch.setattr(np.linalg, "svd", spy)
-    return calls
-
-
 @pytest.mark.parametrize("shape", [(60, 40), (40, 60), (5, 5), (100, 100)])
 def test_the_values_of_a_matrix_that_is_not_graded_come_from_gesdd(gesdd_calls, shape):
     """svdvals of robust PCA's 60 x 40 (and the like): gesdd's values, bit for bit; an SVD
