@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import is_tensor, make_tensor
+from ..autograd.grad_mode import _state
 from ..dtypes import Number
 from ..ops import arith, binary, unary
 from ..ops import complex as complex_ops
@@ -50,7 +51,9 @@ class ElementwiseMethods:
         """-1, 0 or 1; piecewise constant, so the gradient is zero (as in torch)."""
         kind = self._array.dtype.kind
         if kind == "f":  # first: the usual case
-            return unary.Rounding.apply(self, np.sign)
+            if self.requires_grad and _state.enabled:
+                return unary.Rounding.apply(self, np.sign)
+            return make_tensor(np.sign(self._array))  # nothing records (np.sign never warns)
         if kind == "c":
             raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support "
                                       "complex numbers. Please use torch.sgn instead.")

@@ -101,7 +101,9 @@ class IndexingMethods:
     def diag(self: Tensor, diagonal: int = 0) -> Tensor:
         """1-D -> square matrix with it on a diagonal; 2-D -> that diagonal (torch.diag)."""
         if self.ndim == 1:
-            return self.diag_embed(diagonal)
+            if self.requires_grad and _state.enabled:
+                return self.diag_embed(diagonal)
+            return make_tensor(np.diag(self._array, diagonal))  # nothing records
         if self.ndim == 2:
             return self.diagonal(diagonal).clone()  # a copy, as torch.diag's
         raise RuntimeError(f"diag expects a 1-D or 2-D tensor, got {self.ndim}-D")

@@ -463,6 +463,42 @@ def test_scaled_sweeps_keep_rows_and_rotations_consistent():
         np.testing.assert_allclose(got, ref, rtol=C * 12 * eps(np.float64), atol=0)
 
 
+def _largest_cosine(x: np.ndarray) -> float:
+    """The largest |cos| between two rows of x, each dot product summed exactly (math.fsum of
+    the float64 products: off by at most eps / 2 of |x_p| |x_q|, where numpy's own rounding
+    is as large as the sweeps' tol)."""
+    import math
+
+    nrm = [math.sqrt(math.fsum(r * r)) for r in x]
+    return max(abs(math.fsum(x[p] * x[q])) / (nrm[p] * nrm[q])
+               for p in range(len(x)) for q in range(p + 1, len(x)))
+
+
+@pytest.mark.parametrize("shape, seed", [((60, 40), 0), ((60, 40), 3), ((30, 20), 0)])
+def test_sweeps_end_on_a_sweep_that_rotated(shape, seed):
+    """The serial sweeps stop after a sweep whose rotations were all tiny (8 n c max(c, t)
+    < tol, see _jacobi.sweeps), without a further sweep that would only confirm it: on
+    these inputs the rows one sweep before the end are still far from orthogonal, and the
+    last sweep leaves them within 1.25 tol (plus the measurement's eps / 2). (Where a last
+    sweep rotates pairs of close norms, t is large and a confirming sweep still runs.)"""
+    from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS, _tolerances
+
+    a = np.random.default_rng(seed).standard_normal(shape)
+    k = shape[1]
+    x = np.ascontiguousarray(a.T) / 2.0 ** np.frexp(np.abs(a).max())[1]
+    tol = _tolerances(None, DEFAULT_MAX_SWEEPS, shape[0], np.float64)
+
+    def swept(sweeps: int) -> tuple[np.ndarray, int]:
+        rows, status = x[None].copy(), np.zeros(1, np.int8)
+        _svd_batch._kernels().sweeps(rows, np.eye(k)[None], np.empty(k), np.empty(k),
+                                     np.empty(k), tol._replace(max_sweeps=sweeps), status)
+        return rows[0], int(status[0])
+
+    needed = next(n for n in range(2, 20) if swept(n)[1] == OK)
+    assert _largest_cosine(swept(needed - 1)[0]) > 10 * tol.rotate  # the last one rotated
+    assert _largest_cosine(swept(needed)[0]) <= 1.25 * tol.rotate + eps(np.float64) / 2
+
+
 @pytest.mark.parametrize("shape", [(3, 3), (3, 4), (4, 2), (5, 3), (1, 4)])
 @pytest.mark.parametrize("full", [True, False])
 def test_small_lanes_mixed_batch(shape, full):
