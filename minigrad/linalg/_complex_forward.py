@@ -88,7 +88,7 @@ def complex_svd_forward(a: np.ndarray, full_matrices: bool = True, compute_uv: b
 def _from_gram(a: np.ndarray, full: bool, compute_uv: bool, tol: float | None,
                max_sweeps: int) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None] | None:
     """One large matrix as the real lone path starts it: the sweeps on x V0, V0 the
-    eigenvectors of x^H x (_gram_start: two or three sweeps instead of 8-13), x = A or,
+    eigenvectors of x^H x (_gram_start: one sweep, or two, instead of 8-13), x = A or,
     wide, A^H; then Vh = Vh_b V0^H. None where the start's gates refuse (ill-conditioned
     or graded input keeps the sweeps on A itself, and their relative accuracy) or a is
     not finite (the batch path says so)."""

@@ -789,14 +789,17 @@ def sweeps(X, Vt, nrm, ref, scale, tol, status):
     status[b] is OK, rotations mirrored on the rows of Vt[b] unless Vt is (B, 0, 0);
     status[b] = NOT_CONVERGED if a sweep still rotated after tol.max_sweeps.
 
-    A sweep ends the iteration when it rotates nothing, or (from the second sweep) when
-    8 n c max(c, t) < tol.rotate, c and t the largest |cos| and |tan| it rotated by. A
+    A sweep ends the iteration when it rotates nothing, or when 8 n c max(c, t) <
+    tol.rotate, c and t the largest |cos| and |tan| it rotated by. A
     rotation of rows p, q (|x_p| >= |x_q|, de Rijk's order) moves the cosine of p or q with
     a third row r by at most ~max(c, t) |cos(q or p, r)| <= max(c, t) c; a pair the sweep
     left within tol.rotate meets at most 2n such rotations later in it, so it ends within
     1.25 tol.rotate, and the sweep that would only have confirmed that (n(n-1)/2 dot
-    products) is spared. (LAPACK's dgesvj stops on n c t < tol with c < sqrt(n) tol, a
-    condition the quadratic last sweep, cosines 3e-11 -> 1e-15 at 60 x 40, never meets.)
+    products) is spared: the last of 7-8 sweeps at 60 x 40 or 80 x 80, and one of the two
+    or three from a Gram start (_svd_gram.py), whose first sweep's rotations are tiny.
+    (LAPACK's dgesvj stops on n c t < tol with c < sqrt(n) tol and not before its second
+    sweep, conditions the quadratic last sweep, cosines 3e-11 -> 1e-15 at 60 x 40, never
+    meets, nor a Gram start's single sweep.)
 
     Serial: the driver hands slices of the batch to its threads. nrm, ref and scale (k,)
     are scratch, from the driver: each kind of allocation here would be a compile of its
@@ -848,10 +851,9 @@ def sweeps(X, Vt, nrm, ref, scale, tol, status):
                 rotated += done
                 most_cos = max(most_cos, c)
                 most_tan = max(most_tan, t)
-            # Converged: no rotation, or (from the second sweep) rotations so small that
-            # the pairs they disturbed stay orthogonal (see above).
-            if rotated == 0 or _sweep > 0 and \
-                    8 * n * most_cos * max(most_cos, most_tan) < tol.rotate:
+            # Converged: no rotation, or rotations so small that the pairs they disturbed
+            # stay orthogonal (see above).
+            if rotated == 0 or 8 * n * most_cos * max(most_cos, most_tan) < tol.rotate:
                 status[b] = OK
                 break
         for j in range(n):  # (scales left by the last sweep, or by one that ran out)

@@ -1,5 +1,5 @@
 """The start of one large matrix's Jacobi sweeps from the eigenvectors of its Gram matrix
-A^T A (the LONE and QR paths of _svd_single.py): two or three sweeps instead of 8-13."""
+A^T A (the LONE and QR paths of _svd_single.py): one sweep, or two, instead of 8-13."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ def _gram_start(a: np.ndarray, e: int = 0) -> tuple[np.ndarray, np.ndarray] | No
     (descending), when 2^-e a (m x n, m >= n, scaled: see svd_one_matrix) has
     cond^2 <= _COND2 and is not column-graded; else None.
 
-    One-sided Jacobi needs 8-13 sweeps from A itself, but two or three from a V0, whose
+    One-sided Jacobi needs 8-13 sweeps from A itself, but one or two from a V0, whose
     columns are orthogonal up to cosines ~eps cond^2 (eigh's error), which each sweep
-    squares. The Gram and its eigh are float64 for every dtype: float32 input then starts
+    squares (a sweep of rotations that small ends the iteration: _jacobi.sweeps). The Gram and its eigh are float64 for every dtype: float32 input then starts
     as orthogonal as float64's, and its columns are rounded to float32 only once. The
     price is relative accuracy: forming a V0 moves s_j by up to ~eps s_1 (relative
     eps cond(A)), where Jacobi on A keeps it to ~eps cond(A D^-1), D = A's column norms,
