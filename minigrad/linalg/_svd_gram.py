@@ -22,7 +22,8 @@ def _gram_start(a: np.ndarray, e: int = 0) -> tuple[np.ndarray, np.ndarray] | No
 
     One-sided Jacobi needs 8-13 sweeps from A itself, but one or two from a V0, whose
     columns are orthogonal up to cosines ~eps cond^2 (eigh's error), which each sweep
-    squares (a sweep of rotations that small ends the iteration: _jacobi.sweeps). The Gram and its eigh are float64 for every dtype: float32 input then starts
+    squares (a sweep of rotations that small ends the iteration: _jacobi.sweeps). The
+    Gram and its eigh are float64 for every dtype: float32 input then starts
     as orthogonal as float64's, and its columns are rounded to float32 only once. The
     price is relative accuracy: forming a V0 moves s_j by up to ~eps s_1 (relative
     eps cond(A)), where Jacobi on A keeps it to ~eps cond(A D^-1), D = A's column norms,
