@@ -219,10 +219,13 @@ def _angle(a, b, gamma, usual, cos):
 @njit(**_HELPER, fastmath=_FAST)
 def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
     """Orthogonalise row p of X against rows q0..q1-1 (the relative test decides which);
-    rotations are mirrored on Vt unless it is empty. Returns the number of rotations."""
+    rotations are mirrored on Vt unless it is empty. Returns the number of rotations and
+    the largest |cos| and |tan| among them (as _pairs_scaled, for the same stopping test)."""
     done = 0
+    most_cos = 0.0
+    most_tan = 0.0
     if q0 >= q1:
-        return done
+        return done, most_cos, most_tan
     gamma = _dot_rows(X, p, q0)
     for q in range(q0, q1):
         a = nrm[p]
@@ -241,7 +244,9 @@ def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
             if not last:
                 gamma = _dot_rows(X, p, q + 1)
             continue
-        c, s, _, ph, na, nb = _angle(a, b, gamma, usual, cos)
+        c, s, t, ph, na, nb = _angle(a, b, gamma, usual, cos)
+        most_cos = max(most_cos, modulus(gamma) / (a * b) if usual else 1.0)
+        most_tan = max(most_tan, abs(t))
         # Rotate in the storage dtype: float64 factors would halve float32's SIMD width.
         c_ = like(X, c)
         s_ = like(X, s * ph)
@@ -260,7 +265,7 @@ def _pairs(X, Vt, nrm, ref, p, q0, q1, tol):
         nrm[q] = nb if nb > 0.3 * b and nb > tol.noise * ref[q] else \
             _settle(X, q, _norm(X, q), ref[q], tol)
         done += 1
-    return done
+    return done, most_cos, most_tan
 
 
 # The serial sweeps (sweeps) run _pairs_scaled, _pairs with the rotations' cosines kept out
@@ -918,17 +923,22 @@ def renorm_sorted(X, nrm, ref, tol):
 def block_pairs(X, nrm, ref, tol, p0, p1, q0, q1, inner):
     """One task of a threaded sweep: every row of X[p0:p1] against every row of X[q0:q1]
     (two blocks that no other task of the round touches), after the pairs inside each
-    block when inner. Returns the number of rotations."""
+    block when inner. Returns the number of rotations and the largest |cos| and |tan|
+    among them (sweeps' stopping test)."""
     empty = np.empty((0, 0), X.dtype)
     done = 0
-    if inner:
-        for p in range(p0, p1):
-            done += _pairs(X, empty, nrm, ref, p, p + 1, p1, tol)
-        for p in range(q0, q1):
-            done += _pairs(X, empty, nrm, ref, p, p + 1, q1, tol)
-    for p in range(p0, p1):
-        done += _pairs(X, empty, nrm, ref, p, q0, q1, tol)
-    return done
+    most_cos = 0.0
+    most_tan = 0.0
+    # the pairs inside the first block, then inside the second (when inner), then between
+    for part in range(0 if inner else 2, 3):
+        lo, hi = (q0, q1) if part == 1 else (p0, p1)
+        for p in range(lo, hi):
+            first, end = (q0, q1) if part == 2 else (p + 1, hi)
+            d, c, t = _pairs(X, empty, nrm, ref, p, first, end, tol)
+            done += d
+            most_cos = max(most_cos, c)
+            most_tan = max(most_tan, t)
+    return done, most_cos, most_tan
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")

@@ -104,15 +104,18 @@ def _sweeps_threaded(X: np.ndarray, nrm: np.ndarray, ref: np.ndarray, tol, threa
     for sweep in range(tol.max_sweeps):
         # de Rijk's pivoting, once per sweep: rows sorted by norm, descending.
         jac.renorm_sorted(X, nrm, ref, tol)
-        rotated = 0
+        rotated, most_cos, most_tan = 0, 0.0, 0.0
         for rnd in range(nb - 1):
             # Circle method: block nb - 1 stays put, the others rotate one place per round.
             pairs = [(nb - 1, rnd)] + [((rnd + i) % (nb - 1), (rnd - i) % (nb - 1))
                                        for i in range(1, threads)]
             tasks = [(X, nrm, ref, tol, bnd[i], bnd[i + 1], bnd[j], bnd[j + 1], rnd == 0)
                      for i, j in pairs]
-            rotated += sum(_threads.run(jac.block_pairs, tasks, threads))
-        if rotated == 0:
+            for done, c, t in _threads.run(jac.block_pairs, tasks, threads):
+                rotated += done
+                most_cos, most_tan = max(most_cos, c), max(most_tan, t)
+        # the serial sweeps' stopping test (_jacobi.sweeps): its bound holds in any order
+        if rotated == 0 or 8 * n * most_cos * max(most_cos, most_tan) < tol.rotate:
             return sweep + 1
     return -1
 

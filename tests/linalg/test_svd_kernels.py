@@ -810,17 +810,18 @@ def test_gram_start_keeps_relative_accuracy(path, m):
 
 @pytest.mark.parametrize("shape, plan", [((100, 100), Path.LONE), ((300, 80), Path.QR),
                                          ((80, 300), Path.QR)])
-def test_gram_start_saves_sweeps(shape, plan):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_gram_start_saves_sweeps(shape, plan, threads):
     """The point of the start: from V0 one sweep converges (its rotations are so small,
-    8 n c max(c, t) ~1e-6 tol here, that no sweep to confirm it runs: _jacobi.sweeps),
-    where from A itself 3 are not enough."""
+    8 n c max(c, t) ~1e-6 tol here, that no sweep to confirm it runs: _jacobi.sweeps, and
+    the threaded sweeps alike), where from A itself 3 are not enough."""
     a = np.random.default_rng(24).standard_normal(shape)
-    check_svd(a, False, plan=Plan(plan, 1))
-    u, s, vh = svd_forward(a, False, max_sweeps=1, _plan=Plan(plan, 1))
+    check_svd(a, False, plan=Plan(plan, threads))
+    u, s, vh = svd_forward(a, False, max_sweeps=1, _plan=Plan(plan, threads))
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=0,
                                atol=C * max(shape) * eps(np.float64) * s[0])
     with pytest.raises(LinAlgError, match="did not converge"):
-        svd_forward(a, False, max_sweeps=3, _plan=Plan(plan, 1, False))
+        svd_forward(a, False, max_sweeps=3, _plan=Plan(plan, threads, False))
 
 
 @pytest.mark.parametrize("shape", [(80, 60), (60, 80), (52, 52)])
