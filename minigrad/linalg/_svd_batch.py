@@ -244,7 +244,7 @@ def svd_from_start(a: np.ndarray, full: bool, compute_uv: bool, tol, max_sweeps:
     vectors = ((m if full else k) * m + (n if full else k) * n) if compute_uv else 0
     wide = 16 if a.dtype.kind == "c" else 8
     _memory.require(wide * (3 * m * n + 4 * k * k + 2 * vectors),
-                    f"the SVD of one {m}x{n} {a.dtype} matrix")
+                    "the SVD of one %dx%d %s matrix", m, n, a.dtype)
     x = a.conj().T if m < n else a
     # (real: NaN propagates, and no temporary the size of a)
     amax = float(np.abs(x).max() if x.dtype.kind == "c" else max(x.max(), -x.min()))

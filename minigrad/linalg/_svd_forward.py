@@ -145,8 +145,11 @@ def _compile_notice(work, key: tuple):
     into this call: on a fresh install the first SVD of each kind compiles for seconds.
     Only the first call of each kind watches: later ones find their kernels loaded, and a
     watcher thread per call cost ~0.3 ms, a tenth of a small batch's SVD."""
+    if key in _ran:  # (first: the usual call, before the dtype's name, ~4 us)
+        yield
+        return
     name = np.dtype(work).name
-    if name in _noticed or key in _ran:
+    if name in _noticed:
         yield
         _ran.add(key)  # (after a notice of this dtype too: the lone path looks here)
         return

@@ -402,7 +402,7 @@ def svd_one_matrix(a: np.ndarray, full: bool, compute_uv: bool, tol, qr: bool, t
     # when they cannot fit, rather than failing deep inside LAPACK or the kernels.
     vectors = ((m if full else k) * m + (n if full else k) * n) if compute_uv else 0
     _memory.require(a.itemsize * (2 * m * n + 2 * vectors),
-                    f"the SVD of one {m}x{n} {a.dtype} matrix")
+                    "the SVD of one %dx%d %s matrix", m, n, a.dtype)
     amax = float(max(a.max(), -a.min()))  # NaN and Inf too, without a temporary the size of a
     if not math.isfinite(amax):
         _raise_for(NOT_FINITE, (), tol.max_sweeps)
