@@ -57,6 +57,8 @@ class ElementwiseMethods:
         if kind == "c":
             raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support "
                                       "complex numbers. Please use torch.sgn instead.")
+        if kind == "b":  # True is 1, False 0: their own signs (numpy has no bool sign)
+            return make_tensor(self._array.copy())
         return make_tensor(np.sign(self._array))
 
     def exp(self: Tensor) -> Tensor:

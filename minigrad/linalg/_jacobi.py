@@ -792,16 +792,19 @@ def sweeps(X, Vt, nrm, ref, scale, tol, status):
     """Cyclic one-sided Jacobi with de Rijk pivoting on the rows of each X[b] (the columns
     of A[b], scaled so that squares neither overflow nor, mostly, underflow) where
     status[b] is OK, rotations mirrored on the rows of Vt[b] unless Vt is (B, 0, 0);
-    status[b] = NOT_CONVERGED if a sweep still rotated after tol.max_sweeps.
+    status[b] = NOT_CONVERGED if no sweep within tol.max_sweeps met the stopping test below.
 
     A sweep ends the iteration when it rotates nothing, or when 8 n c max(c, t) <
-    tol.rotate, c and t the largest |cos| and |tan| it rotated by. A
-    rotation of rows p, q (|x_p| >= |x_q|, de Rijk's order) moves the cosine of p or q with
-    a third row r by at most ~max(c, t) |cos(q or p, r)| <= max(c, t) c; a pair the sweep
-    left within tol.rotate meets at most 2n such rotations later in it, so it ends within
-    1.25 tol.rotate, and the sweep that would only have confirmed that (n(n-1)/2 dot
-    products) is spared: the last of 7-8 sweeps at 60 x 40 or 80 x 80, and one of the two
-    or three from a Gram start (_svd_gram.py), whose first sweep's rotations are tiny.
+    tol.rotate, c and t the largest |cos| and |tan| it rotated by. A rotation of rows p, q
+    (norms a >= b, de Rijk's order) by tan t moves the cosine of p with a third row r by
+    ~t (b/a) cos(q, r) <= t c, and that of q by ~t (a/b) cos(p, r) <= 1.6 max(c, t)
+    cos(p, r), where (p, r) is a pair the sweep has already left within tol.rotate. A pair
+    meets at most 2n such rotations later in the sweep, so it ends within ~1.35 tol.rotate
+    plus those rotations' rounding (measured: up to 1.26 tol on rows built to just meet the
+    test at 5 x 5 and 6 x 6, where tol is 2-3 eps, 0.8 with the confirming sweep; random
+    input up to 1.11 either way). The sweep that would only have confirmed it
+    (n(n-1)/2 dot products) is spared: the last of 7-8 sweeps at 60 x 40 or 80 x 80, and
+    all but one from a Gram start (_svd_gram.py), whose first sweep's rotations are tiny.
     (LAPACK's dgesvj stops on n c t < tol with c < sqrt(n) tol and not before its second
     sweep, conditions the quadratic last sweep, cosines 3e-11 -> 1e-15 at 60 x 40, never
     meets, nor a Gram start's single sweep.)

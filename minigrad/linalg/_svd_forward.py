@@ -43,7 +43,7 @@ from minigrad.linalg._svd_single import svd_one_matrix
 # sweeps, as there is no batch to spread over), and its second factor is recovered with BLAS
 # instead of being accumulated rotation by rotation; if it is also tall (rows >= _QR_RATIO *
 # k), a QR first shrinks it to k x k. Where it is well conditioned, both start from the
-# eigenvectors of A^T A (_gram_start), which leaves the sweeps two or three to do, and the QR
+# eigenvectors of A^T A (_gram_start), which leaves the sweeps one or two to do, and the QR
 # is Cholesky's; else LAPACK's Householder QR. Batches go to the batch kernel (_svd_batch.py). Below
 # k = 56 the batch kernel (V accumulated) was as fast or faster on every kind of input
 # measured (one thread, medians of interleaved repeats, 48 <= k <= 52 against the lone path:

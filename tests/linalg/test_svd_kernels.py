@@ -367,6 +367,19 @@ def test_not_converged_raises(path, shape):
     check_svd(a, True, plan=path)  # and the default cap is enough
 
 
+def test_not_converged_raises_from_a_gram_start():
+    """The GRAM path's own raise: from a Gram start of cond 1e5 (V0's cosines ~eps cond^2,
+    not yet small enough for one sweep to end on) one sweep is too few, two are enough."""
+    rng = np.random.default_rng(8)
+    q1, q2 = (np.linalg.qr(rng.standard_normal((8, 8)))[0] for _ in range(2))
+    a = (q1 * np.geomspace(1, 1e-5, 8)) @ q2.T
+    plan = Plan(Path.GRAM, 1)
+    with pytest.raises(LinAlgError, match="did not converge"):
+        svd_forward(a, max_sweeps=1, _plan=plan)
+    svd_forward(a, max_sweeps=2, _plan=plan)
+    check_svd(a, True, plan=plan)
+
+
 def test_linalgerror_is_runtimeerror():
     assert issubclass(LinAlgError, RuntimeError)
     assert LinAlgError.__doc__
@@ -482,8 +495,9 @@ def test_sweeps_end_on_a_sweep_that_rotated(shape, seed):
     """The serial sweeps stop after a sweep whose rotations were all tiny (8 n c max(c, t)
     < tol, see _jacobi.sweeps), without a further sweep that would only confirm it: on
     these inputs the rows one sweep before the end are still far from orthogonal, and the
-    last sweep leaves them within 1.25 tol (plus the measurement's eps / 2). (Where a last
-    sweep rotates pairs of close norms, t is large and a confirming sweep still runs.)"""
+    last sweep leaves them within the bound in sweeps' docstring, 1.35 tol (plus the
+    measurement's eps / 2; these end within 1.0). (Where a last sweep rotates pairs of close
+    norms, t is large and a confirming sweep still runs.)"""
     from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS, _tolerances
 
     a = np.random.default_rng(seed).standard_normal(shape)
@@ -499,7 +513,7 @@ def test_sweeps_end_on_a_sweep_that_rotated(shape, seed):
 
     needed = next(n for n in range(2, 20) if swept(n)[1] == OK)
     assert _largest_cosine(swept(needed - 1)[0]) > 10 * tol.rotate  # the last one rotated
-    assert _largest_cosine(swept(needed)[0]) <= 1.25 * tol.rotate + eps(np.float64) / 2
+    assert _largest_cosine(swept(needed)[0]) <= 1.35 * tol.rotate + eps(np.float64) / 2
 
 
 @pytest.mark.parametrize("shape", [(3, 3), (3, 4), (4, 2), (5, 3), (1, 4)])
@@ -812,9 +826,10 @@ def test_gram_start_keeps_relative_accuracy(path, m):
                                          ((80, 300), Path.QR)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_gram_start_saves_sweeps(shape, plan, threads):
-    """The point of the start: from V0 one sweep converges (its rotations are so small,
-    8 n c max(c, t) ~1e-6 tol here, that no sweep to confirm it runs: _jacobi.sweeps, and
-    the threaded sweeps alike), where from A itself 3 are not enough."""
+    """The point of the start: from V0 one sweep converges, where from A itself 3 are not
+    enough. (At 100 x 100 its rotations are so small, 8 n c max(c, t) ~1e-6 tol, that no
+    sweep to confirm it runs: _jacobi.sweeps, and the threaded sweeps alike; the QR cases'
+    first sweep rotates nothing.)"""
     a = np.random.default_rng(24).standard_normal(shape)
     check_svd(a, False, plan=Plan(plan, threads))
     u, s, vh = svd_forward(a, False, max_sweeps=1, _plan=Plan(plan, threads))

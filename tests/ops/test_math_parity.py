@@ -262,3 +262,13 @@ def test_in_place_forms_match_torch(name: str, args) -> None:
     getattr(x * 1, name)(*args(mg), **kw).sum().backward()
     getattr(tx * 1, name)(*args(torch), **kw).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+def test_sign_of_integers_and_bools_as_torch() -> None:
+    """sign of integer data keeps the dtype; of bool data it is the data itself, as bool
+    (numpy's sign refuses bool)."""
+    for values, dtype in (([-3, 0, 5], np.int64), ([True, False, True], np.bool_)):
+        ours = mg.sign(mg.tensor(np.array(values, dtype)))
+        ref = torch.sign(torch.tensor(values))
+        assert ours.tolist() == ref.tolist()
+        assert str(ours.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1]
