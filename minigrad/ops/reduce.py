@@ -236,15 +236,21 @@ def _extreme(ctx: Context, a: Any, dims: tuple[int, ...], keepdim: bool,
              is_max: bool) -> np.ndarray:
     """Amax's and Amin's forward: three arguments each, apply's quick case (a fourth, the
     direction, cost a microsecond a call)."""
-    x = a._array
+    out = extreme_values(a._array, dims, keepdim, is_max)
+    ctx.save_for_backward(a)  # the ties are found in backward: a forward alone is cheap
+    ctx.out, ctx.dims = out, dims
+    return out
+
+
+def extreme_values(x: np.ndarray, dims: tuple[int, ...], keepdim: bool,
+                   is_max: bool) -> np.ndarray:
+    """The max (or min) of x over dims, or torch's error: Amax's forward without its node,
+    for a call that records nothing (the node's context was a fifth of a small amax)."""
     if x.dtype.kind == "c":
         raise refuse_complex("max_values_cpu" if is_max else "min_values_cpu", x.dtype)
     if x.size == 0 and any(x.shape[d] == 0 for d in dims):  # an empty batch is fine
         raise RuntimeError("max()/min() of an empty tensor has no identity; it is undefined")
-    out = fast_max(x, dims, keepdim, is_max)
-    ctx.save_for_backward(a)  # the ties are found in backward: a forward alone is cheap
-    ctx.out, ctx.dims = out, dims
-    return out
+    return fast_max(x, dims, keepdim, is_max)
 
 
 class ArgReduce(Function):
