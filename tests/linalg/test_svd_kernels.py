@@ -490,14 +490,15 @@ def _largest_cosine(x: np.ndarray) -> float:
                for p in range(len(x)) for q in range(p + 1, len(x)))
 
 
-@pytest.mark.parametrize("shape, seed", [((60, 40), 0), ((60, 40), 3), ((30, 20), 0)])
+@pytest.mark.parametrize("shape, seed", [((60, 40), 0), ((60, 40), 3), ((30, 20), 3)])
 def test_sweeps_end_on_a_sweep_that_rotated(shape, seed):
     """The serial sweeps stop after a sweep whose rotations were all tiny (8 n c max(c, t)
     < tol, see _jacobi.sweeps), without a further sweep that would only confirm it: on
     these inputs the rows one sweep before the end are still far from orthogonal, and the
     last sweep leaves them within the bound in sweeps' docstring, 1.35 tol (plus the
-    measurement's eps / 2; these end within 1.0). (Where a last sweep rotates pairs of close
-    norms, t is large and a confirming sweep still runs.)"""
+    measurement's eps / 2; these end within 1.0). Their last sweeps meet the test with room
+    (8 n c max(c, t) <= 1e-4 tol: no CPU's rounding decides it). (Where a last sweep rotates
+    pairs of close norms, t is large and a confirming sweep still runs.)"""
     from minigrad.linalg._svd_checks import DEFAULT_MAX_SWEEPS, _tolerances
 
     a = np.random.default_rng(seed).standard_normal(shape)
