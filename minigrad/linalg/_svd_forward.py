@@ -59,9 +59,9 @@ _THREADS_MIN = 400
 # One real matrix with _GRAM_MIN <= k <= _GRAM_MAX (and at most _GRAM_SIZE entries) starts
 # from the eigenvectors V0 of A^T A (small_start: LAPACK's eigh) where the Gram start's gates
 # allow, and the batch kernel, V accumulated, sweeps A V0: one sweep (or two) instead of 8-10,
-# for one eigh. Measured when it took three (before the sweeps' early stop; the bounds below
-# are not tuned again: robust PCA's 60 x 40 iterates, one sweep from V0, still pay 1.1x for
-# the eigh) (one thread, medians of interleaved repeats, random input) against the
+# for one eigh. The bounds were set when it took three, before the sweeps' early stop, and
+# not tuned again (robust PCA's 60 x 40 iterates, one sweep from V0, still pay 1.1x for the
+# eigh). Measured (one thread, medians of interleaved repeats, random input) against the
 # batch kernel on A: 40 x 40 1.17-1.26x, 60 x 40 (robust PCA's) 0.97-1.0x, 48 x 48
 # 0.93-1.11x (as the batch kernel takes 9 sweeps or 8), 52 x 52 0.93-0.96x, 54 x 54 0.93x,
 # 72 x 48 0.91x, 56 x 56 0.81x, 80 x 80 0.68x; against the lone path's Gram start, whose

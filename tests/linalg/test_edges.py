@@ -385,3 +385,17 @@ def test_float16_beside_float32_promotes_to_float32():
     X = mg.linalg.solve(A, mg.tensor(_B.astype(np.float32)))
     assert X.dtype is mg.float32
     np.testing.assert_allclose(X.numpy(), np.linalg.solve(_SPD, _B), rtol=1e-5)
+
+
+def test_check_fits_past_the_small_case():
+    """check_fits beyond 16 values (a batch's or a wide matrix's, read by their largest):
+    a value past the dtype's range or a NaN anywhere raises; values within it do not."""
+    from minigrad.linalg._svd_checks import check_fits
+
+    ok = np.linspace(3e38, 1.0, 40)
+    check_fits(ok, np.dtype(np.float32))
+    check_fits(ok.reshape(2, 20), np.dtype(np.float32))
+    for bad in (np.concatenate([[4e38], ok[1:]]), np.concatenate([ok[:7], [np.nan], ok[8:]])):
+        for s in (bad, bad.reshape(2, 20)):
+            with pytest.raises(LinAlgError, match="cannot be represented in float32"):
+                check_fits(s, np.dtype(np.float32))
