@@ -24,9 +24,10 @@ def _fix_signs(u: np.ndarray, vh: np.ndarray, k: int) -> None:
     if u.dtype.kind == "c":
         _fix_phases(u, vh, k)
         return
-    cols = np.argmax(np.abs(u), axis=0)
+    cols = np.abs(u).argmax(axis=0)
     # A multiply by +-1 is exact and streams; boolean-mask indexing copied columns (slower).
-    sign = np.where(u[cols, np.arange(u.shape[1])] < 0, -1.0, 1.0).astype(u.dtype)
+    # (float64 signs on float32 u too: the products are exact either way)
+    sign = np.where(u[cols, np.arange(u.shape[1])] < 0, -1.0, 1.0)
     u *= sign
     vh[:k] *= sign[:k, None]
     if vh.shape[0] > k:
@@ -340,12 +341,12 @@ def _svd_pivoted(q: np.ndarray | None, r: np.ndarray, perm: np.ndarray, compute_
     (scaled) where it is exactly symmetric; U then comes from V (_left_of_symmetric) where
     it can, V_x's accumulation or recovery spared; q_of then forms Q (q None) where not."""
     n = r.shape[1]
-    d = np.abs(np.diagonal(r))
-    # V_x accumulated where R's diagonal spread (a lower bound on cond(R)) shows that
-    # _other_side would take its Householder QR (as for L below).
-    ill = not d.min() > d.max() * np.sqrt(np.finfo(r.dtype).eps * n)  # NaN-safe
-    serial = threads == 1 or n < 4 * threads
-    with_v = compute_uv and serial and ill and symmetric is None
+    with_v = False
+    if compute_uv and symmetric is None and (threads == 1 or n < 4 * threads):  # serial
+        # V_x accumulated where R's diagonal spread (a lower bound on cond(R)) shows that
+        # _other_side would take its Householder QR (as for L below).
+        d = np.abs(np.diagonal(r))
+        with_v = not d.min() > d.max() * np.sqrt(np.finfo(r.dtype).eps * n)  # NaN-safe
     x = r.T
     status, s, uxt, vx = _jacobi_left(x, n if compute_uv else 0, tol, threads,
                                       overwrite=with_v or not compute_uv, with_v=with_v)
@@ -383,13 +384,14 @@ def _left_of_symmetric(a: np.ndarray, vh: np.ndarray, s: np.ndarray) -> np.ndarr
     is mixed to eps / gap): U = V D, as orthonormal as V, a - U S V^T as small as that
     bound; else None."""
     v = vh.T
-    av = a @ v
-    d = np.where(np.einsum("ij,ij->j", v, av) < 0, -1.0, 1.0).astype(v.dtype)
-    res = av - v * (d * s)
-    bound = _SYMMETRIC * math.sqrt(s.shape[0]) * np.finfo(s.dtype).eps * s[0]
+    res = a @ v
+    d = np.where(np.einsum("ij,ij->j", v, res) < 0, -1.0, 1.0).astype(v.dtype)
+    u = v * d
+    res -= u * s  # A v_j - d_j s_j v_j, in A V's own memory
+    bound = _SYMMETRIC * math.sqrt(s.shape[0]) * np.finfo(s.dtype).eps * float(s[0])
     if not np.einsum("ij,ij->j", res, res).max() <= bound * bound:  # NaN-safe
         return None
-    return v * d
+    return u
 
 
 def svd_one_matrix(a: np.ndarray, full: bool, compute_uv: bool, tol, qr: bool, threads: int,
