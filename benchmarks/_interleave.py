@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -69,3 +70,27 @@ def interleaved(steps: dict[str, Callable[[], object]], repeats: int,
             times[name].append(per_call_us(step, calls[name]))
     spread = max(max(v) / min(v) for v in times.values())
     return {k: statistics.median(v) for k, v in times.items()}, spread
+
+
+def threads_label() -> str:
+    """The thread setting this process times, for a table's header."""
+    if ONE_THREAD:
+        return "one thread each"
+    torch_threads = "" if torch is None else f", torch {torch.get_num_threads()}"
+    return f"default threads (minigrad {mg.get_num_threads()}{torch_threads})"
+
+
+def each_setting(threads: list[str], script: str) -> bool:
+    """Run ``script`` again, once per thread setting in ``threads`` ("1", "default"), each in
+    its own process with BENCH_THREADS set (the pools are sized at import), unless this
+    process is the one setting asked for. Whether it ran them (the caller then stops)."""
+    if threads == ["1" if ONE_THREAD else "default"]:
+        return False
+    argv, skip = [], False
+    for a in sys.argv[1:]:  # all but --threads and its values
+        skip = a == "--threads" or (skip and not a.startswith("--"))
+        argv += [] if skip else [a]
+    for t in threads:
+        subprocess.run([sys.executable, script, *argv, "--threads", t], check=True,
+                       env={**ENVIRON, "BENCH_THREADS": t})
+    return True

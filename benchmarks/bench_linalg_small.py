@@ -15,12 +15,10 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 
 # isort: off
-from _interleave import ENVIRON, ONE_THREAD, interleaved, mg, torch  # first: BLAS threads
-import numpy as np  # are set at numpy's import
+from _interleave import each_setting, interleaved, mg, threads_label, torch  # first:
+import numpy as np  # BLAS threads are set at numpy's import
 # isort: on
 
 OPS = ("det", "slogdet", "inv", "solve")
@@ -65,9 +63,8 @@ def _single_rows(a: np.ndarray, sym: np.ndarray, rhs: np.ndarray) -> dict:
 
 
 def batches(repeats: int, sizes: list[int]) -> None:
-    threads = "one thread" if ONE_THREAD else \
-        f"default threads (torch {torch.get_num_threads()}, minigrad {mg.get_num_threads()})"
-    print(f"(1) batches, {threads}: us per call; ratio = minigrad / torch (target <= 1)")
+    print(f"(1) batches, {threads_label()}: us per call; ratio = minigrad / torch "
+          "(target <= 1)")
     print(f"{'op':<14}{'n':>2}{'batch':>7}{'dtype':>8}{'mg':>10}{'torch':>10}{'ratio':>7}"
           f"{'spread':>7}")
     rng = np.random.default_rng(0)
@@ -116,14 +113,7 @@ def main() -> None:
     args = ap.parse_args()
     if torch is None:
         raise SystemExit("torch is not installed: no ratio to report")
-    if args.threads != ["1" if ONE_THREAD else "default"]:  # each setting in its process
-        argv, skip = [], False
-        for a in sys.argv[1:]:  # all but --threads and its values
-            skip = a == "--threads" or (skip and not a.startswith("--"))
-            argv += [] if skip else [a]
-        for t in args.threads:
-            subprocess.run([sys.executable, __file__, *argv, "--threads", t], check=True,
-                           env={**ENVIRON, "BENCH_THREADS": t})
+    if each_setting(args.threads, __file__):
         return
     repeats = 3 if args.quick else 7
     if "batched" in args.part:

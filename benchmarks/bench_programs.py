@@ -1,6 +1,7 @@
 """Whole programs ported from their public sources, minigrad against torch in one run.
 
     python benchmarks/bench_programs.py [--quick] [--only NAME,...] [--ties]
+        [--threads 1 default]
 
 Each program is written once against a module ``lib`` (``minigrad`` or ``torch``), line by
 line as its public source has it, so the ratio is the one a user porting it feels:
@@ -28,7 +29,9 @@ line as its public source has it, so the ratio is the one a user porting it feel
 programs that differentiate an SVD: time (interleaved medians) and tracemalloc's peak over
 one step, with the largest relative difference of the outputs (issue 25: within 2x).
 
-One thread each (benchmarks/_interleave.py); medians of interleaved repeats; the spread is
+One thread each (benchmarks/_interleave.py), or with ``--threads default`` each library's
+own thread count (wall-clock; each setting in its own process, as issue 29 asks for both);
+medians of interleaved repeats; the spread is
 the largest max/min over one program's repeats; diff is the largest difference of the two
 libraries' outputs (values and gradients; dcp's networks start differently: none), relative
 to each output's size. Target (issue 29): <= 1.0x torch, the alignment <= 0.5x.
@@ -41,8 +44,8 @@ import math
 import tracemalloc
 
 # isort: off
-from _interleave import interleaved, mg, torch  # first: BLAS threads are set at numpy's import
-import numpy as np
+from _interleave import each_setting, interleaved, mg, threads_label, torch  # first:
+import numpy as np  # BLAS threads are set at numpy's import
 from bench_tensor_networks import torch_lorentzian
 # isort: on
 
@@ -346,7 +349,7 @@ def _peak_mb(step) -> float:
 
 def ratios(names: list[str], repeats: int) -> None:
     """minigrad / torch per program (issue 29), the values beside."""
-    print(f"median of {repeats} interleaved repeats, one thread each; "
+    print(f"median of {repeats} interleaved repeats, {threads_label()}; "
           "ratio = minigrad / torch; diff = the outputs' largest relative difference")
     print(f"{'program':<13}{'mg ms':>9}{'torch ms':>10}{'ratio':>7}{'target':>8}{'spread':>8}"
           f"{'diff':>9}")
@@ -367,7 +370,7 @@ def tie_costs(names: list[str], repeats: int) -> None:
     """minigrad's default tie policy against its own "zero" (issue 25: within 2x in time and
     peak memory, the same values)."""
     print(f'minigrad, default tie policy over tie_policy("zero"): median of {repeats} '
-          "interleaved repeats, one thread; peak = tracemalloc's over one step")
+          f"interleaved repeats, {threads_label()}; peak = tracemalloc's over one step")
     print(f"{'program':<13}{'exact ms':>9}{'zero ms':>9}{'time':>7}{'exact MB':>10}"
           f"{'zero MB':>9}{'memory':>8}{'spread':>8}{'diff':>9}")
     for name in names:
@@ -389,7 +392,10 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(PROGRAMS))
     ap.add_argument("--ties", action="store_true",
                     help='minigrad\'s default tie policy against "zero" instead of torch')
+    ap.add_argument("--threads", nargs="+", choices=("1", "default"), default=["1"])
     args = ap.parse_args()
+    if each_setting(args.threads, __file__):
+        return
     repeats = 3 if args.quick else 9
     names = args.only.split(",")
     if args.ties:

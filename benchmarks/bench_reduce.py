@@ -1,6 +1,7 @@
-"""Reductions over every axis, minigrad against torch in one run, one thread each.
+"""Reductions over every axis, minigrad against torch in one run, one thread each (or each
+library's default threads: ``--threads default``, wall-clock, as issue 29 asks for both).
 
-    python benchmarks/bench_reduce.py [--quick]
+    python benchmarks/bench_reduce.py [--quick] [--threads 1 default]
 
 ``sum``, ``mean``, ``var``, ``std``, ``norm`` and ``amax`` (forward), on (256, 100, 3),
 (64, 3, 1000) and (1000, 1000), float32 and float64, over each single dim and over all of
@@ -15,8 +16,8 @@ from __future__ import annotations
 import argparse
 
 # isort: off
-from _interleave import interleaved, mg, torch  # first: BLAS threads are set at numpy's import
-import numpy as np
+from _interleave import each_setting, interleaved, mg, threads_label, torch  # first:
+import numpy as np  # BLAS threads are set at numpy's import
 # isort: on
 
 TARGET = 1.5
@@ -43,11 +44,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     ap.add_argument("--ops", default=",".join(OPS + ("centre",)))
+    ap.add_argument("--threads", nargs="+", choices=("1", "default"), default=["1"])
     args = ap.parse_args()
+    if each_setting(args.threads, __file__):
+        return
     repeats = 3 if args.quick else 7
     if torch is None:
         raise SystemExit("torch is not installed: no ratio to report")
-    print(f"median of {repeats} interleaved repeats, one thread each; "
+    print(f"median of {repeats} interleaved repeats, {threads_label()}; "
           f"ratio = minigrad / torch, target <= {TARGET}")
     print(f"{'op':<7}{'dtype':<9}{'shape':<16}{'dim':<6}{'mg us':>9}{'torch us':>10}"
           f"{'ratio':>7}{'spread':>8}")
