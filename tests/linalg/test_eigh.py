@@ -168,14 +168,16 @@ def _spd(n, seed, scale=None):
 
 @pytest.mark.parametrize("batch", [(), (3,)])
 @pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("fill", [np.nan, -1e3])
 def test_a_definite_matrix_with_a_flat_diagonal_starts_from_lapack_below_48(lapack_eighs,
-                                                                             batch, lower):
+                                                                             batch, lower, fill):
     """A covariance of 40 x 40 (its diagonal within 10x, positive definite): the sweeps
     start from LAPACK's vectors, as from n = 48, to the same tolerances; the triangle not
-    read may hold anything."""
+    read may hold anything (-1e3 there makes the matrix that triangle gives indefinite: a
+    gate that read it would refuse the start)."""
     a = np.stack([_spd(40, s) for s in range(3)]) if batch else _spd(40, 0)
     junk = np.where(np.tri(40, k=-1, dtype=bool).T if lower else np.tri(40, k=-1, dtype=bool),
-                    np.nan, a)
+                    fill, a)
     w, v = eigh_forward(junk, lower=lower)
     assert lapack_eighs == [(1, 40, 40) if not batch else (3, 40, 40)]
     check(a, w, v)
@@ -204,8 +206,12 @@ def test_a_singular_covariance_its_cholesky_passes_takes_the_start(monkeypatch, 
 
 def test_an_indefinite_matrix_the_start_finds_keeps_the_sweeps(monkeypatch, lapack_eighs):
     """Should a Cholesky factor pass an indefinite matrix, the start's eigenvalues refuse
-    it: the sweeps' own result, bit for bit."""
+    it: the sweeps' own result, bit for bit. (Both Choleskys the gate may take pass it:
+    SciPy's LAPACK one where SciPy is there, else numpy's.)"""
+    from minigrad.linalg import _eigh_forward
+
     monkeypatch.setattr(np.linalg, "cholesky", lambda a: a)
+    monkeypatch.setattr(_eigh_forward, "_potrf", lambda: lambda a, lower, clean: (a, 0))
     a = rand_sym((40, 40), seed=9)
     np.fill_diagonal(a, 1.0)
     w, v = eigh_forward(a)
