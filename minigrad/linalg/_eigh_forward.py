@@ -3,7 +3,6 @@ the numba Jacobi kernels (_eigh_jacobi.py). The Tensor layer (eigh.py) calls eig
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Literal, overload
 
@@ -13,6 +12,7 @@ from minigrad._kernel_registry import exact, kernels
 
 from . import _memory, _threads
 from ._jacobi_contract import NOT_FINITE
+from ._lapack_info import cholesky_factor
 from ._svd_gram import _GRADED
 from .errors import LinAlgError
 
@@ -166,33 +166,17 @@ def _definite_and_flat(a3: np.ndarray, lower: bool) -> bool:
         lo1 = float(d1.min())
         if not (lo1 > 0 and float(d1.max()) <= _GRADED * lo1):
             return False
-        potrf = _potrf()
-        if potrf is not None and a3.dtype == np.float64:
-            # LAPACK's Cholesky straight from SciPy: numpy's wrapper was half of its 9.5 us
-            return potrf(a3[0], lower=int(lower), clean=0)[1] == 0
-    else:
-        d = np.diagonal(a3, axis1=1, axis2=2)
-        lo = d.min(axis=1)
-        if not (lo.min() > 0 and (d.max(axis=1) <= _GRADED * lo).all()):
-            return False
+        return cholesky_factor(a3[0], lower) is not None
+    d = np.diagonal(a3, axis1=1, axis2=2)
+    lo = d.min(axis=1)
+    if not (lo.min() > 0 and (d.max(axis=1) <= _GRADED * lo).all()):
+        return False
     try:
         # (numpy's reads the lower triangle; the upper one's is the transpose's lower)
         np.linalg.cholesky(a3 if lower else np.swapaxes(a3, 1, 2))
     except np.linalg.LinAlgError:
         return False
     return True
-
-
-@functools.cache
-def _potrf():
-    """SciPy's float64 Cholesky (LAPACK's dpotrf, as numpy's: a NaN off the diagonal may
-    pass it, as it did numpy's, and the sweeps then report it), or None without SciPy (not
-    a runtime dependency)."""
-    try:
-        from scipy.linalg.lapack import dpotrf
-    except ImportError:
-        return None
-    return dpotrf
 
 
 def _semidefinite(w: np.ndarray, tol: float) -> bool:

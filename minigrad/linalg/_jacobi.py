@@ -401,11 +401,13 @@ def _sweep_pairs(X, Vt, nrm, ref, scale, p, q, tol, gamma):
     done = 0
     most_cos = 0.0
     most_tan = 0.0
-    if q >= n:  # row p done: the next one's first pair
-        p += 1
-        q = p + 1
-        gamma *= math.nan
-    while p < n - 1:
+    while True:
+        if q >= n:  # row p done: the next one's first pair
+            p += 1
+            q = p + 1
+            gamma *= math.nan
+        if p >= n - 1:
+            return done, most_cos, most_tan, p, q, USUAL, 0.0, 0.0, gamma
         if q == p + 1:  # de Rijk: the largest remaining row first; fewer sweeps
             best = p
             for j in range(p + 1, n):
@@ -480,10 +482,7 @@ def _sweep_pairs(X, Vt, nrm, ref, scale, p, q, tol, gamma):
                     nb > tol.noise * rq and sp >= _FOLD and sq * c >= _FOLD):
                 return done, most_cos, most_tan, p, q, MEND, a, b, gamma
             a, b, rq, sq = na, b1, rq1, sq1
-        p += 1
-        q = p + 1
-        gamma *= math.nan
-    return done, most_cos, most_tan, p, q, USUAL, 0.0, 0.0, gamma
+        q = n
 
 
 @njit(**_HELPER)

@@ -1,8 +1,12 @@
 """Which matrix of a batch made a LAPACK factorisation fail, and where: numpy raises one
 message for the whole batch, torch names the batch element and the pivot. Plain vectorised
-numpy: used after a failure, and as linalg.lu_factor's getrf (numpy has none)."""
+numpy: used after a failure, and as linalg.lu_factor's getrf (numpy has none). And the
+Cholesky factor of one matrix, or None where it fails (cholesky_factor: the SVD's and
+eigh's gates)."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -58,3 +62,29 @@ def cholesky_info(a: np.ndarray) -> np.ndarray:
         L[:, k + 1:, k] = (x[:, k + 1:, k] - np.einsum("bij,bj->bi", L[:, k + 1:, :k],
                                                        L[:, k, :k].conj())) / lkk[:, None]
     return info.reshape(batch)
+
+
+def cholesky_factor(a: np.ndarray, lower: bool = True) -> np.ndarray | None:
+    """A factor of one matrix a (n, n) whose diagonal is its Cholesky factor's, its `lower`
+    triangle read, or None where potrf fails (a NaN off the diagonal may pass it). float64
+    goes to SciPy's dpotrf directly where SciPy is installed (the other triangle left as
+    it was): numpy's wrapper was half of its 9.4 us on a 40 x 40. Else numpy's."""
+    potrf = _dpotrf() if a.dtype == np.float64 else None
+    if potrf is not None:
+        c, info = potrf(a, lower=int(lower), clean=0)
+        return c if info == 0 else None
+    try:  # (numpy's reads the lower triangle; the upper one's is the transpose's lower)
+        return np.linalg.cholesky(a if lower else a.T)
+    except np.linalg.LinAlgError:
+        return None
+
+
+@functools.cache
+def _dpotrf():
+    """SciPy's float64 Cholesky (LAPACK's dpotrf), or None without SciPy (not a runtime
+    dependency)."""
+    try:
+        from scipy.linalg.lapack import dpotrf
+    except ImportError:
+        return None
+    return dpotrf

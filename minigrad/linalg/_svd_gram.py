@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.linalg import _memory
+from minigrad.linalg._lapack_info import cholesky_factor
 
 # _gram_start's gates. (a) cond(A)^2 <= _COND2 (in float64, whatever A's dtype): the Gram's
 # smallest eigenvalue, which eigh returns to ~k eps lambda_1, is then right to a few percent,
@@ -166,9 +167,8 @@ def _surely_ill(neg: np.ndarray, d: np.ndarray) -> bool:
         return True
     if neg.shape[0] > _CHOLESKY_MAX:
         return False
-    try:
-        r = np.linalg.cholesky(-neg)
-    except np.linalg.LinAlgError:
+    r = cholesky_factor(-neg)
+    if r is None:
         return True
     diag = np.abs(np.diagonal(r))
     return not diag.min() * root >= diag.max()
