@@ -160,6 +160,10 @@ def _svd(label: str, shape: tuple, path: str | None, threads: int, dtype: type) 
 
         plan = None if path is None else Plan(Path(path), threads)
         a: np.ndarray = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+        if path == "qr":  # exactly symmetric and graded, as a tensor network's corner
+            q = np.linalg.qr(a)[0]
+            a = ((q * np.logspace(0, -20, shape[1])) @ q.T).astype(dtype)
+            a = a + a.T
         return [svd_forward(a, True, _plan=plan),
                 svd_forward(a, False, compute_uv=False, _plan=plan)]
 
@@ -199,14 +203,14 @@ def _eighs() -> list:
 
 def _small() -> list:
     """The small-batch matmul (and point clouds through 3x3s), the fused SVD backward, the
-    closed forms of det, inv and solve (each size), the blocked sum, the row and middle-axis
-    max and the broadcast repeat, once per dtype."""
+    closed forms of det, inv and solve (each size), the blocked sum and sum of squares, the
+    row and middle-axis max and the broadcast repeat, once per dtype."""
     import minigrad as mg
     from minigrad._broadcast import widen
     from minigrad.linalg import _small
     from minigrad.linalg._svd_backward import svd_vjp_square
     from minigrad.linalg._svd_forward import svd_forward
-    from minigrad.ops.reduce_fast import fast_max, fast_sum
+    from minigrad.ops.reduce_fast import fast_max, fast_sum, fast_sumsq
 
     rng, out = np.random.default_rng(2), []
     for dtype in DTYPES:
@@ -221,6 +225,7 @@ def _small() -> list:
             out += [(_small.det(b), _small.inv(b), _small.solve(b, b), _small.cofactor(b))]
         long = rng.standard_normal(5000).astype(dtype)
         out += [(fast_sum(long, (0,), False), fast_sum(long.reshape(50, 100), (1,), False),
+                 fast_sumsq(long.reshape(50, 100), (0, 1), True),
                  widen(long[:24].reshape(8, 1, 3), (8, 700, 3)),
                  fast_max(long.reshape(50, 100), (1,), False, True),
                  fast_max(long.reshape(5, 50, 20), (1,), False, False))]
@@ -247,11 +252,12 @@ def _bessels() -> list:
 
 
 # Each SVD run reaches different kernels: the lanes of 3x3 and of other tiny matrices, the
-# general batch kernel, the lone-matrix sweeps (and values only), and the threaded sweep of
-# large matrices.
+# general batch kernel, the lone-matrix sweeps (and values only), the threaded sweep of
+# large matrices, and the exactly symmetric one's U from V (the pivoted QR route).
 _SVD_KINDS = [("batch of 3x3", (64, 3, 3), None, 1), ("batch of 4x3", (64, 4, 3), None, 1),
               ("batch of 8x8, full U", (4, 8, 5), None, 1), ("one matrix", (60, 50), "lone", 1),
-              ("one large matrix, threaded sweeps", (60, 50), "lone", 2)]
+              ("one large matrix, threaded sweeps", (60, 50), "lone", 2),
+              ("one symmetric matrix", (60, 60), "qr", 1)]
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     # The complex kernels (complex128 specialisations of the general SVD kernels, the
@@ -259,13 +265,13 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     # differed from the JIT's in the last bit, which kept the whole module from publishing.
     Family("jacobi", ("minigrad.linalg._jacobi",),
            ("svd_lanes3", "svd_lanes", "sweeps", "finish", "complete", "left_vectors",
-            "renorm_sorted", "block_pairs"),
+            "renorm_sorted", "block_pairs", "fix_signs", "is_symmetric", "symmetric_left"),
            tuple(_svd(*kind, dtype) for dtype in DTYPES for kind in _SVD_KINDS),
            jit_only=(("complex SVD, complex128", _complex_svds),)),
     Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel",
                      "minigrad.linalg._small_kernels", "minigrad.ops._layout_kernels"),
            tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "bmm3", "svd_vjp", "closed", "sum",
-                                                          "rows", "maxrows", "maxmid")
+                                                          "sumsq", "rows", "maxrows", "maxmid")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
            (("batched small matmul, SVD backward, det, inv and solve, sum, max and repeat",
              _small),),

@@ -972,6 +972,82 @@ def left_vectors(X, Ut, s, sv, perm, filled):
 
 
 @njit(cache=True, nogil=True)
+def fix_signs(u, vh, k):
+    """The sign convention of one matrix's SVD, in place, for real u (m x r) and vh
+    (r2 x n): the first largest-|.| entry of each column of u made positive, row j of vh
+    flipping with column j (j < k); rows of vh past k (a full Vh's complement) on their
+    own. One pass over u by rows (numpy's argmax of |u| by columns and its products took
+    20-40 us of a lone 80 x 80's SVD). _svd_single.plain_fix_signs is the reference; the
+    two agree bit for bit on finite input (a flip is a product by -1 in both)."""
+    m, r = u.shape
+    big = np.zeros(r, u.dtype)
+    sign = np.ones(r, u.dtype)
+    for i in range(m):
+        for j in range(r):
+            x = u[i, j]
+            if abs(x) > big[j]:  # strictly: the first of equal magnitudes, as argmax
+                big[j] = abs(x)
+                sign[j] = -1.0 if x < 0.0 else 1.0
+    for i in range(m):
+        for j in range(r):
+            u[i, j] *= sign[j]
+    for j in range(min(k, vh.shape[0])):
+        if sign[j] < 0.0:
+            for i in range(vh.shape[1]):
+                vh[j, i] *= -1.0
+    for j in range(k, vh.shape[0]):
+        most = 0.0
+        flip = False
+        for i in range(vh.shape[1]):
+            x = vh[j, i]
+            if abs(x) > most:
+                most = abs(x)
+                flip = x < 0.0
+        if flip:
+            for i in range(vh.shape[1]):
+                vh[j, i] *= -1.0
+
+
+@njit(cache=True, nogil=True)
+def is_symmetric(a):
+    """Whether the square a equals its transpose exactly (NaN never does), read in tiles
+    of 32 x 32 so that a[j, i] walks rows within a tile; the first mismatch returns."""
+    n = a.shape[0]
+    for i0 in range(0, n, 32):
+        for j0 in range(0, i0 + 1, 32):
+            for i in range(i0, min(i0 + 32, n)):
+                for j in range(j0, min(j0 + 32, i + 1)):
+                    if a[i, j] != a[j, i]:
+                        return False
+    return True
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def symmetric_left(vh, avt, s, u):
+    """U of a symmetric A = U S V^T from V: u_j = d_j v_j, d_j the sign of v_j . A v_j,
+    written into u (n x k); vh = V^T and avt = (A V)^T (k x n, rows contiguous). Returns
+    max_j |A v_j - d_j s_j v_j|^2 (inf where it is NaN): _svd_single._left_of_symmetric's
+    test, in one pass over each row pair (float64 sums for every dtype)."""
+    k, n = vh.shape
+    worst = 0.0
+    for j in range(k):
+        dot = 0.0
+        for i in range(n):
+            dot += vh[j, i] * avt[j, i]
+        d = -1.0 if dot < 0.0 else 1.0
+        ds = d * s[j]
+        res = 0.0
+        for i in range(n):
+            x = vh[j, i]
+            u[i, j] = d * x
+            e = avt[j, i] - ds * x
+            res += e * e
+        if not res <= worst:
+            worst = res if res == res else math.inf
+    return worst
+
+
+@njit(cache=True, nogil=True)
 def renorm_sorted(X, nrm, ref, tol):
     """renorm, then the rows sorted by norm, largest first: de Rijk's pivoting once per
     sweep, for the threaded sweep (which cannot pivot pair by pair)."""

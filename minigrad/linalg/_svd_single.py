@@ -10,7 +10,7 @@ from typing import Literal, cast
 
 import numpy as np
 
-from minigrad._kernel_registry import kernels
+from minigrad._kernel_registry import exact, kernels
 from minigrad.linalg import _memory, _threads
 from minigrad.linalg._jacobi_contract import NOT_CONVERGED, NOT_FINITE, OK
 from minigrad.linalg._svd_checks import _raise_for
@@ -20,10 +20,36 @@ from minigrad.linalg._svd_gram import _gram_start
 def _fix_signs(u: np.ndarray, vh: np.ndarray, k: int) -> None:
     """In place: the first largest-|.| entry of each column of u is positive, row j of vh
     flips with column j (j < k); complement columns of u and rows of vh flip on their own.
-    Complex: the same entries made real and positive, row j of vh turned with column j."""
+    Complex: the same entries made real and positive, row j of vh turned with column j.
+    Real C-contiguous float32 or float64 (every caller's) take the kernel (_jacobi.py's
+    fix_signs), the rest plain_fix_signs."""
     if u.dtype.kind == "c":
         _fix_phases(u, vh, k)
-        return
+    elif _kernel_floats(u, vh):
+        _call("fix_signs", (u.dtype, u.flags.num, vh.flags.num), u, vh, k)
+    else:
+        plain_fix_signs(u, vh, k)
+
+
+def _call(entry: str, key: tuple, *args):
+    """The jacobi kernel ``entry`` on args, looked up once per key (dtypes and layout flags:
+    everything that varies between this module's calls; _kernel_registry.exact): the
+    per-call look at seven arguments' types cost ~3 us a kernel, 5 kernels a corner."""
+    return exact("jacobi", entry, key, args)(*args)
+
+
+def _kernel_floats(*arrays: np.ndarray) -> bool:
+    """Whether arrays are C-contiguous, of one dtype, float32 or float64: the finishing
+    kernels' signatures (the warm-up compiles those; any other would compile on the spot)."""
+    dt = arrays[0].dtype
+    return dt in _FLOATS and all(x.dtype == dt and x.flags.c_contiguous for x in arrays)
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def plain_fix_signs(u: np.ndarray, vh: np.ndarray, k: int) -> None:
+    """_fix_signs for real u and vh, by numpy: the kernel's reference."""
     cols = np.abs(u).argmax(axis=0)
     # A multiply by +-1 is exact and streams; boolean-mask indexing copied columns (slower).
     # (float64 signs on float32 u too: the products are exact either way)
@@ -129,7 +155,6 @@ def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int, overwrite: bool 
     vectors, columns in s's order, the rotations accumulated as they are made. overwrite:
     the sweeps may rotate ak's own memory (they do where its columns are contiguous), not
     a copy."""
-    jac = kernels("jacobi")
     m, n = ak.shape
     X = ak.T  # row j = column j of ak; the sweeps work in place
     if not (overwrite and X.flags.c_contiguous):
@@ -140,14 +165,16 @@ def _jacobi_left(ak: np.ndarray, nleft: int, tol, threads: int, overwrite: bool 
             else NOT_CONVERGED
     else:  # the batch kernel on a batch of one (in float64 the very build batches use)
         st = np.zeros(1, np.int8)  # OK
-        jac.sweeps(X[None], vt, np.empty(n), np.empty(n), np.empty(n), tol, st)
+        _call("sweeps", (X.dtype, X.flags.num), X[None], vt, np.empty(n), np.empty(n),
+              np.empty(n), tol, st)
         status = int(st[0])
     s = np.empty(n, X.dtype)
     ut = np.empty((nleft, m), X.dtype)
     if status != OK:
         return status, s, ut, None
     perm = np.empty(n, np.int64)  # left_vectors' order of the rows: s descending
-    jac.left_vectors(X, ut, s, np.empty(n), perm, np.empty(nleft, np.bool_))
+    _call("left_vectors", (X.dtype, X.flags.num), X, ut, s, np.empty(n), perm,
+          np.empty(nleft, np.bool_))
     return OK, s, ut, (vt[0][perm].T if with_v else None)
 
 
@@ -236,8 +263,7 @@ def _svd_qr(a: np.ndarray, e: int, full: bool, compute_uv: bool, tol, threads: i
     complete = full and compute_uv and m > n
     # Exactly symmetric input, as a tensor network's grown corner R + R^T: U from V. (C
     # order: LAPACK's QR below then works on a copy of a.)
-    sym = np.ascontiguousarray(a) if compute_uv and m == n and np.array_equal(a, a.T) \
-        else None
+    sym = np.ascontiguousarray(a) if compute_uv and m == n and _symmetric(a) else None
     if sym is not None:
         found = _geqp3(a)
         if found is not None:  # Q formed only where U is not V's (_svd_pivoted)
@@ -376,13 +402,38 @@ def _svd_pivoted(q: np.ndarray | None, r: np.ndarray, perm: np.ndarray, compute_
 _SYMMETRIC = 2.0
 
 
+def _symmetric(a: np.ndarray) -> bool:
+    """Whether the square a equals a^T exactly: the kernel where it takes a (its first
+    mismatch returns; numpy's array_equal builds the whole comparison first)."""
+    return bool(_call("is_symmetric", (a.dtype, a.flags.num), a)) if _kernel_floats(a) \
+        else np.array_equal(a, a.T)
+
+
 def _left_of_symmetric(a: np.ndarray, vh: np.ndarray, s: np.ndarray) -> np.ndarray | None:
     """U for a symmetric a = U S V^T given V (vh = V^T) and S: a = W diag(lam) W^T has
     s = |lam|, V = W, U = W sign(lam), so u_j = d_j v_j with d_j the sign of v_j^T a v_j.
     Where |a v_j - d_j s_j v_j| <= _SYMMETRIC sqrt(n) eps s_1 for every j (not so within a
     tie of values of opposite signs, where U's block is not V's, nor for close ones, whose V
     is mixed to eps / gap): U = V D, as orthonormal as V, a - U S V^T as small as that
-    bound; else None."""
+    bound; else None.
+
+    One BLAS product, (A V)^T = V^T A (A symmetric: the rows the kernel reads contiguous),
+    and a kernel (_jacobi.py's symmetric_left) that makes the signs, U and the test in one
+    pass: plain_left_of_symmetric's six numpy passes took ~50 us of an 80 x 80 corner's
+    SVD, ~100 with a program's cold caches."""
+    if not _kernel_floats(a, vh, s):
+        return plain_left_of_symmetric(a, vh, s)
+    n, k = vh.shape[1], vh.shape[0]
+    u = np.empty((n, k), vh.dtype)
+    worst = _call("symmetric_left", (vh.dtype, vh.flags.num, s.flags.num), vh, vh @ a, s, u)
+    bound = _SYMMETRIC * math.sqrt(k) * np.finfo(s.dtype).eps * float(s[0])
+    return u if worst <= bound * bound else None
+
+
+def plain_left_of_symmetric(a: np.ndarray, vh: np.ndarray, s: np.ndarray,
+                            ) -> np.ndarray | None:
+    """_left_of_symmetric by numpy: the kernel's reference (and the route of other dtypes
+    and layouts)."""
     v = vh.T
     res = a @ v
     d = np.where(np.einsum("ij,ij->j", v, res) < 0, -1.0, 1.0).astype(v.dtype)

@@ -957,6 +957,55 @@ def test_symmetric_input_takes_u_from_v(monkeypatch, kind, full):
                                atol=C * n * eps(np.float64) * s[0])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_finishing_kernels_match_their_numpy_references(dtype):
+    """The lone matrix's finishing kernels (_jacobi.py's fix_signs, is_symmetric,
+    symmetric_left) against the numpy they replace: the signs bit for bit (ties of
+    magnitude, a zero column, complement columns and rows), symmetry exactly (a mismatch in
+    each kind of tile, NaN), U from V the same +-v_j and the same refusals."""
+    rng = np.random.default_rng(43)
+    for m, r, k, r2, n in [(80, 80, 80, 80, 80), (60, 60, 40, 60, 40), (90, 50, 50, 70, 70),
+                           (5, 5, 3, 4, 4)]:
+        u = rng.standard_normal((m, r)).astype(dtype)
+        vh = rng.standard_normal((r2, n)).astype(dtype)
+        u[1, 2], u[3, 2] = -9.0, 9.0  # a tie of magnitude: the first decides
+        u[:, -1] = 0.0
+        vh[-1, 0], vh[-1, 1] = 9.0, -9.0
+        got, ref = (u.copy(), vh.copy()), (u.copy(), vh.copy())
+        _svd_single._fix_signs(*got, k)
+        _svd_single.plain_fix_signs(*ref, k)
+        for x, y in zip(got, ref):
+            assert x.tobytes() == y.tobytes()
+        assert got[0][1, 2] == 9.0 and got[1][-1, 0] == 9.0
+    a = rng.standard_normal((70, 70)).astype(dtype)
+    a = a + a.T
+    assert _svd_single._symmetric(a)
+    for i, j in [(40, 3), (3, 40), (69, 68), (5, 5), (66, 0)]:
+        b = a.copy()
+        b[i, j] = np.nan if i == j else b[i, j] + 1
+        assert not _svd_single._symmetric(b) and not np.array_equal(b, b.T)
+    n = 64
+    for lam1 in [None, -1.0]:  # graded; a tie of opposite signs (refused: U is not V D)
+        lam = np.logspace(0, -18, n) * np.where(np.arange(n) % 3 == 1, -1.0, 1.0)
+        if lam1 is not None:
+            lam[1] = lam1 * lam[0]
+        q = orthogonal(rng, n)
+        a = (q * lam) @ q.T
+        a = (a + a.T).astype(dtype)
+        w, v = np.linalg.eigh(a.astype(np.float64))
+        order = np.argsort(-np.abs(w))
+        s = np.abs(w[order]).astype(dtype)
+        vh = v[:, order].T
+        if lam1 is not None:  # as Jacobi may leave the tied pair: any basis of its plane
+            vh[:2] = np.array([[1.0, 1.0], [1.0, -1.0]]) / np.sqrt(2.0) @ vh[:2]
+        vh = np.ascontiguousarray(vh.astype(dtype))
+        got = _svd_single._left_of_symmetric(a, vh, s)
+        ref = _svd_single.plain_left_of_symmetric(a, vh, s)
+        assert (got is None) == (ref is None) == (lam1 is not None)
+        if ref is not None:
+            assert got.flags.c_contiguous and np.array_equal(got, ref)
+
+
 def test_a_refused_gram_start_takes_the_qr_preconditioning(monkeypatch):
     """One square matrix whose spectrum falls to rounding (a tensor network's truncated
     corner): the Gram start is refused, and Jacobi runs on R^T of the pivoted A P = Q R

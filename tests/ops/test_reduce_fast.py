@@ -80,6 +80,23 @@ def test_sums_of_squares_over_long_rows_are_dots(monkeypatch) -> None:
     assert abs(float(fast_sumsq(x, (0,), False)) - exact) / exact < 1e-6
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_whole_arrays_sum_of_squares_is_the_blocked_kernels(dtype, monkeypatch) -> None:
+    """All dims of a C-contiguous array: the kernel (blocks of 1024 squares, their sums
+    summed in two levels here, and a tail), as accurate as the pairwise sum; no dots."""
+    monkeypatch.setattr(reduce_fast, "_dots", None)
+    monkeypatch.setattr(reduce_fast, "plain_sumsq", None)
+    x = np.random.default_rng(9).random(1024 * 1030 + 3).astype(dtype) + 1
+    exact = float((x.astype(np.float64) ** 2).sum())
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    for shape in [(x.size,), (3, x.size // 3)] if x.size % 3 == 0 else [(x.size,)]:
+        got = fast_sumsq(x.reshape(shape), tuple(range(len(shape))), True)
+        assert got.shape == (1,) * len(shape) and got.dtype == dtype
+        assert abs(float(got.reshape(())) - exact) / exact < tol
+    small = np.array([3.0, 4.0], dtype)
+    assert float(fast_sumsq(small, (0,), False)) == 25.0
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 def test_fast_max_equals_numpy_on_every_layout_and_dims(shape) -> None:
     a = np.random.default_rng(1).standard_normal(shape)
