@@ -202,9 +202,10 @@ def _eighs() -> list:
 
 
 def _small() -> list:
-    """The small-batch matmul (and point clouds through 3x3s), the fused SVD backward, the
-    closed forms of det, inv and solve (each size), the blocked sum and sum of squares, the
-    row and middle-axis max and the broadcast repeat, once per dtype."""
+    """The small-batch matmul (point clouds through 3x3s, and their cross-covariances), the
+    fused SVD backward, the closed forms of det, inv and solve (each size), the blocked sum
+    and sum of squares, the row and middle-axis max and the broadcast repeat, once per
+    dtype."""
     import minigrad as mg
     from minigrad._broadcast import widen
     from minigrad.linalg import _small
@@ -218,7 +219,8 @@ def _small() -> list:
         u, s, vh = svd_forward(a, True)
         assert u is not None and vh is not None  # compute_uv
         clouds = rng.standard_normal((16, 30, 3)).astype(dtype)
-        out += [((mg.tensor(a) @ mg.tensor(a)).numpy(), (mg.tensor(clouds) @ mg.tensor(a)).numpy()),
+        out += [((mg.tensor(a) @ mg.tensor(a)).numpy(), (mg.tensor(clouds) @ mg.tensor(a)).numpy(),
+                 (mg.tensor(clouds).mT @ mg.tensor(clouds)).numpy()),
                 (svd_vjp_square(u, s, vh, a, None, a),)]
         for n in _small.SIZES:
             b = rng.standard_normal((4, n, n)).astype(dtype)
@@ -270,8 +272,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            jit_only=(("complex SVD, complex128", _complex_svds),)),
     Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel",
                      "minigrad.linalg._small_kernels", "minigrad.ops._layout_kernels"),
-           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "bmm3", "svd_vjp", "closed", "sum",
-                                                          "sumsq", "rows", "maxrows", "maxmid")
+           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "bmm3", "cross3", "svd_vjp", "closed",
+                                                          "sum", "sumsq", "rows", "maxrows",
+                                                          "maxmid")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
            (("batched small matmul, SVD backward, det, inv and solve, sum, max and repeat",
              _small),),

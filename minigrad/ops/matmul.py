@@ -92,18 +92,19 @@ _MIN_BATCH = 16  # below, numpy's fixed cost is smaller than the kernel's dispat
 # The kernels' names by dtype char: f"bmm_{dtype}" formats the dtype: ~5 us a call.
 _BMM = {"f": "bmm_float32", "d": "bmm_float64"}
 _BMM3 = {"f": "bmm3_float32", "d": "bmm3_float64"}
+_CROSS3 = {"f": "cross3_float32", "d": "cross3_float64"}
 
 
 def _tiny_batched(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     """x @ y by the numba batch loops when they pay: a batch of tiny float matrices, with
-    equal batch dims or one side a single matrix, or a batch of point clouds (m, 3) through
-    3x3 matrices. None: numpy's matmul should do it."""
+    equal batch dims or one side a single matrix, a batch of point clouds (m, 3) through
+    3x3 matrices, or the clouds' cross-covariances c^T y. None: numpy's matmul should do it."""
     dt = x.dtype
     if x.ndim == y.ndim == 2 or dt != y.dtype or dt.char not in "fd" or not dt.isnative:
         return None
     m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
     if not 0 < m * k * n <= _TINY:
-        return _clouds(x, y) if k == n == 3 else None
+        return _clouds(x, y) if k == n == 3 else _cross(x, y) if m == n == 3 else None
     if x.ndim == 2:
         batch = y.shape[:-2]
     elif y.ndim == 2 or x.shape[:-2] == y.shape[:-2]:
@@ -132,6 +133,21 @@ def _clouds(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     out = np.empty(x.shape, x.dtype)
     getattr(kernels("small"), _BMM3[x.dtype.char])(
         x.reshape(count, x.shape[-2], 3), y.reshape(count, 3, 3), out.reshape(count, -1, 3))
+    return out
+
+
+def _cross(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """x @ y for x = c.mT, c and y (*, r, 3) C-contiguous clouds of the same batch dims
+    (c^T y: their cross-covariances), by the kernel; None where it does not apply."""
+    if x.ndim != y.ndim or x.shape[:-2] != y.shape[:-2] or not y.flags.c_contiguous:
+        return None
+    c = x.swapaxes(-1, -2)
+    count = math.prod(x.shape[:-2])
+    if count < _MIN_BATCH or not c.flags.c_contiguous or c.shape[-2] == 0:
+        return None
+    out = np.empty(x.shape[:-2] + (3, 3), x.dtype)
+    getattr(kernels("small"), _CROSS3[x.dtype.char])(
+        c.reshape(count, -1, 3), y.reshape(count, -1, 3), out.reshape(count, 3, 3))
     return out
 
 

@@ -186,6 +186,42 @@ def test_point_clouds_through_3x3s_take_their_kernel(dtype, tol):
     assert gradgradcheck(lambda p, r: (p @ r).sin().sum(), (p, r))
 
 
+def test_point_clouds_kernel_gives_the_products_plain_loop_bits():
+    # bmm3 reads each cloud as one flat row (which LLVM vectorises): the same products and
+    # sums as the row-by-row loop, so the same bits, in both dtypes
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal((17, 41, 3)).astype(dtype)
+        y = rng.standard_normal((17, 3, 3)).astype(dtype)
+        ref = np.empty_like(x)
+        for p in range(17):
+            for j in range(3):
+                ref[p, :, j] = x[p, :, 0] * y[p, 0, j] + x[p, :, 1] * y[p, 1, j] \
+                    + x[p, :, 2] * y[p, 2, j]
+        assert M._tiny_batched(x, y).tobytes() == ref.tobytes()
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-13), (np.float32, 1e-5)])
+def test_cross_covariances_of_point_clouds_take_their_kernel(dtype, tol):
+    # c.mT @ y, c and y (*, r, 3) C-contiguous (Kabsch's and Umeyama's H = X^T Y): the
+    # kernel, without the transposed copy; numpy's values; numpy's matmul for the rest
+    c = rng.standard_normal((20, 50, 3)).astype(dtype)
+    y = rng.standard_normal((20, 50, 3)).astype(dtype)
+    real = M._cross
+    for a, b in ((c, y), (c.reshape(4, 5, 50, 3), y.reshape(4, 5, 50, 3)), (c[:, :1], y[:, :1])):
+        out = M._tiny_batched(a.swapaxes(-1, -2), b)
+        assert out is not None and out.dtype == dtype and out.shape == a.shape[:-2] + (3, 3)
+        ref = np.matmul(a.swapaxes(-1, -2).astype(np.float64), b.astype(np.float64))
+        np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * a.shape[-2])
+    assert real(c[:, ::2].swapaxes(1, 2), y[:, ::2]) is None  # strided clouds
+    assert real(c.swapaxes(1, 2), y[:, ::-1]) is None
+    assert real(c[:4].swapaxes(1, 2), y[:4]) is None  # a batch too small to pay
+    assert M._tiny_batched(np.ascontiguousarray(c.swapaxes(1, 2)), y) is None  # BLAS's
+    assert real(c[:, :0].swapaxes(1, 2), y[:, :0]) is None  # no points: numpy's zeros
+    p = mg.tensor(rng.standard_normal((16, 9, 3)), requires_grad=True)
+    q = mg.tensor(rng.standard_normal((16, 9, 3)), requires_grad=True)
+    assert gradgradcheck(lambda p, q: (p.mT @ q).sin().sum(), (p, q))
+
+
 def test_a_large_transposed_left_stack_goes_to_blas_uncopied(monkeypatch):
     # BLAS packs a transposed left matrix as it lies from m, k, n >= 64: no copy of it
     copied = []
