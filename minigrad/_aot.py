@@ -207,7 +207,8 @@ class Kernels:
 
     Unchecked (a family's ``checked=False``): an entry point compiled at a single signature
     is that compiled function, with no per-call check: the signature takes its inputs in
-    'A' layout (any strides), and its callers pass its dtypes and allocate its outputs."""
+    'A' layout (any strides) or its callers pass them C-contiguous, as it says, and they pass
+    its dtypes and allocate its outputs."""
 
     def __init__(self, table: dict, fallback: Callable[[], object], checked: bool = True):
         self._table = table  # name -> {argument kinds: compiled function}

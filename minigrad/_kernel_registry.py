@@ -36,8 +36,9 @@ class Family:
     entry_points: tuple[str, ...]  # what callers call: attributes of the modules
     runs: tuple[Run, ...]  # the warm-up: every entry point at every signature in use
     aot: bool = True  # compiled ahead of time too (else numba's cache only)
-    # False: each entry point has one signature whose inputs take any strides, and its
-    # callers pass its dtypes, so a compiled call checks no argument types (a few us).
+    # False: each entry point has one signature whose inputs take any strides (or that its
+    # callers lay out as it says: C-contiguous), and its callers pass its dtypes, so a
+    # compiled call checks no argument types (a few us).
     checked: bool = True
     # Warm-up runs for numba's cache only, made after the ahead-of-time build so that their
     # signatures stay out of the compiled module (which passes them to the JIT).
@@ -160,14 +161,30 @@ def _svd(label: str, shape: tuple, path: str | None, threads: int, dtype: type) 
 
         plan = None if path is None else Plan(Path(path), threads)
         a: np.ndarray = np.random.default_rng(0).standard_normal(shape).astype(dtype)
-        if path == "qr":  # exactly symmetric and graded, as a tensor network's corner
-            q = np.linalg.qr(a)[0]
-            a = ((q * np.logspace(0, -20, shape[1])) @ q.T).astype(dtype)
-            a = a + a.T
         return [svd_forward(a, True, _plan=plan),
                 svd_forward(a, False, compute_uv=False, _plan=plan)]
 
     return f"{label}, {np.dtype(dtype).name}", run
+
+
+def _symmetric_finish() -> list:
+    """The lone path's finishing kernels for an exactly symmetric matrix (a tensor
+    network's corner), called directly: the SVD reaches them only through SciPy's pivoted
+    QR, which a machine without SciPy lacks (the module would then never count as built)."""
+    from minigrad.linalg import _svd_single
+
+    out = []
+    for dtype in DTYPES:
+        a = np.random.default_rng(5).standard_normal((40, 40)).astype(dtype)
+        a = a + a.T
+        lam, v = np.linalg.eigh(a.astype(np.float64))
+        order = np.argsort(-np.abs(lam))
+        s, vh = np.abs(lam[order]).astype(dtype), np.ascontiguousarray(v[:, order].T, dtype)
+        u = _svd_single._left_of_symmetric(a, vh, s)
+        assert u is not None  # (distinct values: U = V D passes its test)
+        _svd_single._fix_signs(u, vh, 40)
+        out.append((u, vh, np.asarray(_svd_single._symmetric(a))))
+    return out
 
 
 def _complex_svds() -> list:
@@ -254,12 +271,11 @@ def _bessels() -> list:
 
 
 # Each SVD run reaches different kernels: the lanes of 3x3 and of other tiny matrices, the
-# general batch kernel, the lone-matrix sweeps (and values only), the threaded sweep of
-# large matrices, and the exactly symmetric one's U from V (the pivoted QR route).
+# general batch kernel, the lone-matrix sweeps (and values only), and the threaded sweep of
+# large matrices (_symmetric_finish the finishing of a symmetric one).
 _SVD_KINDS = [("batch of 3x3", (64, 3, 3), None, 1), ("batch of 4x3", (64, 4, 3), None, 1),
               ("batch of 8x8, full U", (4, 8, 5), None, 1), ("one matrix", (60, 50), "lone", 1),
-              ("one large matrix, threaded sweeps", (60, 50), "lone", 2),
-              ("one symmetric matrix", (60, 60), "qr", 1)]
+              ("one large matrix, threaded sweeps", (60, 50), "lone", 2)]
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     # The complex kernels (complex128 specialisations of the general SVD kernels, the
@@ -268,7 +284,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("jacobi", ("minigrad.linalg._jacobi",),
            ("svd_lanes3", "svd_lanes", "sweeps", "finish", "complete", "left_vectors",
             "renorm_sorted", "block_pairs", "fix_signs", "is_symmetric", "symmetric_left"),
-           tuple(_svd(*kind, dtype) for dtype in DTYPES for kind in _SVD_KINDS),
+           tuple(_svd(*kind, dtype) for dtype in DTYPES for kind in _SVD_KINDS)
+           + (("a symmetric matrix's U from V, and the signs", _symmetric_finish),),
            jit_only=(("complex SVD, complex128", _complex_svds),)),
     Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel",
                      "minigrad.linalg._small_kernels", "minigrad.ops._layout_kernels"),
@@ -276,7 +293,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                                                           "sum", "sumsq", "rows", "maxrows",
                                                           "maxmid")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
-           (("batched small matmul, SVD backward, det, inv and solve, sum, max and repeat",
+           (("batched small matmul and point clouds, SVD backward, det, inv and solve, "
+             "sums, max and repeat",
              _small),),
            checked=False),
     # (eigh_range_hermitian, the jit_only run's, is left out of the entry points: they are

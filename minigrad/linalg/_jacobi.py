@@ -991,7 +991,7 @@ def fix_signs(u, vh, k):
     for i in range(m):
         for j in range(r):
             u[i, j] *= sign[j]
-    for j in range(min(k, vh.shape[0])):
+    for j in range(min(k, r, vh.shape[0])):
         if sign[j] < 0.0:
             for i in range(vh.shape[1]):
                 vh[j, i] *= -1.0
@@ -1011,7 +1011,8 @@ def fix_signs(u, vh, k):
 @njit(cache=True, nogil=True)
 def is_symmetric(a):
     """Whether the square a equals its transpose exactly (NaN never does), read in tiles
-    of 32 x 32 so that a[j, i] walks rows within a tile; the first mismatch returns."""
+    of 32 x 32 so that the rows a[j, i] reads down a tile's column stay in cache; the first
+    mismatch returns."""
     n = a.shape[0]
     for i0 in range(0, n, 32):
         for j0 in range(0, i0 + 1, 32):

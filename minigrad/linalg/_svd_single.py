@@ -403,9 +403,10 @@ _SYMMETRIC = 2.0
 
 
 def _symmetric(a: np.ndarray) -> bool:
-    """Whether the square a equals a^T exactly: the kernel where it takes a (its first
+    """Whether the square a equals a^T exactly: the kernel where it takes a or a^T (its first
     mismatch returns; numpy's array_equal builds the whole comparison first)."""
-    return bool(_call("is_symmetric", (a.dtype, a.flags.num), a)) if _kernel_floats(a) \
+    c = a if a.flags.c_contiguous else a.T  # (a^T is symmetric exactly when a is)
+    return bool(_call("is_symmetric", (c.dtype, c.flags.num), c)) if _kernel_floats(c) \
         else np.array_equal(a, a.T)
 
 

@@ -110,10 +110,7 @@ def _sumsq_all(f):
     m = (f.shape[0] + BLOCK - 1) // BLOCK
     sums = np.empty(m, f.dtype)
     _block_squares(f, sums)
-    while m > 1:
-        n, m = m, (m + BLOCK - 1) // BLOCK
-        _block_sums(sums, n, sums)
-    return sums[0]
+    return _cascade(sums, sums)  # (in place: each level reads a block before writing it)
 
 
 @njit(nogil=True, fastmath=_FAST, cache=True, no_cpython_wrapper=True,

@@ -150,7 +150,7 @@ def _dots(a: np.ndarray) -> np.ndarray:
     if r <= _BLOCK:
         return _vecdot(a, a)
     q, size = r // _BLOCK, a.itemsize
-    if b == 1:  # one row (a whole array's norm): the same sums, with fewer numpy calls
+    if b == 1:  # one row ((1, r) reduced over r): the same sums, with fewer numpy calls
         flat = a.reshape(r)
         head = flat[:q * _BLOCK].reshape(q, _BLOCK)
         total = _add_reduce(_vecdot(head, head), keepdims=True)

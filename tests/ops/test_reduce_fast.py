@@ -86,15 +86,18 @@ def test_a_whole_arrays_sum_of_squares_is_the_blocked_kernels(dtype, monkeypatch
     summed in two levels here, and a tail), as accurate as the pairwise sum; no dots."""
     monkeypatch.setattr(reduce_fast, "_dots", None)
     monkeypatch.setattr(reduce_fast, "plain_sumsq", None)
-    x = np.random.default_rng(9).random(1024 * 1030 + 3).astype(dtype) + 1
+    x = np.random.default_rng(9).random(1024 * 1030 + 5).astype(dtype) + 1  # 3 | size
     exact = float((x.astype(np.float64) ** 2).sum())
     tol = 1e-6 if dtype == np.float32 else 1e-14
-    for shape in [(x.size,), (3, x.size // 3)] if x.size % 3 == 0 else [(x.size,)]:
-        got = fast_sumsq(x.reshape(shape), tuple(range(len(shape))), True)
-        assert got.shape == (1,) * len(shape) and got.dtype == dtype
-        assert abs(float(got.reshape(())) - exact) / exact < tol
+    for shape in [(x.size,), (3, x.size // 3), (1, x.size)]:
+        for keepdim in (True, False):
+            got = fast_sumsq(x.reshape(shape), tuple(range(len(shape))), keepdim)
+            assert got.shape == ((1,) * len(shape) if keepdim else ()) and got.dtype == dtype
+            assert abs(float(got.reshape(())) - exact) / exact < tol
     small = np.array([3.0, 4.0], dtype)
     assert float(fast_sumsq(small, (0,), False)) == 25.0
+    scalar = fast_sumsq(np.asarray(-3.0, dtype), (), True)  # 0-d: all (no) dims
+    assert scalar.shape == () and scalar.dtype == dtype and float(scalar) == 9.0
 
 
 @pytest.mark.parametrize("shape", SHAPES)
