@@ -226,7 +226,7 @@ def _small() -> list:
     import minigrad as mg
     from minigrad._broadcast import widen
     from minigrad.linalg import _small
-    from minigrad.linalg._svd_backward import svd_vjp_square
+    from minigrad.linalg._svd_backward import svd_vjp_square, zero_poles
     from minigrad.linalg._svd_forward import svd_forward
     from minigrad.ops.reduce_fast import fast_max, fast_sum, fast_sumsq
 
@@ -238,7 +238,8 @@ def _small() -> list:
         clouds = rng.standard_normal((16, 30, 3)).astype(dtype)
         out += [((mg.tensor(a) @ mg.tensor(a)).numpy(), (mg.tensor(clouds) @ mg.tensor(a)).numpy(),
                  (mg.tensor(clouds).mT @ mg.tensor(clouds)).numpy()),
-                (svd_vjp_square(u, s, vh, a, None, a),)]
+                (svd_vjp_square(u, s, vh, a, None, a),),
+                (zero_poles(a, a, s, s[:, 0] * 1e-3, s < s[:, 1:2]),)]
         for n in _small.SIZES:
             b = rng.standard_normal((4, n, n)).astype(dtype)
             out += [(_small.det(b), _small.inv(b), _small.solve(b, b), _small.cofactor(b))]
@@ -289,9 +290,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            jit_only=(("complex SVD, complex128", _complex_svds),)),
     Family("small", ("minigrad.ops._matmul_kernels", "minigrad.linalg._svd_vjp_kernel",
                      "minigrad.linalg._small_kernels", "minigrad.ops._layout_kernels"),
-           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "bmm3", "cross3", "svd_vjp", "closed",
-                                                          "sum", "sumsq", "rows", "maxrows",
-                                                          "maxmid")
+           tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "bmm3", "cross3", "svd_vjp",
+                                                          "zero_poles", "closed", "sum", "sumsq",
+                                                          "rows", "maxrows", "maxmid")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
            (("batched small matmul and point clouds, SVD backward, det, inv and solve, "
              "sums, max and repeat",

@@ -1,5 +1,6 @@
 """The first-order SVD backward of a batch of tiny square matrices off every pole, in one
-numba pass: ndarrays in, ndarrays out.
+numba pass: ndarrays in, ndarrays out. Also the "zero" tie policy's pole terms of any k in
+one pass (``zero_poles``).
 
 The same sums in the same order as the op-by-op formula (``_svd_backward._plain_fast``
 with the batch-matmul kernel), so the same numbers; but it writes only gA, where the ops
@@ -78,6 +79,44 @@ def _vjp(u, s, vh, gu, gs, gvh, flags, out):
         _core(u, s, vh, gu, gs, gvh, has_gu, has_gs, has_gvh, out, k)
 
 
+def _zero_poles(plus, minus, s, tie, absent, out):
+    """out = N+ / (s_j - s_i) + N- / (s_j + s_i) at [p, i, j], each quotient 0 where
+    _svd_poles.tie_zeros zeroes it (dead pairs: i = j, or both triplets absent; ties within
+    tie[p]; a solo pair, one triplet absent, at the other pole's tie too): the "zero"
+    policy's X times 2, first order. The same differences, sums and quotients as
+    pairwise, tie_zeros and quot make with a dozen (k, k) temporaries: the same bits."""
+    for p in range(s.shape[0]):
+        t = tie[p]
+        zero = t - t  # 0 in s's dtype: a float64 literal would widen float32's sums
+        for i in range(s.shape[1]):
+            si, ai = s[p, i], absent[p, i]
+            for j in range(s.shape[1]):
+                sj, aj = s[p, j], absent[p, j]
+                d, su = sj - si, sj + si
+                tp, tm = abs(d) <= t, su <= t
+                dead = i == j or (ai and aj)
+                solo = not dead and ai != aj
+                # (solo and tm implies tp, as |d| <= su: kept as tie_zeros has it)
+                qp = zero if dead or tp or (solo and tm) else plus[p, i, j] / d
+                qm = zero if dead or tm or (solo and tp) else minus[p, i, j] / su
+                out[p, i, j] = qp + qm
+
+
+def zero_poles_kernel(dt: np.dtype):
+    """kernel(plus, minus, s, tie, absent, out): _zero_poles for (B, k, k) numerators, s
+    (B, k) and tie (B,) of dtype dt (any strides), absent (B, k) bool, out C-contiguous."""
+    name = f"zero_poles_{np.dtype(dt)}"
+    if name in jitted:
+        return jitted[name]
+    dtype = from_dtype(dt)
+    a3 = types.Array(dtype, 3, "A", readonly=True)
+    a2 = types.Array(dtype, 2, "A", readonly=True)
+    a1 = types.Array(dtype, 1, "A", readonly=True)
+    b2 = types.Array(types.boolean, 2, "A", readonly=True)
+    return compile_for(_zero_poles, types.void(a3, a3, a2, a1, b2, types.Array(dtype, 3, "C")),
+                       f"the SVD backward's pole terms for {dt}", name)
+
+
 def vjp_kernel(dt: np.dtype):
     """kernel(u, s, vh, gu, gs, gvh, flags, out): gA into out, for (B, k, k) factors and
     cotangents of dtype dt (any strides; an absent cotangent is a (1, 1, 1) or (1, 1) zero
@@ -94,7 +133,9 @@ def vjp_kernel(dt: np.dtype):
 
 
 def __getattr__(name: str):
-    """svd_vjp_<dtype>: vjp_kernel(dtype), by its entry point's name (the registry's)."""
-    if name.startswith("svd_vjp_") and name[8:] in ("float32", "float64"):
-        return vjp_kernel(np.dtype(name[8:]))
+    """svd_vjp_<dtype> and zero_poles_<dtype>: vjp_kernel(dtype) and
+    zero_poles_kernel(dtype), by their entry points' names (the registry's)."""
+    kind, _, dtype = name.rpartition("_")
+    if dtype in ("float32", "float64") and kind in ("svd_vjp", "zero_poles"):
+        return (vjp_kernel if kind == "svd_vjp" else zero_poles_kernel)(np.dtype(dtype))
     raise AttributeError(name)

@@ -187,3 +187,47 @@ def test_zero_policy_at_a_truncation_records_nothing_and_matches_the_ops():
         grads.append(g.detach().numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
     assert np.isfinite(grads[1]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", ["corner", "both sides", "tall", "tie", "solo", "cut tie"])
+def test_zero_policy_pole_terms_in_one_kernel_match_the_ops(monkeypatch, dtype, case):
+    """The "zero" policy's pole terms of a first-order backward come from one kernel pass
+    (B.zero_poles): the same gradient bit for bit as pairwise, tie_zeros and the masked
+    quotients, with absent triplets (a truncation), U and Vh both read, a tall A (its
+    R S^-1 columns), an exact tie among the kept values, a read triplet of value at rounding
+    beside absent ones, and a tie across the cut (solo pairs at each pole)."""
+    n, m = 24, 30 if case == "tall" else 24
+    q1, q2 = np.linalg.qr(rng.standard_normal((m, n)))[0], np.linalg.qr(
+        rng.standard_normal((n, n)))[0]
+    s = np.concatenate([np.linspace(2.0, 1.0, 8), np.logspace(-3, -19, 16)])
+    if case == "tie":
+        s[2] = s[1]
+    elif case == "cut tie":
+        s[8] = s[7]
+    A = mg.tensor(((q1 * s) @ q2).astype(dtype), requires_grad=True)
+    W = mg.tensor(rng.standard_normal((m, 8)).astype(dtype))
+    Z = mg.tensor(rng.standard_normal((8, n)).astype(dtype))
+    calls = []
+    kernel = B.zero_poles
+    monkeypatch.setattr(B, "zero_poles", lambda *a: calls.append(1) or kernel(*a))
+
+    def gradient():
+        A.grad = None
+        with mg.linalg.tie_policy("zero"):
+            U, _, Vh = mg.linalg.svd(A, full_matrices=False)
+            loss = (U[:, :8] * W).sum()
+            if case == "solo":
+                loss = loss + U[:, 20].sum()
+            if case == "both sides":
+                loss = loss + (Vh[:8] * Z).sum()
+            loss.backward()
+        return A.grad.numpy()
+
+    fused = gradient()
+    assert calls
+    monkeypatch.setattr(B, "_zero_fused", lambda *a: None)
+    calls.clear()
+    ops = gradient()
+    assert not calls and fused.dtype == dtype and np.isfinite(fused).all()
+    assert fused.tobytes() == ops.tobytes()
