@@ -23,6 +23,9 @@ from minigrad import _aot
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 DTYPES = (np.float64, np.float32)
+# The kernels' float dtypes (native byte order: a big-endian array's bytes would be read as
+# they lie), for callers' membership tests.
+KERNEL_FLOATS = frozenset(np.dtype(d) for d in DTYPES)
 
 # One warm-up step: a progress label, and a run that returns its results (tuples of arrays,
 # compared bit for bit between the JIT and a compiled module).

@@ -24,7 +24,7 @@ from functools import partial
 
 import numpy as np
 
-from .._kernel_registry import kernels
+from .._kernel_registry import KERNEL_FLOATS, kernels
 from ..autograd.engine import result_is_differentiated
 from ..autograd.function import Context, make_tensor
 from ..autograd.grad_mode import _state, is_grad_enabled
@@ -54,6 +54,7 @@ from ._svd_poles import (
     near_level,
     tie_level,
     tie_zeros,
+    zero_cols,
 )
 from ._tie_bond import bond_fit, confirmed, product_limits
 from ._tie_errors import check_kinks, check_s_only, check_solo_ties
@@ -422,14 +423,13 @@ def _zero_fused(num: Numerators, S: Tensor, tie: np.ndarray, has_inv: bool,
         return None
     s, nu_p, nu_m = S._array, plus._array, minus._array
     dt = s.dtype
-    if dt not in _FUSED_DTYPES or nu_p.dtype != dt or nu_m.dtype != dt:
+    if dt not in KERNEL_FLOATS or nu_p.dtype != dt or nu_m.dtype != dt:
         return None
     out = zero_poles(nu_p, nu_m, s, tie, absent)
-    cols = (s <= tie) if has_inv else absent & (s <= tie)  # (tie_zeros' columns)
+    cols = zero_cols(s, tie, has_inv, absent)
     return Terms(make_tensor(out), None, quot_cols(num.R, S, cols), quot_cols(num.Q, S, cols))
 
 
-_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _ZERO_POLES = {"f": "zero_poles_float32", "d": "zero_poles_float64"}
 
 

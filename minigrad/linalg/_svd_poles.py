@@ -183,8 +183,7 @@ def tie_zeros(s: np.ndarray, pairs: tuple[Tensor, Tensor], tie: np.ndarray, has_
     t2 = tie[..., None]
     tp = np.abs(pairs[0]._array) <= t2
     tm = pairs[1]._array <= t2
-    small = s <= tie
-    cols = small if has_inv else absent & small
+    cols = zero_cols(s, tie, has_inv, absent)
     dead = np.eye(s.shape[-1], dtype=bool)
     if not absent.any():  # (the common case: every pair live, none solo)
         return Zeroed(dead | tp, dead | tm, cols)
@@ -192,6 +191,14 @@ def tie_zeros(s: np.ndarray, pairs: tuple[Tensor, Tensor], tie: np.ndarray, has_
     dead = dead | (a_i & a_j)
     solo = ~dead & (a_i ^ a_j)
     return Zeroed(dead | tp | (solo & tm), dead | tm | (solo & tp), cols)
+
+
+def zero_cols(s: np.ndarray, tie: np.ndarray, has_inv: bool, absent: np.ndarray,
+              ) -> np.ndarray:
+    """The columns of R S^-1 and Q S^-1 the "zero" policy zeroes: s_i within tie of 0, of
+    absent triplets only where there are no S^-1 terms (not has_inv)."""
+    small = s <= tie
+    return small if has_inv else absent & small
 
 
 def absent_triplets(gS: Tensor | None, gUe: Tensor | None, gVe: Tensor | None,

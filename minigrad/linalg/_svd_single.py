@@ -10,7 +10,7 @@ from typing import Literal, cast
 
 import numpy as np
 
-from minigrad._kernel_registry import exact, kernels
+from minigrad._kernel_registry import KERNEL_FLOATS, exact, kernels
 from minigrad.linalg import _memory, _threads
 from minigrad.linalg._jacobi_contract import NOT_CONVERGED, NOT_FINITE, OK
 from minigrad.linalg._svd_checks import _raise_for
@@ -42,10 +42,7 @@ def _kernel_floats(*arrays: np.ndarray) -> bool:
     """Whether arrays are C-contiguous, of one dtype, float32 or float64: the finishing
     kernels' signatures (the warm-up compiles those; any other would compile on the spot)."""
     dt = arrays[0].dtype
-    return dt in _FLOATS and all(x.dtype == dt and x.flags.c_contiguous for x in arrays)
-
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+    return dt in KERNEL_FLOATS and all(x.dtype == dt and x.flags.c_contiguous for x in arrays)
 
 
 def plain_fix_signs(u: np.ndarray, vh: np.ndarray, k: int) -> None:
@@ -427,8 +424,12 @@ def _left_of_symmetric(a: np.ndarray, vh: np.ndarray, s: np.ndarray) -> np.ndarr
     n, k = vh.shape[1], vh.shape[0]
     u = np.empty((n, k), vh.dtype)
     worst = _call("symmetric_left", (vh.dtype, vh.flags.num, s.flags.num), vh, vh @ a, s, u)
-    bound = _SYMMETRIC * math.sqrt(k) * np.finfo(s.dtype).eps * float(s[0])
-    return u if worst <= bound * bound else None
+    return u if worst <= _symmetric_bound(s) ** 2 else None
+
+
+def _symmetric_bound(s: np.ndarray) -> float:
+    """_left_of_symmetric's bound on |A v_j - d_j s_j v_j|: _SYMMETRIC sqrt(k) eps s_1."""
+    return _SYMMETRIC * math.sqrt(s.shape[0]) * float(np.finfo(s.dtype).eps) * float(s[0])
 
 
 def plain_left_of_symmetric(a: np.ndarray, vh: np.ndarray, s: np.ndarray,
@@ -440,8 +441,7 @@ def plain_left_of_symmetric(a: np.ndarray, vh: np.ndarray, s: np.ndarray,
     d = np.where(np.einsum("ij,ij->j", v, res) < 0, -1.0, 1.0).astype(v.dtype)
     u = v * d
     res -= u * s  # A v_j - d_j s_j v_j, in A V's own memory
-    bound = _SYMMETRIC * math.sqrt(s.shape[0]) * np.finfo(s.dtype).eps * float(s[0])
-    if not np.einsum("ij,ij->j", res, res).max() <= bound * bound:  # NaN-safe
+    if not np.einsum("ij,ij->j", res, res).max() <= _symmetric_bound(s) ** 2:  # NaN-safe
         return None
     return u
 

@@ -37,6 +37,7 @@ import numpy as np
 # measurements as the broadcast widening's.
 from .._broadcast import _FROM as _FAST_FROM
 from .._broadcast import _SHORT
+from .._kernel_registry import KERNEL_FLOATS as _NATIVE
 from .._kernel_registry import kernels
 
 _asarray, _add_reduce, _matmul, _empty = np.asarray, np.add.reduce, np.matmul, np.empty
@@ -49,7 +50,6 @@ _SUM_ROWS = {"f": "rows_float32", "d": "rows_float64"}
 _SUMSQ_ALL = {"f": "sumsq_float32", "d": "sumsq_float64"}
 # numpy's flag bits (ndarray.flags.num): C-contiguous, aligned
 _C, _ALIGNED = 1, 256
-_NATIVE = {np.dtype(np.float32), np.dtype(np.float64)}  # the kernels' (native byte order)
 _MAX_ROWS = {"f": "maxrows_float32", "d": "maxrows_float64"}
 _MAX_MIDDLE = {"f": "maxmid_float32", "d": "maxmid_float64"}
 # The max kernels' floats (aligned native float32 and float64), by dtype: the signed

@@ -1003,7 +1003,13 @@ def test_finishing_kernels_match_their_numpy_references(dtype):
         ref = _svd_single.plain_left_of_symmetric(a, vh, s)
         assert (got is None) == (ref is None) == (lam1 is not None)
         if ref is not None:
-            assert got.flags.c_contiguous and np.array_equal(got, ref)
+            # U = +-V column by column; the sign d_j is decided above rounding only where
+            # |lambda_j| is: below, either sign passes the test, and the BLAS product's
+            # rounding (A V against V^T A, whatever machine) picks it
+            decided = s > 1e3 * n * eps(dtype) * s[0]
+            assert got.flags.c_contiguous and decided[:5].all()
+            assert np.array_equal(got[:, decided], ref[:, decided])
+            assert np.array_equal(np.abs(got), np.abs(ref))
             vh[5, 3] = np.nan  # a NaN in V fails the test, as the reference's
             assert _svd_single._left_of_symmetric(a, vh, s) is None
             assert _svd_single.plain_left_of_symmetric(a, vh, s) is None
