@@ -60,11 +60,16 @@ def _erfinv(x: np.ndarray) -> np.ndarray:
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    return _erf(np.ascontiguousarray(x).reshape(-1), False).reshape(x.shape)
+    """libm's erf in float64, rounded to x's dtype (one compiled signature)."""
+    return _erf(_float64(x), False).reshape(x.shape).astype(x.dtype, copy=False)
 
 
 def erfc(x: np.ndarray) -> np.ndarray:
-    return _erf(np.ascontiguousarray(x).reshape(-1), True).reshape(x.shape)
+    return _erf(_float64(x), True).reshape(x.shape).astype(x.dtype, copy=False)
+
+
+def _float64(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
 
 
 def erfinv(x: np.ndarray) -> np.ndarray:

@@ -98,8 +98,10 @@ def fast_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     order = list(range(x.ndim)) if contiguous else sorted(range(x.ndim),
                                                           key=lambda i: -x.strides[i])
     y = x.transpose(order)
-    if not y.flags.c_contiguous:  # a broadcast or sliced view: numpy's strided loops
-        return plain_sum(x, dims, keepdim)
+    if not y.flags.c_contiguous:
+        if 0 in x.strides:  # a broadcast view: a backward's gradient of a sum, mostly
+            return _sum_broadcast(x, dims, keepdim)
+        return plain_sum(x, dims, keepdim)  # a sliced view: numpy's strided loops
     sizes, reduced = _groups(y.shape, [i in dims for i in order])
     if not any(reduced):  # only length-1 dims reduced: a copy, not a view of x
         return plain_sum(x, dims, keepdim)
@@ -117,6 +119,25 @@ def fast_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if keepdim:
         out = out.reshape([1 if i in dims else n for i, n in enumerate(x.shape)])
     return out
+
+
+def _sum_broadcast(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    """fast_sum of a view with broadcast (stride-0) dims: over those it sums n equal terms,
+    which is n times one of them (rounded once, where numpy's strided loop adds them one by
+    one: 376 us for (256, 100, 3) over dim 1); the other dims are summed from one slice, and
+    broadcast kept dims are widened into the new array at the end."""
+    wide = [d for d in range(x.ndim) if x.strides[d] == 0 and x.shape[d] > 1]
+    if not wide:  # only length-1 dims have stride 0: nothing repeats
+        return plain_sum(x, dims, keepdim)
+    one = x[tuple(slice(0, 1) if d in wide else slice(None) for d in range(x.ndim))]
+    out = fast_sum(one, dims, True)
+    count = _prod(x.shape[d] for d in wide if d in dims)
+    if count > 1:
+        out *= count  # exact as a float while count < 2**24 (float32), 2**53 (float64)
+    shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
+    if out.shape != shape:  # a broadcast dim kept: the repeated sums, written out
+        out = np.broadcast_to(out, shape).copy()
+    return out if keepdim else out.reshape([n for d, n in enumerate(x.shape) if d not in dims])
 
 
 def plain_sumsq(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:

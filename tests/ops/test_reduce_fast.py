@@ -20,11 +20,15 @@ SHAPES = [(256, 100, 3), (64, 3, 1000), (300, 40), (5, 1, 7, 300, 2), (3000, 2),
 
 
 def _layouts(a: np.ndarray):
-    """a itself, a transposed view, a sliced (strided) view, and float32 of a."""
+    """a itself, a transposed view, a sliced (strided) view, float32 of a, and broadcast
+    views (a backward's gradients): one repeated along its second dim, one of a single
+    value."""
     yield a
     yield a.T
     yield a[..., ::2] if a.shape[-1] > 1 else a[::2]
     yield a.astype(np.float32)
+    yield np.broadcast_to(a[:, :1] if a.ndim > 1 else a[:1], a.shape)
+    yield np.broadcast_to(a.reshape(-1)[:1].reshape((1,) * a.ndim), a.shape)
 
 
 def _all_dims(ndim: int):
@@ -199,6 +203,24 @@ def test_the_engine_undoes_broadcasting_through_the_fast_sum(monkeypatch) -> Non
     (x - c).backward(mg.tensor(g))
     assert ((256, 100, 3), (1,)) in calls
     np.testing.assert_allclose(c.grad.numpy(), -plain_sum(g, (1,), True), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_sum_over_broadcast_dims_is_their_count_times_one_term(dtype) -> None:
+    # n equal terms sum to n times one of them, rounded once (numpy's loop adds them one by
+    # one, rounding each time: it differs from n * x here, so this fails without the rule)
+    col = (np.arange(1, 257, dtype=dtype) / 10).reshape(256, 1, 1)
+    g = np.broadcast_to(col, (256, 100, 3))
+    for dims, keepdim in (((1,), True), ((1, 2), False), ((0, 1, 2), False), ((2,), True)):
+        got = fast_sum(g, dims, keepdim)
+        want = plain_sum(np.ascontiguousarray(g[:, :1, :1]), dims, keepdim) * dtype(
+            np.prod([(1, 100, 3)[d] for d in dims]))
+        if 0 not in dims:
+            want = want * np.ones_like(plain_sum(g, dims, keepdim))  # the kept dims' shape
+        assert got.dtype == dtype and got.shape == plain_sum(g, dims, keepdim).shape
+        assert got.flags.c_contiguous and got.flags.writeable
+        np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(plain_sum(g, (1,), True), fast_sum(g, (1,), True))
 
 
 def test_small_sums_keep_numpys_reduce(monkeypatch) -> None:

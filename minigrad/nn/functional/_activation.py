@@ -13,8 +13,10 @@ from ..._dims import wrap_dim
 from ...autograd import views
 from ...autograd.function import make_tensor
 from ...functions import where
+from ...ops.arith import select
+from ...ops.unary import _erf as _erf_array
 from ...tensor import Tensor
-from ._fused import _erf, _erf_array, _LogSoftmax, _pointwise
+from ._fused import _LogSoftmax, _pointwise
 
 
 # ---- activations ----------------------------------------------------------------------------
@@ -91,7 +93,7 @@ _GELU_K = math.sqrt(2 / math.pi)
 def _gelu_exact(x: Tensor) -> Tensor:
     def df(t: Tensor) -> Tensor:  # Phi(x) + x phi(x)
         phi = (t * t * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
-        return (_erf(t * math.sqrt(0.5)) + 1) * 0.5 + t * phi
+        return ((t * math.sqrt(0.5)).erf() + 1) * 0.5 + t * phi
     return _pointwise("gelu", x, lambda a: a * 0.5 * (1 + _erf_array(a * math.sqrt(0.5))), df)
 
 
@@ -120,10 +122,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, else negative_slope * x (the gradient at 0 is negative_slope, as torch)."""
+    def slope(t: Tensor) -> Tensor:
+        a = t._array
+        return make_tensor(select(a > 0, np.ones_like(a), np.full_like(a, negative_slope)))
+
     def fn(x: Tensor) -> Tensor:
-        return _pointwise("leaky_relu", x, lambda a: np.where(a > 0, a, a * negative_slope),
-                          lambda t: make_tensor(np.where(t._array > 0, 1.0, negative_slope)
-                                             .astype(t.dtype)))
+        return _pointwise("leaky_relu", x, lambda a: select(a > 0, a, a * negative_slope), slope)
     return _maybe_inplace(input, inplace, fn)
 
 
@@ -131,7 +135,7 @@ def _elu(x: Tensor, name: str, alpha: float, scale: float = 1.0,
          input_scale: float = 1.0) -> Tensor:
     """scale * (x if x > 0 else alpha (exp(input_scale x) - 1)): elu, selu and celu."""
     def f(a: np.ndarray) -> np.ndarray:
-        return scale * np.where(a > 0, a, alpha * np.expm1(input_scale * np.minimum(a, 0)))
+        return scale * select(a > 0, a, alpha * np.expm1(input_scale * np.minimum(a, 0)))
 
     def df(t: Tensor) -> Tensor:
         neg = (t.clamp(max=0) * input_scale).exp() * (alpha * input_scale * scale)

@@ -3,7 +3,6 @@ log-softmax, picking log-probabilities, pointwise activations, embedding, paddin
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -128,18 +127,6 @@ def _pointwise(name: str, x: Tensor, f: Callable, df: Callable) -> Tensor:
         raise NotImplementedError(f'"{name}" not implemented for {x.dtype} tensors; '
                                   "convert with .float() first")
     return _Pointwise.apply(x, f, df)
-
-
-_ERF = np.frompyfunc(math.erf, 1, 1)  # libm's erf, correctly rounded to ~1 ulp
-
-
-def _erf_array(a: np.ndarray) -> np.ndarray:
-    return np.asarray(_ERF(a), dtype=a.dtype)
-
-
-def _erf(x: Tensor) -> Tensor:
-    """erf(x) = 2/sqrt(pi) int_0^x exp(-t^2) dt; d/dx = 2/sqrt(pi) exp(-x^2)."""
-    return _Pointwise.apply(x, _erf_array, lambda t: (-(t * t)).exp() * (2 / math.sqrt(math.pi)))
 
 
 class _Embedding(Function):

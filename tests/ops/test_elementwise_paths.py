@@ -1,0 +1,114 @@
+"""The elementwise routes that replace a slow numpy loop with the same numbers: where as a
+bit select, sigmoid as two exps, erf (and so the exact GELU) as the compiled libm loop, and
+a sum over broadcast dims as a count times one term (in test_reduce_fast.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad.ops import arith, unary
+
+SPECIAL = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30, -1e-30, 88.0, -88.0, 1e4, -1e4]
+
+
+def _bits(a: np.ndarray) -> bytes:
+    return np.ascontiguousarray(a).view(np.uint8).tobytes()
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal bit for bit (so -0.0 is not 0.0), a NaN's sign and payload aside."""
+    nan = np.isnan(a)
+    return bool((nan == np.isnan(b)).all()) and _bits(a[~nan]) == _bits(b[~nan])
+
+
+def _data(n: int, dtype, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal(n) * 20).astype(dtype)
+    a[:len(SPECIAL)] = np.asarray(SPECIAL).astype(dtype)
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("n", [100, 8191, 8192, 65536, 70001])
+def test_select_is_np_where_bit_for_bit_on_either_side_of_its_thresholds(dtype, n) -> None:
+    x, y = _data(n, dtype, 0), _data(n, dtype, 1)[::-1].copy()
+    cond = np.random.default_rng(2).random(n) < 0.5
+    got = arith.select(cond, x, y)
+    assert got.dtype == dtype and got.shape == (n,)
+    assert _bits(got) == _bits(np.where(cond, x, y))
+    shaped = (x.reshape(-1, 7), y.reshape(-1, 7), cond.reshape(-1, 7)) if n % 7 == 0 else None
+    if shaped is not None:  # a 2-D view goes the same way
+        assert _bits(arith.select(shaped[2], *shaped[:2])) == _bits(got)
+
+
+def test_select_leaves_mixed_shapes_dtypes_and_scalars_to_np_where() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((300, 300)).astype(np.float32)
+    cond = x > 0
+    for a, b, c in ((x, x[:1], cond), (x, x.astype(np.float64), cond), (x, 0.5, cond),
+                    (x.astype(np.int32), x.astype(np.int32), cond)):
+        got, want = arith.select(c, a, b), np.where(c, a, b)
+        assert got.dtype == want.dtype and _bits(got) == _bits(want)
+
+
+def test_where_takes_the_select_and_differentiates_to_second_order() -> None:
+    rng = np.random.default_rng(4)
+    an, bn = rng.standard_normal((70, 1000)), rng.standard_normal((70, 1000))
+    a, b = mg.tensor(an, requires_grad=True), mg.tensor(bn, requires_grad=True)
+    c = a > b * 0.5
+    cn = c.numpy()
+    y = mg.where(c, a, b)
+    assert _bits(y.detach().numpy()) == _bits(np.where(cn, an, bn))
+    (ga,) = mg.autograd.grad((mg.where(c, a * a, b) ** 2).sum(), a, create_graph=True)
+    np.testing.assert_allclose(ga.detach().numpy(), np.where(cn, 4 * an ** 3, 0))
+    (gga,) = mg.autograd.grad(ga.sum(), a)
+    np.testing.assert_allclose(gga.numpy(), np.where(cn, 12 * an ** 2, 0))
+
+
+def _sigmoid_by_sign(x: np.ndarray) -> np.ndarray:
+    """The plain form the two-exp route replaced: 1/(1+e) or e/(1+e), e = exp(-|x|)."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_sigmoid_is_the_by_sign_form_bit_for_bit(dtype) -> None:
+    x = _data(20000, dtype, 5)
+    assert _same(unary._sigmoid(x), _sigmoid_by_sign(x))
+    assert _same(unary._sigmoid(x[4:5].reshape(())).reshape(1), _sigmoid_by_sign(x[4:5]))
+    s = mg.tensor(x).sigmoid().numpy()
+    assert s[(x > 0) & np.isfinite(x)].min() >= 0.5 and s[x == -1e4][0] == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_and_the_exact_gelu_are_libms_erf_rounded_once(dtype) -> None:
+    x = _data(5000, dtype, 6)
+    want = np.array([math.erf(float(v)) for v in x]).astype(dtype)
+    assert _same(mg.tensor(x).erf().numpy(), want)
+    g = F.gelu(mg.tensor(x)).numpy()
+    z = x * math.sqrt(0.5)  # the formula in x's dtype, as torch's, with that erf
+    ref = x * 0.5 * (1 + np.array([math.erf(float(v)) for v in z]).astype(dtype))
+    assert _same(g, ref)
+    assert np.isnan(g[2]) and g[0] == np.inf  # (-inf gives 0 * -inf = nan, as torch)
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "elu"])
+def test_leaky_relu_and_elu_through_select_keep_their_values_and_slopes(name) -> None:
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(20000)
+    x = mg.tensor(a, requires_grad=True)
+    fn = getattr(F, name)
+    y = fn(x)
+    y.backward(mg.ones_like(y))
+    if name == "leaky_relu":
+        want, slope = np.where(a > 0, a, 0.01 * a), np.where(a > 0, 1.0, 0.01)
+    else:
+        want, slope = np.where(a > 0, a, np.expm1(np.minimum(a, 0))), np.where(
+            a > 0, 1.0, np.exp(np.minimum(a, 0)))
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(x.grad.numpy(), slope, rtol=1e-15, atol=0)
