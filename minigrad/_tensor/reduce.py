@@ -238,6 +238,9 @@ class ReduceMethods:
         expm1(0) = 0: the small terms then keep their digits (logsumexp([0, -40]) is
         4.2e-18, as in scipy; torch rounds it to 0)."""
         dims = norm_dims(dim, self.ndim)
+        if len(dims) == 1 and self._array.dtype.kind == "f" and self._array.size:
+            out = reduce.LogSumExp.apply(self, dims[0])
+            return out if keepdim else out.squeeze(dims)
         m = _max_shift(self, dims)
         z = self - m
         if self._array.size == 0:
@@ -258,9 +261,7 @@ class ReduceMethods:
     @real_only
     def log_softmax(self: Tensor, dim: int) -> Tensor:
         """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max)))."""
-        dims = norm_dims(dim, self.ndim)
-        z = self - _max_shift(self, dims)
-        return z - z.exp().sum(dims, keepdim=True).log()
+        return reduce.LogSoftmax.apply(self, norm_dims(dim, self.ndim))
 
     @numpy_dims
     def cumsum(self: Tensor, dim: int) -> Tensor:

@@ -188,6 +188,54 @@ class Softmax(Function):
         return s * (g - (g * s).sum(ctx.dims, keepdim=True)), None, None
 
 
+class LogSumExp(Function):
+    """log sum exp x over one dim (kept), as m + log1p(sum(exp(x - m)) - 1) with m the max
+    and the maximum's own term entering as expm1(0) = 0, so the small terms keep their
+    digits; d/dx = exp(x - y), the softmax, from the saved output y. Real floats; the
+    caller takes several dims, complex and empty inputs through recorded ops (the same
+    formula), which cost 4x this on (64, 128, 64) over its last dim."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, dim: int) -> Any:
+        a = x._array
+        m = fast_max(a, (dim,), True, True)
+        if not np.isfinite(m).all():  # no inf - inf: an infinite maximum shifts by 0
+            m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
+        z = a - m
+        e = np.exp(z)
+        first = np.argmax(z, axis=dim, keepdims=True)  # one maximum: z is 0 there, or inf
+        np.put_along_axis(e, first, np.expm1(np.take_along_axis(z, first, axis=dim)), dim)
+        out = make_tensor(np.log1p(fast_sum(e, (dim,), True)) + m)
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> Any:
+        x, y = ctx.saved_tensors
+        return g * (x - y).exp(), None
+
+
+class LogSoftmax(Function):
+    """y = x - log sum exp x over dims, from z = x - max(x) (so z - log sum exp z, never the
+    log of an underflow); d/dx = g - exp(y) sum g, from the output (exp(y) is the softmax)."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, dims: tuple[int, ...]) -> Any:
+        ctx.dims = dims
+        a = x._array if x._array.dtype.kind == "f" else as_float(x._array, "log_softmax")
+        z = _asarray(shifted(a, dims))  # a new array (asarray: of a 0-d one, a scalar)
+        if z.size:
+            z -= np.log(fast_sum(np.exp(z), dims, True))  # (as Tensor.sum sums)
+        out = make_tensor(z)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, g: Any) -> tuple:
+        (y,) = ctx.saved_tensors
+        return g - y.exp() * g.sum(ctx.dims, keepdim=True), None
+
+
 def _softmax_vjp(g: np.ndarray, s: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
     """s (g - sum(g s)) over ``dims``, the same steps as the recorded rule (so the same
     numbers) in one new array. A g laid out otherwise than s (the gradient of a transposed

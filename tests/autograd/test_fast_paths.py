@@ -101,13 +101,17 @@ _CASES = [
 ]
 
 
+@pytest.mark.parametrize("classes", [4, 50])  # reduced transposed, and rows as they lie
 @pytest.mark.parametrize("case", _CASES, ids=lambda c: ",".join(c) or "plain")
-def test_fused_cross_entropy_matches_the_composite_and_differentiates_twice(case) -> None:
+def test_fused_cross_entropy_matches_the_composite_and_differentiates_twice(case,
+                                                                              classes) -> None:
+    from minigrad.nn.functional import _fused
+    assert (classes >= _fused._ROWWISE_FROM) == (classes == 50)
     rng = np.random.default_rng(0)
-    x0, t = rng.standard_normal((6, 4)), mg.tensor([0, 3, 1, 3, 2, 1])
+    x0, t = rng.standard_normal((6, classes)), mg.tensor([0, 3, 1, 3, 2, 1])
     kw = dict(case)
     if kw.pop("weight", False):
-        kw["weight"] = f64(rng.uniform(0.5, 2.0, 4), grad=False)
+        kw["weight"] = f64(rng.uniform(0.5, 2.0, classes), grad=False)
 
     def fused(x):
         return F.cross_entropy(x, t, **kw)

@@ -112,3 +112,32 @@ def test_leaky_relu_and_elu_through_select_keep_their_values_and_slopes(name) ->
             a > 0, 1.0, np.exp(np.minimum(a, 0)))
     np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-15, atol=0)
     np.testing.assert_allclose(x.grad.numpy(), slope, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_logsumexp_over_one_dim_is_the_recorded_formula_in_one_node(dtype) -> None:
+    # The recorded ops (taken for several dims) over (d, a length-1 dim) are the reference.
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((5, 7, 6)) * 10).astype(dtype)
+    x[0, 0, :] = -np.inf
+    x[1, 1, 2], x[2, 2, 3], x[3, 3, :], x[4, 4, :2] = np.inf, np.nan, 0, 3
+    for d in range(3):
+        y = mg.tensor(x).logsumexp(d)
+        assert y.grad_fn is None and _same(
+            y.numpy(), mg.tensor(x[..., None]).logsumexp((d, 3)).numpy())
+    t = mg.tensor(rng.standard_normal((4, 5)), requires_grad=True)
+    assert t.logsumexp(1, keepdim=True).grad_fn.name() == "LogSumExpBackward"
+    assert mg.autograd.gradcheck(lambda v: v.logsumexp(1) ** 2, (t,))
+    assert mg.autograd.gradgradcheck(lambda v: v.logsumexp(0, keepdim=True) ** 2, (t,))
+
+
+def test_log_softmax_is_one_node_from_the_tensor_and_from_f() -> None:
+    rng = np.random.default_rng(9)
+    t = mg.tensor(rng.standard_normal((4, 300)), requires_grad=True)
+    for y in (t.log_softmax(1), F.log_softmax(t, 1)):
+        assert y.grad_fn.name() == "LogSoftmaxBackward"
+        a = t.detach().numpy()
+        z = a - a.max(1, keepdims=True)
+        np.testing.assert_allclose(y.detach().numpy(), z - np.log(np.exp(z).sum(1, keepdims=True)),
+                                   rtol=1e-14, atol=1e-14)
+    assert mg.autograd.gradgradcheck(lambda v: v.log_softmax(0) ** 2, (t[:, :5],))

@@ -16,7 +16,7 @@ from ...functions import where
 from ...ops.arith import select
 from ...ops.unary import _erf as _erf_array
 from ...tensor import Tensor
-from ._fused import _LogSoftmax, _pointwise
+from ._fused import _pointwise
 
 
 # ---- activations ----------------------------------------------------------------------------
@@ -251,4 +251,4 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Tensor:
     """x_i - log sum_j exp(x_j) along ``dim``, computed stably (never log of an underflow)."""
     x = input if dtype is None else input.to(dtype)
-    return _LogSoftmax.apply(x, wrap_dim(_softmax_dim("log_softmax", x.ndim, dim), x.ndim))
+    return x.log_softmax(_softmax_dim("log_softmax", x.ndim, dim))
