@@ -224,14 +224,15 @@ def _eighs() -> list:
 def _small() -> list:
     """The small-batch matmul (point clouds through 3x3s, and their cross-covariances), the
     fused SVD backward, the closed forms of det, inv and solve (each size), the blocked sum
-    and sum of squares, the row and middle-axis max and the broadcast repeat, once per
-    dtype."""
+    and sum of squares, the row and middle-axis max, the broadcast repeat and the row
+    scatter-add, once per dtype."""
     import minigrad as mg
     from minigrad._broadcast import widen
     from minigrad.linalg import _small
     from minigrad.linalg._svd_backward import svd_vjp_square, zero_poles
     from minigrad.linalg._svd_forward import svd_forward
     from minigrad.ops.reduce_fast import fast_max, fast_sum, fast_sumsq
+    from minigrad.ops.shape import add_rows
 
     rng, out = np.random.default_rng(2), []
     for dtype in DTYPES:
@@ -252,6 +253,9 @@ def _small() -> list:
                  widen(long[:24].reshape(8, 1, 3), (8, 700, 3)),
                  fast_max(long.reshape(50, 100), (1,), False, True),
                  fast_max(long.reshape(5, 50, 20), (1,), False, False))]
+        rows = np.zeros((7, 100), dtype)
+        add_rows(rows, np.arange(50) % 7, long.reshape(50, 100))
+        out += [(rows,)]
     return out
 
 
@@ -295,10 +299,11 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                      "minigrad.linalg._small_kernels", "minigrad.ops._layout_kernels"),
            tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "bmm3", "cross3", "svd_vjp",
                                                           "zero_poles", "closed", "sum", "sumsq",
-                                                          "rows", "maxrows", "maxmid")
+                                                          "rows", "maxrows", "maxmid",
+                                                          "addrows")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
            (("batched small matmul and point clouds, SVD backward, det, inv and solve, "
-             "sums, max and repeat",
+             "sums, max, repeat and the row scatter-add",
              _small),),
            checked=False),
     # (eigh_range_hermitian, the jit_only run's, is left out of the entry points: they are

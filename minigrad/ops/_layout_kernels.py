@@ -18,6 +18,9 @@
   without the sign finds a NaN); the middle axis is an elementwise select per lane, which
   vectorises as it is. Both beat numpy's reduce (whose short or strided inner loops run
   1.3-2x slower) and torch's on (1000, 1000) rows.
+- ``add_rows``: out[index[k]] += g[k], an integer index's gradient (x[idx], embeddings).
+  np.add.at adds one element at a time (8.9 ms for 2000 rows of 512 float32); this adds
+  whole rows, in the same order.
 
 One signature per dtype, compiled on first use and cached on disk; the warm-up also
 compiles them ahead of time (minigrad/_aot.py).
@@ -219,6 +222,27 @@ def repeat_kernel(itemsize: int):
                        f"the broadcast repeat of {itemsize}-byte items", name)
 
 
+def _add_rows(out, index, g):
+    """out[index[k]] += g[k] for k in order, repeats accumulating in that order (np.add.at's
+    sums, bit for bit); every index in [0, out rows)."""
+    for k in range(index.shape[0]):
+        row, src = out[index[k]], g[k]
+        for j in range(src.shape[0]):
+            row[j] += src[j]
+
+
+def add_rows_kernel(dtype: np.dtype):
+    """kernel(out, index, g): _add_rows for out (m, c) and g (n, c) C-contiguous of
+    ``dtype``, index (n,) C-contiguous int64, each in [0, m): the caller checks."""
+    name = f"addrows_{np.dtype(dtype)}"
+    if name in jitted:
+        return jitted[name]
+    dt = from_dtype(np.dtype(dtype))
+    sig = types.void(types.Array(dt, 2, "C"), types.Array(types.int64, 1, "C", readonly=True),
+                     types.Array(dt, 2, "C", readonly=True))
+    return compile_for(_add_rows, sig, f"the row scatter-add for {dtype}", name)
+
+
 _SUMS = {"sum": (_sum_all, "sum"), "rows": (_sum_rows, "row sums"),
          "sumsq": (_sumsq_all, "sum of squares")}
 
@@ -239,8 +263,8 @@ def sum_kernel(dtype: np.dtype, kind: str = "sum"):
 
 
 def __getattr__(name: str):
-    """repeat_<4|8>, sum_<dtype>, sumsq_<dtype>, rows_<dtype>, maxrows_<dtype> and
-    maxmid_<dtype>, by their entry points' names (the registry's)."""
+    """repeat_<4|8>, sum_<dtype>, sumsq_<dtype>, rows_<dtype>, maxrows_<dtype>,
+    maxmid_<dtype> and addrows_<dtype>, by their entry points' names (the registry's)."""
     if name in ("repeat_4", "repeat_8"):
         return repeat_kernel(int(name[7:]))
     kind, _, dtype = name.partition("_")
@@ -248,4 +272,6 @@ def __getattr__(name: str):
         return sum_kernel(np.dtype(dtype), kind)
     if kind in ("maxrows", "maxmid") and dtype in ("float32", "float64"):
         return max_kernel(np.dtype(dtype), kind == "maxmid")
+    if kind == "addrows" and dtype in ("float32", "float64"):
+        return add_rows_kernel(np.dtype(dtype))
     raise AttributeError(name)

@@ -14,6 +14,7 @@ from .._dims import (
     inverse_permutation,
     wrap_dim,  # noqa: F401  (still importable from here)
 )
+from .._kernel_registry import KERNEL_FLOATS, kernels
 from ..autograd import function
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
@@ -158,13 +159,40 @@ class IndexAdd(Function):
         out = np.zeros(shape, dtype=g._array.dtype)
         if is_basic(index):
             out[index] = g._array
-        else:
+        elif not add_rows(out, index, g._array):
             np.add.at(out, index, g._array)
         return out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:
         return GetItem.apply(g, ctx.index), None, None
+
+
+# From this many elements of g the row kernel beats np.add.at's fixed cost.
+_ADD_ROWS_FROM = 2048
+_ADD_ROWS = {"f": "addrows_float32", "d": "addrows_float64"}  # the kernels, by dtype char
+
+
+def add_rows(out: np.ndarray, index: Any, g: np.ndarray) -> bool:
+    """np.add.at(out, index, g) by whole rows (the same sums in the same order), for one
+    integer array indexing out's first dim (x[idx], an embedding) and a float out of the
+    kernels' dtypes, in bounds; False (nothing done) otherwise."""
+    if type(index) is tuple and len(index) == 1:
+        index = index[0]
+    # (uint64: its values past int64's would wrap in the cast below)
+    if type(index) is not np.ndarray or index.dtype.kind not in "iu" or index.dtype == np.uint64 \
+            or g.size < _ADD_ROWS_FROM \
+            or out.dtype not in KERNEL_FLOATS or g.dtype != out.dtype or not out.ndim \
+            or g.shape != index.shape + out.shape[1:]:
+        return False
+    m = out.shape[0]
+    flat = index.reshape(-1).astype(np.int64)  # a new array: negatives wrapped in place
+    if flat.size and (flat.min() < -m or flat.max() >= m):
+        return False  # np.add.at raises numpy's IndexError
+    flat[flat < 0] += m
+    getattr(kernels("small"), _ADD_ROWS[out.dtype.char])(
+        out.reshape(m, -1), flat, np.ascontiguousarray(g).reshape(flat.size, -1))
+    return True
 
 
 class SetItem(Function):

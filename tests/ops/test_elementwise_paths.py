@@ -1,6 +1,7 @@
-"""The elementwise routes that replace a slow numpy loop with the same numbers: where as a
-bit select, sigmoid as two exps, erf (and so the exact GELU) as the compiled libm loop, and
-a sum over broadcast dims as a count times one term (in test_reduce_fast.py)."""
+"""The routes that replace a slow numpy loop with the same numbers: where as a bit select,
+sigmoid as two exps, erf (and so the exact GELU) as the compiled libm loop, log-softmax and
+logsumexp as one node, an integer index's gradient by whole rows, and a sum over broadcast
+dims as a count times one term (in test_reduce_fast.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from minigrad.ops import arith, unary
+from minigrad.ops import arith, shape, unary
 
 SPECIAL = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30, -1e-30, 88.0, -88.0, 1e4, -1e4]
 
@@ -141,3 +142,46 @@ def test_log_softmax_is_one_node_from_the_tensor_and_from_f() -> None:
         np.testing.assert_allclose(y.detach().numpy(), z - np.log(np.exp(z).sum(1, keepdims=True)),
                                    rtol=1e-14, atol=1e-14)
     assert mg.autograd.gradgradcheck(lambda v: v.log_softmax(0) ** 2, (t[:, :5],))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_shape, row", [((3000,), (7,)), ((40, 60), (3, 2)),
+                                              ((5000,), ())])
+def test_add_rows_is_np_add_at_bit_for_bit(dtype, index_shape, row) -> None:
+    rng = np.random.default_rng(10)
+    m = 37
+    index = rng.integers(-m, m, index_shape)  # negatives and many repeats
+    g = (rng.standard_normal(index_shape + row) * 1e3).astype(dtype)
+    g.reshape(-1)[:4] = [-0.0, np.nan, np.inf, 1e-30]
+    out, want = np.zeros((m,) + row, dtype), np.zeros((m,) + row, dtype)
+    assert shape.add_rows(out, index, g)
+    np.add.at(want, index, g)
+    assert _bits(out) == _bits(want)
+
+
+def test_add_rows_declines_what_it_does_not_cover() -> None:
+    out = np.zeros((10, 300))
+    g = np.ones((20, 300))
+    assert not shape.add_rows(out, np.full(20, 10), g)  # out of bounds: np.add.at raises
+    assert not shape.add_rows(out, np.full(20, -11), g)
+    assert not shape.add_rows(out, np.ones(20, bool), g[:1])  # a mask
+    assert not shape.add_rows(out, np.zeros(20, np.uint64), g)  # past int64: not cast
+    assert not shape.add_rows(out.astype(np.float16), np.zeros(20, int), g.astype(np.float16))
+    assert not shape.add_rows(out, (np.zeros(20, int), np.zeros(20, int)), g[:, 0])
+    assert not out.any()
+
+
+def test_gathers_send_their_gradient_back_by_rows() -> None:
+    rng = np.random.default_rng(11)
+    w0 = rng.standard_normal((50, 64))
+    idx = rng.integers(0, 50, (30, 20))
+    g0 = rng.standard_normal((30, 20, 64))
+    want = np.zeros_like(w0)
+    np.add.at(want, idx, g0)
+    w = mg.tensor(w0, requires_grad=True)
+    w[mg.tensor(idx)].backward(mg.tensor(g0))
+    assert _bits(w.grad.numpy()) == _bits(want)
+    w.grad = None
+    F.embedding(mg.tensor(idx), w).backward(mg.tensor(g0))
+    assert _bits(w.grad.numpy()) == _bits(want)
+    assert mg.autograd.gradgradcheck(lambda v: v[mg.tensor(idx[:4, :2])] ** 2, (w[:, :2],))
