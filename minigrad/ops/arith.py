@@ -338,7 +338,10 @@ def select(cond: np.ndarray, x: Any, y: Any) -> np.ndarray:
             or x.dtype.kind != "f" or x.size < _SELECT_FROM.get(x.dtype.itemsize, x.size + 1):
         return np.where(cond, x, y)
     ints = _SAME_WIDTH_INT[x.dtype.itemsize]
-    m = np.negative(cond.view(np.int8))  # True -> -1 (all ones once widened), False -> 0
+    # True -> -1 (all ones once widened), False -> 0; by value, not the bool's byte (a
+    # viewed buffer's True may be any nonzero byte)
+    m = cond.astype(np.int8)
+    np.negative(m, out=m)
     out = np.bitwise_xor(x.view(ints), y.view(ints))
     np.bitwise_and(out, m, out=out)
     return np.bitwise_xor(out, y.view(ints), out=out).view(x.dtype)

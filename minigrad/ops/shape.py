@@ -175,14 +175,15 @@ _ADD_ROWS = {"f": "addrows_float32", "d": "addrows_float64"}  # the kernels, by 
 
 def add_rows(out: np.ndarray, index: Any, g: np.ndarray) -> bool:
     """np.add.at(out, index, g) by whole rows (the same sums in the same order), for one
-    integer array indexing out's first dim (x[idx], an embedding) and a float out of the
-    kernels' dtypes, in bounds; False (nothing done) otherwise."""
+    integer array indexing out's first dim (x[idx], an embedding) and a C-contiguous float
+    out of the kernels' dtypes, in bounds; False (nothing done) otherwise."""
     if type(index) is tuple and len(index) == 1:
         index = index[0]
     # (uint64: its values past int64's would wrap in the cast below)
     if type(index) is not np.ndarray or index.dtype.kind not in "iu" or index.dtype == np.uint64 \
             or g.size < _ADD_ROWS_FROM \
             or out.dtype not in KERNEL_FLOATS or g.dtype != out.dtype or not out.ndim \
+            or not out.flags.c_contiguous \
             or g.shape != index.shape + out.shape[1:]:
         return False
     m = out.shape[0]

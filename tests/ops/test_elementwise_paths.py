@@ -47,6 +47,16 @@ def test_select_is_np_where_bit_for_bit_on_either_side_of_its_thresholds(dtype, 
         assert _bits(arith.select(shaped[2], *shaped[:2])) == _bits(got)
 
 
+def test_select_reads_a_bool_mask_by_value_not_by_byte() -> None:
+    # a mask viewed from a buffer may hold any nonzero byte for True
+    n = 10000
+    cond = (np.arange(n) % 3).astype(np.uint8).view(bool)
+    x, y = _data(n, np.float32, 12), _data(n, np.float32, 13)
+    assert _bits(arith.select(cond, x, y)) == _bits(np.where(cond, x, y))
+    got = mg.where(mg.tensor(cond), mg.tensor(x), mg.tensor(y)).numpy()
+    assert _bits(got) == _bits(np.where(cond, x, y))
+
+
 def test_select_leaves_mixed_shapes_dtypes_and_scalars_to_np_where() -> None:
     rng = np.random.default_rng(3)
     x = rng.standard_normal((300, 300)).astype(np.float32)
@@ -168,6 +178,7 @@ def test_add_rows_declines_what_it_does_not_cover() -> None:
     assert not shape.add_rows(out, np.zeros(20, np.uint64), g)  # past int64: not cast
     assert not shape.add_rows(out.astype(np.float16), np.zeros(20, int), g.astype(np.float16))
     assert not shape.add_rows(out, (np.zeros(20, int), np.zeros(20, int)), g[:, 0])
+    assert not shape.add_rows(np.asfortranarray(out), np.zeros(20, int), g)  # not C-ordered
     assert not out.any()
 
 
