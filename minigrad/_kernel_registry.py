@@ -224,8 +224,8 @@ def _eighs() -> list:
 def _small() -> list:
     """The small-batch matmul (point clouds through 3x3s, and their cross-covariances), the
     fused SVD backward, the closed forms of det, inv and solve (each size), the blocked sum
-    and sum of squares, the row and middle-axis max, the broadcast repeat and the row
-    scatter-add, once per dtype."""
+    and sum of squares, the row and middle-axis max, the broadcast repeat, the row
+    scatter-add, relu, leaky_relu, sigmoid and cumsum, once per dtype."""
     import minigrad as mg
     from minigrad._broadcast import widen
     from minigrad.linalg import _small
@@ -255,7 +255,12 @@ def _small() -> list:
                  fast_max(long.reshape(5, 50, 20), (1,), False, False))]
         rows = np.zeros((7, 100), dtype)
         add_rows(rows, np.arange(50) % 7, long.reshape(50, 100))
-        out += [(rows,)]
+        grid = mg.tensor(long.reshape(50, 100))
+        out += [(rows, grid.relu().numpy(), grid.sigmoid().numpy(), grid.cumsum(0).numpy(),
+                 grid.cumsum(1).numpy())]
+        leaky = mg.tensor(long.reshape(50, 100), requires_grad=True)
+        mg.nn.functional.leaky_relu(leaky).sum().backward()
+        out += [(leaky.grad.numpy(),)]
     return out
 
 
@@ -300,10 +305,11 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            tuple(f"{k}_{np.dtype(d).name}" for k in ("bmm", "bmm3", "cross3", "svd_vjp",
                                                           "zero_poles", "closed", "sum", "sumsq",
                                                           "rows", "maxrows", "maxmid",
-                                                          "addrows")
+                                                          "addrows", "relu", "cumsum",
+                                                          "sigmoid", "leaky")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
            (("batched small matmul and point clouds, SVD backward, det, inv and solve, "
-             "sums, max, repeat and the row scatter-add",
+             "sums, max, repeat, the row scatter-add, relu, leaky_relu, sigmoid, cumsum",
              _small),),
            checked=False),
     # (eigh_range_hermitian, the jit_only run's, is left out of the entry points: they are

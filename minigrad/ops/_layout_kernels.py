@@ -21,6 +21,11 @@
 - ``add_rows``: out[index[k]] += g[k], an integer index's gradient (x[idx], embeddings).
   np.add.at adds one element at a time (8.9 ms for 2000 rows of 512 float32); this adds
   whole rows, in the same order.
+- ``relu`` (with its mask) and ``cumsum``: np.maximum(x, 0) runs 4x torch's time (its NaN
+  test per element does not vectorise), np.cumsum 3-5x (a strided accumulate per axis);
+  the same numbers here in one pass each. ``sigmoid_finish``: sigmoid's select and quotient
+  after numpy's exp, where numpy needed a second exp and four more passes. ``leaky``:
+  leaky_relu and its slope, a select each (numpy's where branched per element).
 
 One signature per dtype, compiled on first use and cached on disk; the warm-up also
 compiles them ahead of time (minigrad/_aot.py).
@@ -231,16 +236,106 @@ def _add_rows(out, index, g):
             row[j] += src[j]
 
 
-def add_rows_kernel(dtype: np.dtype):
-    """kernel(out, index, g): _add_rows for out (m, c) and g (n, c) C-contiguous of
-    ``dtype``, index (n,) C-contiguous int64, each in [0, m): the caller checks."""
-    name = f"addrows_{np.dtype(dtype)}"
+def _relu(x, out, mask):
+    """out = np.maximum(x, 0) (a NaN kept, -0.0 to +0.0) and mask = x > 0, in one pass over
+    flat C-contiguous arrays (a select per element, which vectorises)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        keep = v > 0
+        mask[i] = keep
+        out[i] = v if keep | (v != v) else 0.0
+
+
+def _sigmoid_finish(x, e, one, slope):
+    """e[i] = (1 if x[i] >= 0 else e[i]) / (1 + e[i]) in place, e = exp(-|x|) (numpy's SIMD
+    exp, which numba's scalar one is 10x slower than): sigmoid by sign in x's dtype (``one``
+    is 1 of it, so no operation widens), flat C-contiguous arrays; with ``slope``, its
+    derivative e / ((1 + e) (1 + e)) instead, as ops/unary.py's numpy form orders it."""
+    if slope:
+        for i in range(x.shape[0]):
+            v = e[i]
+            e[i] = v / ((one + v) * (one + v))
+    else:
+        for i in range(x.shape[0]):
+            v = e[i]
+            e[i] = (one if x[i] >= 0 else v) / (one + v)
+
+
+def _leaky(x, out, slope, slope_only):
+    """out = x where x > 0 else slope * x (leaky_relu), or with ``slope_only`` its
+    derivative, 1 where x > 0 else slope; flat C-contiguous arrays of x's dtype (slope too:
+    the product is numpy's, a float32 one without widening). One loop per kind: a flag
+    tested inside would cost the select's vectorising."""
+    if slope_only:
+        for i in range(x.shape[0]):
+            out[i] = 1.0 if x[i] > 0 else slope
+    else:
+        for i in range(x.shape[0]):
+            v = x[i]
+            out[i] = v if v > 0 else v * slope
+
+
+def _cumsum(x, out):
+    """out[i, j, l] = x[i, 0, l] + ... + x[i, j, l], added in that order (numpy's
+    accumulate, bit for bit), x (b, r, k) of any strides, out C-contiguous: along the kept
+    last axis in SIMD lanes; a last-axis sum (k = 1) runs 16 rows side by side, so no add
+    waits for the one before it."""
+    b, r, k = x.shape
+    if k == 1:
+        for i0 in range(0, b, 16):
+            i1 = min(i0 + 16, b)
+            for i in range(i0, i1):
+                out[i, 0, 0] = x[i, 0, 0]
+            for j in range(1, r):
+                for i in range(i0, i1):
+                    out[i, j, 0] = out[i, j - 1, 0] + x[i, j, 0]
+        return
+    for i in range(b):
+        prev, src = out[i, 0], x[i, 0]
+        for l in range(k):
+            prev[l] = src[l]
+        for j in range(1, r):
+            cur, src = out[i, j], x[i, j]
+            for l in range(k):
+                cur[l] = prev[l] + src[l]
+            prev = cur
+
+
+# One pass each, by kind: the kernel, what a compile notice calls it, its arguments' types
+# for a numba dtype (flat means (n,) C-contiguous of the dtype; the caller checks the rest).
+_PASSES = {
+    # relu(x, out, mask), mask bool
+    "relu": (_relu, "relu", lambda dt: (_in(dt, 1), _out(dt, 1), _out(types.boolean, 1))),
+    # sigmoid(x, e, one, slope), one = 1 of the dtype
+    "sigmoid": (_sigmoid_finish, "sigmoid",
+                lambda dt: (_in(dt, 1), _out(dt, 1), dt, types.boolean)),
+    # leaky(x, out, slope, slope_only)
+    "leaky": (_leaky, "leaky_relu", lambda dt: (_in(dt, 1), _out(dt, 1), dt, types.boolean)),
+    # cumsum(x, out): x (b, r, k) of any strides, r >= 1, out C-contiguous
+    "cumsum": (_cumsum, "cumsum",
+               lambda dt: (types.Array(dt, 3, "A", readonly=True), _out(dt, 3))),
+    # addrows(out, index, g): out (m, c), index (n,) int64 in [0, m), g (n, c)
+    "addrows": (_add_rows, "the row scatter-add",
+                lambda dt: (_out(dt, 2), _in(types.int64, 1), _in(dt, 2))),
+}
+
+
+def _in(dt, ndim: int):
+    return types.Array(dt, ndim, "C", readonly=True)
+
+
+def _out(dt, ndim: int):
+    return types.Array(dt, ndim, "C")
+
+
+def pass_kernel(kind: str, dtype: np.dtype):
+    """The kernel of one of _PASSES' kinds for ``dtype`` (float32 or float64)."""
+    name = f"{kind}_{np.dtype(dtype)}"
     if name in jitted:
         return jitted[name]
-    dt = from_dtype(np.dtype(dtype))
-    sig = types.void(types.Array(dt, 2, "C"), types.Array(types.int64, 1, "C", readonly=True),
-                     types.Array(dt, 2, "C", readonly=True))
-    return compile_for(_add_rows, sig, f"the row scatter-add for {dtype}", name)
+    fn, what, args = _PASSES[kind]
+    return compile_for(fn, types.void(*args(from_dtype(np.dtype(dtype)))),
+                       f"{what} for {dtype}", name)
 
 
 _SUMS = {"sum": (_sum_all, "sum"), "rows": (_sum_rows, "row sums"),
@@ -264,7 +359,8 @@ def sum_kernel(dtype: np.dtype, kind: str = "sum"):
 
 def __getattr__(name: str):
     """repeat_<4|8>, sum_<dtype>, sumsq_<dtype>, rows_<dtype>, maxrows_<dtype>,
-    maxmid_<dtype> and addrows_<dtype>, by their entry points' names (the registry's)."""
+    maxmid_<dtype>, addrows_<dtype>, relu_<dtype>, cumsum_<dtype>, sigmoid_<dtype> and
+    leaky_<dtype>, by their entry points' names (the registry's)."""
     if name in ("repeat_4", "repeat_8"):
         return repeat_kernel(int(name[7:]))
     kind, _, dtype = name.partition("_")
@@ -272,6 +368,6 @@ def __getattr__(name: str):
         return sum_kernel(np.dtype(dtype), kind)
     if kind in ("maxrows", "maxmid") and dtype in ("float32", "float64"):
         return max_kernel(np.dtype(dtype), kind == "maxmid")
-    if kind == "addrows" and dtype in ("float32", "float64"):
-        return add_rows_kernel(np.dtype(dtype))
+    if kind in _PASSES and dtype in ("float32", "float64"):
+        return pass_kernel(kind, np.dtype(dtype))
     raise AttributeError(name)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._broadcast import binary
 from .._dims import count_over, inverse_permutation, norm_dims
+from .._kernel_registry import KERNEL_FLOATS, kernels
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
 from ._base import as_float, conj, float_operands, refuse_complex
@@ -484,12 +485,25 @@ class _Pow(Function):
             None
 
 
+# From this many elements cumsum's kernel beats np.cumsum (a kernel call's fixed cost).
+_CUMSUM_FROM = 2048
+_CUMSUM = {"f": "cumsum_float32", "d": "cumsum_float64"}  # the kernels, by dtype char
+
+
 class Cumsum(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int) -> np.ndarray:
         ctx.dim = dim
-        dt = np.int64 if a._array.dtype.kind in "biu" else a._array.dtype
-        return np.cumsum(a._array, axis=dim, dtype=dt)
+        x = a._array
+        if x.size >= _CUMSUM_FROM and x.dtype in KERNEL_FLOATS and x.flags.aligned:
+            # the kernel: numpy's sums in numpy's order, over (before, dim, after)
+            shape = (math.prod(x.shape[:dim]), x.shape[dim], math.prod(x.shape[dim + 1:]))
+            out = np.empty(x.shape, x.dtype)
+            getattr(kernels("small"), _CUMSUM[x.dtype.char])(x.reshape(shape),
+                                                              out.reshape(shape))
+            return out
+        dt = np.int64 if x.dtype.kind in "biu" else x.dtype
+        return np.cumsum(x, axis=dim, dtype=dt)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._kernel_registry import kernels
+from .._kernel_registry import KERNEL_FLOATS, kernels
 from ..autograd.function import Context, Function, make_tensor, once_differentiable
 from ._base import _Unary
 from .arith import Where
@@ -24,6 +24,10 @@ from .complex import Real, sgn
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+# From this many elements relu's and sigmoid's kernels beat numpy (a kernel call's fixed cost).
+_KERNEL_FROM = 2048
+_RELU = {"f": "relu_float32", "d": "relu_float64"}  # the kernels, by dtype char
+_SIGMOID = {"f": "sigmoid_float32", "d": "sigmoid_float64"}
 
 
 
@@ -126,8 +130,12 @@ class Sech2(_Unary):
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + e) for x >= 0 and e / (1 + e) below, e = exp(-|x|) (it never overflows),
-    as exp(min(x, 0)) / (1 + e): the numerator is exactly 1 or e. A second exp costs less
-    than np.where's branch per element on mixed signs (7x, (64, 128, 64) float32)."""
+    as exp(min(x, 0)) / (1 + e): the numerator is exactly 1 or e. np.where's branch per
+    element on mixed signs cost 7x that second exp ((64, 128, 64) float32). Large aligned
+    float32/64 arrays take numpy's exp and then one kernel pass for the rest, the same
+    numbers (_layout_kernels._sigmoid_finish)."""
+    if _by_kernel(x):  # numpy's exp, then the kernel's select and quotient
+        return _sigmoid_kernel(x, False)
     e = np.asarray(np.exp(-np.abs(x)))  # an array, also of a 0-d x: written in place
     e += 1
     return np.divide(np.exp(np.minimum(x, 0)), e, out=e).astype(x.dtype, copy=False)
@@ -140,7 +148,25 @@ class Sigmoid(_Unary):
     complex_grad = staticmethod(lambda a, g: g * a.sigmoid() * (1 - a.sigmoid()))
 
 
+def _by_kernel(x: np.ndarray) -> bool:
+    """Whether x goes to the elementwise kernels: large, aligned, C-contiguous float32/64."""
+    return x.size >= _KERNEL_FROM and x.dtype in KERNEL_FLOATS and x.flags.c_contiguous \
+        and x.flags.aligned
+
+
+def _sigmoid_kernel(x: np.ndarray, slope: bool) -> np.ndarray:
+    """sigmoid(x), or its derivative, from numpy's exp(-|x|) and one kernel pass."""
+    e = np.abs(x)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    getattr(kernels("small"), _SIGMOID[x.dtype.char])(x.reshape(-1), e.reshape(-1),
+                                                       x.dtype.type(1), slope)
+    return e
+
+
 def _sigmoid_grad(x: np.ndarray) -> np.ndarray:
+    if _by_kernel(x):
+        return _sigmoid_kernel(x, True)
     e = np.exp(-np.abs(x))
     return e / ((1 + e) * (1 + e))
 
@@ -338,6 +364,12 @@ class Relu(Function):
         x = a._array
         if x.dtype.kind == "c":
             raise NotImplementedError("clamp is not supported for complex types")
+        if _by_kernel(x):  # the kernel: np.maximum's numbers, and the mask
+            out, mask = np.empty_like(x), np.empty(x.shape, bool)
+            getattr(kernels("small"), _RELU[x.dtype.char])(x.reshape(-1), out.reshape(-1),
+                                                            mask.reshape(-1))
+            ctx.mask = make_tensor(mask) if ctx.needs_input_grad[0] else None
+            return out
         ctx.mask = make_tensor(x > 0) if ctx.needs_input_grad[0] else None
         return np.maximum(x, x.dtype.type(0))  # a zero of x's dtype: numpy's fast loop
 

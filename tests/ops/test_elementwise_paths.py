@@ -90,7 +90,12 @@ def _sigmoid_by_sign(x: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_sigmoid_is_the_by_sign_form_bit_for_bit(dtype) -> None:
     x = _data(20000, dtype, 5)
-    assert _same(unary._sigmoid(x), _sigmoid_by_sign(x))
+    assert _same(unary._sigmoid(x), _sigmoid_by_sign(x))  # the kernel's route
+    wide = x.reshape(100, 200).T  # numpy's route
+    assert _same(unary._sigmoid(wide), _sigmoid_by_sign(wide))
+    e = np.exp(-np.abs(x))  # the derivative: the kernel's against numpy's form
+    assert _same(unary._sigmoid_grad(x), e / ((1 + e) * (1 + e)))
+    assert _same(unary._sigmoid_grad(wide), unary._sigmoid_grad(x).reshape(100, 200).T)
     assert _same(unary._sigmoid(x[4:5].reshape(())).reshape(1), _sigmoid_by_sign(x[4:5]))
     s = mg.tensor(x).sigmoid().numpy()
     assert s[(x > 0) & np.isfinite(x)].min() >= 0.5 and s[x == -1e4][0] == 0
@@ -196,3 +201,38 @@ def test_gathers_send_their_gradient_back_by_rows() -> None:
     F.embedding(mg.tensor(idx), w).backward(mg.tensor(g0))
     assert _bits(w.grad.numpy()) == _bits(want)
     assert mg.autograd.gradgradcheck(lambda v: v[mg.tensor(idx[:4, :2])] ** 2, (w[:, :2],))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_kernel_is_np_maximum_bit_for_bit_and_its_mask_is_x_above_zero(dtype) -> None:
+    x = _data(30000, dtype, 14).reshape(300, 100)
+    for v in (x, x.T, x[:40]):  # the kernel (C-contiguous), numpy (a transposed view), small
+        t = mg.tensor(v, requires_grad=True)
+        y = t.relu()
+        assert _same(y.detach().numpy(), np.maximum(v, dtype(0)))
+        y.backward(mg.ones_like(y))
+        assert _bits(t.grad.numpy()) == _bits((v > 0).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cumsum_kernel_adds_in_numpys_order_on_every_axis_and_layout(dtype) -> None:
+    x = _data(6 * 70 * 50, dtype, 15).reshape(6, 70, 50)
+    x[0, :3, 0] = [-0.0, -0.0, 1e-30]  # a running -0.0 stays -0.0, as numpy's
+    for v in (x, x.transpose(2, 0, 1), x[:, ::-1], x[..., ::2]):
+        for d in range(3):
+            assert _same(mg.tensor(v).cumsum(d).numpy(), np.cumsum(v, axis=d))
+    t = mg.tensor(np.random.default_rng(16).standard_normal((2, 40, 30)), requires_grad=True)
+    assert t.numel() >= 2048  # the kernel, forward and (reversed) backward
+    assert mg.autograd.gradcheck(lambda v: v.cumsum(1) ** 2, (t,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_leaky_relu_kernel_and_select_give_np_wheres_bits_and_slopes(dtype) -> None:
+    x = _data(30000, dtype, 17).reshape(300, 100)
+    for v in (x, x.T, x[:10]):  # the kernel, then select (a transposed view, a small one)
+        t = mg.tensor(v, requires_grad=True)
+        y = F.leaky_relu(t, 0.3)
+        assert y.dtype == dtype
+        assert _same(y.detach().numpy(), np.where(v > 0, v, v * 0.3))
+        y.backward(mg.ones_like(y))
+        assert _bits(t.grad.numpy()) == _bits(np.where(v > 0, 1.0, 0.3).astype(dtype))

@@ -10,10 +10,12 @@ from typing import Any
 import numpy as np
 
 from ..._dims import wrap_dim
+from ..._kernel_registry import kernels
 from ...autograd import views
 from ...autograd.function import make_tensor
 from ...functions import where
 from ...ops.arith import select
+from ...ops.unary import _by_kernel
 from ...ops.unary import _erf as _erf_array
 from ...tensor import Tensor
 from ._fused import _pointwise
@@ -123,12 +125,27 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, else negative_slope * x (the gradient at 0 is negative_slope, as torch)."""
     def slope(t: Tensor) -> Tensor:
-        a = t._array
-        return make_tensor(select(a > 0, np.ones_like(a), np.full_like(a, negative_slope)))
+        return make_tensor(_leaky(t._array, negative_slope, True))
 
     def fn(x: Tensor) -> Tensor:
-        return _pointwise("leaky_relu", x, lambda a: select(a > 0, a, a * negative_slope), slope)
+        return _pointwise("leaky_relu", x, lambda a: _leaky(a, negative_slope, False), slope)
     return _maybe_inplace(input, inplace, fn)
+
+
+_LEAKY = {"f": "leaky_float32", "d": "leaky_float64"}  # the kernels, by dtype char
+
+
+def _leaky(a: np.ndarray, slope: float, slope_only: bool) -> np.ndarray:
+    """leaky_relu of a (x where x > 0, else slope x), or its derivative (1 or slope): large
+    aligned C-contiguous float32/64 arrays in one kernel pass, others by select."""
+    if _by_kernel(a):
+        out = np.empty_like(a)
+        getattr(kernels("small"), _LEAKY[a.dtype.char])(a.reshape(-1), out.reshape(-1),
+                                                         a.dtype.type(slope), slope_only)
+        return out
+    if slope_only:
+        return select(a > 0, np.ones_like(a), np.full_like(a, slope))
+    return select(a > 0, a, a * slope)
 
 
 def _elu(x: Tensor, name: str, alpha: float, scale: float = 1.0,
