@@ -10,6 +10,7 @@ import numpy as np
 from ...autograd.grad_mode import no_grad
 from ...functions import where
 from ...tensor import Tensor
+from ._fused import _LayerNorm
 
 
 # ---- normalisation --------------------------------------------------------------------------
@@ -46,7 +47,9 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     _check_normalized_shape(input, shape, weight, bias)
     dims = tuple(range(input.ndim - len(shape), input.ndim))
-    centred = input - input.mean(dims, keepdim=True)
+    if input.dtype in (np.float32, np.float64) and input.numel():
+        return _affine(_LayerNorm.apply(input, dims, float(eps)), weight, bias)
+    centred = input - input.mean(dims, keepdim=True)  # (float16, complex, empty: the ops)
     var = (centred * centred).mean(dims, keepdim=True)
     return _affine(centred * (var + eps).rsqrt(), weight, bias)
 
