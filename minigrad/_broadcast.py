@@ -6,7 +6,9 @@ numpy runs an elementwise op as an inner loop over the trailing axes it can merg
 axis that breaks the loop (a memcpy of rows) and then running the op over long loops is
 that much faster. ``widen`` does that for one operand, only where the loop would be short.
 np.repeat itself copies one short row at a time (5x the op's own time): a numba loop
-(ops/_layout_kernels.py) repeats rows of up to ``_SHORT`` items of 4 or 8 bytes.
+(ops/_layout_kernels.py) repeats rows of up to ``_SHORT`` items of 4 or 8 bytes. Longer
+rows against one number each (x - x.max(-1, keepdim=True)) still cost numpy's iterator
+2.5x a same-shape op: ``row_op`` runs them in a kernel.
 """
 
 from __future__ import annotations
@@ -89,11 +91,40 @@ def long_loops(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return wx, wy
 
 
+_ROW_OPS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.divide: 3}
+_ROW_KERNELS = {"f": "rowop_float32", "d": "rowop_float64"}
+_ROW_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def row_op(fn: np.ufunc, x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None
+           ) -> np.ndarray | None:
+    """fn(x, y) (add, subtract, multiply or divide; into ``out`` if given: x itself, or a
+    C-contiguous array of x's shape and dtype that does not overlap it)
+    when y holds one number per row of x: y's shape is x's with the last dim 1 (a keepdim
+    reduction over it), x aligned and C-contiguous, of float32 or float64 as y, rows of at
+    least _SHORT (shorter ones are widen's). None where that does not hold: numpy's then."""
+    op = _ROW_OPS.get(fn)
+    if op is None or x.ndim == 0 or x.shape[-1] < _SHORT or x.size < _FROM \
+            or y.shape != x.shape[:-1] + (1,) or x.dtype not in _ROW_FLOATS \
+            or y.dtype != x.dtype or not (x.flags.c_contiguous and x.flags.aligned) \
+            or not (y.flags.c_contiguous and y.flags.aligned):
+        return None
+    if out is None:
+        out = np.empty_like(x)
+    c = x.shape[-1]
+    getattr(kernels("small"), _ROW_KERNELS[x.dtype.char])(
+        x.reshape(-1, c), y.reshape(-1), out.reshape(-1, c), op, out is x)
+    return out
+
+
 def binary(fn: np.ufunc, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """fn(x, y), a numpy arithmetic ufunc of two arrays of one dtype, over long loops: a
     widened operand (a fresh array of the result's shape and dtype) takes the result in
     place, one array less to allocate and to pull through the cache (X - X.mean(1, True)
-    of (256, 100, 3): 1.5x)."""
+    of (256, 100, 3): 1.5x); one number per row of x (x - x.max(-1, True)) is row_op's."""
+    out = row_op(fn, x, y)
+    if out is not None:
+        return out
     wx, wy = long_loops(x, y)
     if wx.shape == wy.shape and wx.dtype == wy.dtype:
         if wy is not y:

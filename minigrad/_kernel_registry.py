@@ -225,7 +225,7 @@ def _small() -> list:
     """The small-batch matmul (point clouds through 3x3s, and their cross-covariances), the
     fused SVD backward, the closed forms of det, inv and solve (each size), the blocked sum
     and sum of squares, the row and middle-axis max, the broadcast repeat, the row
-    scatter-add, relu, leaky_relu, sigmoid and cumsum, once per dtype."""
+    scatter-add, relu, leaky_relu, sigmoid, cumsum and the row operand, once per dtype."""
     import minigrad as mg
     from minigrad._broadcast import widen
     from minigrad.linalg import _small
@@ -258,6 +258,7 @@ def _small() -> list:
         grid = mg.tensor(long.reshape(50, 100))
         out += [(rows, grid.relu().numpy(), grid.sigmoid().numpy(), grid.cumsum(0).numpy(),
                  grid.cumsum(1).numpy())]
+        out += [((grid - grid.amax(1, keepdim=True)).numpy(),)]
         leaky = mg.tensor(long.reshape(50, 100), requires_grad=True)
         mg.nn.functional.leaky_relu(leaky).sum().backward()
         out += [(leaky.grad.numpy(),)]
@@ -306,10 +307,10 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                                                           "zero_poles", "closed", "sum", "sumsq",
                                                           "rows", "maxrows", "maxmid",
                                                           "addrows", "relu", "cumsum",
-                                                          "sigmoid", "leaky")
+                                                          "sigmoid", "leaky", "rowop")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
            (("batched small matmul and point clouds, SVD backward, det, inv and solve, "
-             "sums, max, repeat, the row scatter-add, relu, leaky_relu, sigmoid, cumsum",
+             "sums, max, repeat, row ops, relu, leaky_relu, sigmoid, cumsum",
              _small),),
            checked=False),
     # (eigh_range_hermitian, the jit_only run's, is left out of the entry points: they are

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from .._broadcast import row_op
 from ..autograd import function
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
@@ -124,7 +125,9 @@ class Div(Function):
         na, nb = ctx.needs_input_grad
         save_operands(ctx, a, b, nb, na or nb)
         x, y = float_operands(a, b)
-        return np.divide(x, y)
+        out = row_op(np.divide, x, y) if type(x) is np.ndarray and type(y) is np.ndarray \
+            else None
+        return np.divide(x, y) if out is None else out
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._broadcast import binary
+from .._broadcast import binary, row_op
 from .._dims import count_over, inverse_permutation, norm_dims
 from .._kernel_registry import KERNEL_FLOATS, kernels
 from ..autograd.function import Context, Function, make_tensor
@@ -157,7 +157,8 @@ def shifted(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
         a, axis=dims if a.ndim else None, keepdims=True)
     if not np.isfinite(m).all():
         m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
-    return a - m
+    out = row_op(np.subtract, a, m) if a.ndim else None  # rows: the kernel, numpy's bits
+    return a - m if out is None else out
 
 
 class Softmax(Function):
@@ -175,7 +176,9 @@ class Softmax(Function):
             # array, numpy's difference is a scalar)
             probs = _asarray(shifted(a, dims))
             np.exp(probs, out=probs)
-            probs /= fast_sum(probs, dims, True)  # (as Tensor.sum sums)
+            total = fast_sum(probs, dims, True)  # (as Tensor.sum sums)
+            if row_op(np.divide, probs, total, out=probs) is None:
+                probs /= total
         out = make_tensor(probs)
         ctx.save_for_backward(out)  # the output: its backward differentiates again
         return out
@@ -202,7 +205,7 @@ class LogSumExp(Function):
         m = fast_max(a, (dim,), True, True)
         if not np.isfinite(m).all():  # no inf - inf: an infinite maximum shifts by 0
             m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
-        z = a - m
+        z = binary(np.subtract, a, m)
         e = np.exp(z)
         first = np.argmax(z, axis=dim, keepdims=True)  # one maximum: z is 0 there, or inf
         np.put_along_axis(e, first, np.expm1(np.take_along_axis(z, first, axis=dim)), dim)
@@ -226,7 +229,9 @@ class LogSoftmax(Function):
         a = x._array if x._array.dtype.kind == "f" else as_float(x._array, "log_softmax")
         z = _asarray(shifted(a, dims))  # a new array (asarray: of a 0-d one, a scalar)
         if z.size:
-            z -= np.log(fast_sum(np.exp(z), dims, True))  # (as Tensor.sum sums)
+            lse = np.log(fast_sum(np.exp(z), dims, True))  # (as Tensor.sum sums)
+            if row_op(np.subtract, z, lse, out=z) is None:
+                z -= lse
         out = make_tensor(z)
         ctx.save_for_backward(out)
         return out
@@ -245,7 +250,9 @@ def _softmax_vjp(g: np.ndarray, s: np.ndarray, dims: tuple[int, ...]) -> np.ndar
     if s.flags.c_contiguous and not g.flags.c_contiguous and 0 not in g.strides:
         g = np.ascontiguousarray(g)
     out = _multiply(g, s)
-    np.subtract(g, fast_sum(out, dims, True), out=out)
+    total = fast_sum(out, dims, True)
+    if row_op(np.subtract, g, total, out=out) is None:
+        np.subtract(g, total, out=out)
     return _multiply(out, s, out=out)
 
 

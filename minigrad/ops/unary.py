@@ -370,7 +370,8 @@ class Relu(Function):
                                                             mask.reshape(-1))
             ctx.mask = make_tensor(mask) if ctx.needs_input_grad[0] else None
             return out
-        ctx.mask = make_tensor(x > 0) if ctx.needs_input_grad[0] else None
+        # the gradient passes where not x <= 0, at a NaN too (torch tests its output so)
+        ctx.mask = make_tensor(~(x <= 0)) if ctx.needs_input_grad[0] else None
         return np.maximum(x, x.dtype.type(0))  # a zero of x's dtype: numpy's fast loop
 
     @staticmethod

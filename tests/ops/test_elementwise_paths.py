@@ -210,8 +210,9 @@ def test_relu_kernel_is_np_maximum_bit_for_bit_and_its_mask_is_x_above_zero(dtyp
         t = mg.tensor(v, requires_grad=True)
         y = t.relu()
         assert _same(y.detach().numpy(), np.maximum(v, dtype(0)))
-        y.backward(mg.ones_like(y))
-        assert _bits(t.grad.numpy()) == _bits((v > 0).astype(dtype))
+        y.backward(mg.ones_like(y))  # a NaN's gradient passes, as torch's (not x <= 0)
+        assert _bits(t.grad.numpy()) == _bits((~(v <= 0)).astype(dtype))
+        assert np.isnan(v).any() and t.grad.numpy()[np.isnan(v)].min() == 1
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -267,3 +268,37 @@ def test_layer_norm_is_the_composites_numbers_in_one_node(dtype) -> None:
     b = mg.tensor(rng.standard_normal((2, 5)), requires_grad=True)
     assert mg.autograd.gradcheck(lambda v, w, b: F.layer_norm(v, (2, 5), w, b) ** 3, (t, w, b))
     assert mg.autograd.gradgradcheck(lambda v: F.layer_norm(v, (5,)) ** 3, (t,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_row_operand_is_numpys_broadcast_bit_for_bit(dtype) -> None:
+    from minigrad import _broadcast
+    rng = np.random.default_rng(19)
+    for size in ((300, 20), (6, 40, 64)):
+        x = _data(int(np.prod(size)), dtype, 20).reshape(size)
+        m = _data(int(np.prod(size[:-1])), dtype, 21).reshape(size[:-1] + (1,))
+        for fn in (np.add, np.subtract, np.multiply, np.divide):
+            with np.errstate(all="ignore"):
+                got, want = _broadcast.row_op(fn, x, m), fn(x, m)
+                assert got is not None and _same(got, want)
+                inplace = x.copy()  # into x itself, as softmax divides
+                assert _broadcast.row_op(fn, inplace, m, out=inplace) is inplace
+                assert _same(inplace, want)
+    x = rng.standard_normal((300, 20)).astype(dtype)
+    for y in (x[:, :1].copy().T, x[:1], x[:, :1]):  # a transposed column, a row, a strided column
+        assert _broadcast.row_op(np.subtract, x, y) is None
+    assert _broadcast.row_op(np.subtract, x[:, :8].copy(), x[:, :1].copy()) is None  # short
+    assert _broadcast.row_op(np.power, x, x[:, :1].copy()) is None
+    t = mg.tensor(x, requires_grad=True)  # through Tensor ops, with their gradients
+    total = t.abs().sum(1, keepdim=True)
+    y = (t - t.amax(1, keepdim=True)) / total
+    assert _bits(y.detach().numpy()) == _bits((x - x.max(1, keepdims=True))
+                                              / total.detach().numpy())
+    assert mg.autograd.gradcheck(lambda v: (v - v.mean(1, keepdim=True)) / v.norm(dim=1,
+                                 keepdim=True), (mg.tensor(rng.standard_normal((300, 20)),
+                                                            requires_grad=True)[:4],))
+
+
+def test_layer_norm_refuses_an_empty_normalized_shape_as_torch() -> None:
+    with pytest.raises(RuntimeError, match="at least 1-dimensional"):
+        F.layer_norm(mg.tensor(np.ones((3, 4))), ())

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._broadcast import binary, row_op
 from ..._dims import count_over
 from ...autograd.function import Context, Function, make_tensor
 from ...autograd.grad_mode import _state
@@ -137,12 +138,13 @@ class _LayerNorm(Function):
     def forward(ctx: Context, x: Any, dims: tuple[int, ...], eps: float) -> Tensor:
         a = x._array
         n = count_over(a.shape, dims)
-        c = a - np.divide(fast_sum(a, dims, True), n)
+        c = binary(np.subtract, a, np.divide(fast_sum(a, dims, True), n))
         var = fast_sum(c * c, dims, True)
         var /= n
         var += eps
         r = 1 / np.sqrt(var)
-        c *= r
+        if row_op(np.multiply, c, r, out=c) is None:
+            c *= r
         out = make_tensor(c)
         ctx.dims, ctx.eps, ctx.count, ctx.r = dims, eps, n, r
         ctx.save_for_backward(x, out)
@@ -154,9 +156,10 @@ class _LayerNorm(Function):
         dims = ctx.dims
         if not _state.enabled:  # nothing records: the same formula in numpy
             ga, ya = g._array, y._array
-            out = ga - np.divide(fast_sum(ga, dims, True), ctx.count)
-            out -= ya * np.divide(fast_sum(ga * ya, dims, True), ctx.count)
-            out *= ctx.r
+            out = binary(np.subtract, ga, np.divide(fast_sum(ga, dims, True), ctx.count))
+            out -= binary(np.multiply, ya, np.divide(fast_sum(ga * ya, dims, True), ctx.count))
+            if row_op(np.multiply, out, ctx.r, out=out) is None:
+                out *= ctx.r
             return make_tensor(out), None, None
         c = x - x.mean(dims, keepdim=True)
         r = ((c * c).mean(dims, keepdim=True) + ctx.eps).rsqrt()

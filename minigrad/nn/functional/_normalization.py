@@ -24,6 +24,9 @@ def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
 
 def _check_normalized_shape(input: Tensor, shape: tuple[int, ...], weight: Tensor | None,
                             bias: Tensor | None) -> None:
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     if tuple(input.shape[input.ndim - len(shape):]) != shape or input.ndim < len(shape):
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
