@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ._kernel_registry import kernels
+from ._kernel_registry import kernels, pass_kernel
 
 # The op's size from which this pays (below, numpy's fixed cost is the larger one), and
 # the inner-loop length below which a loop is short.
@@ -92,28 +92,33 @@ def long_loops(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 _ROW_OPS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.divide: 3}
-_ROW_KERNELS = {"f": "rowop_float32", "d": "rowop_float64"}
 _ROW_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def one_per_row(fn: np.ufunc, x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether row_op's kernel takes fn(x, y): fn add, subtract, multiply or divide, y one
+    number per row of x (x's shape with the last dim 1: a keepdim reduction over it), both
+    aligned, C-contiguous and of one float dtype, rows of at least _SHORT (shorter ones are
+    widen's) and x of the op's size from _FROM (the cheap tests first: every binary op of
+    two shapes asks)."""
+    return x.size >= _FROM and fn in _ROW_OPS and x.shape[-1] >= _SHORT \
+        and y.shape == x.shape[:-1] + (1,) and x.dtype in _ROW_FLOATS and y.dtype == x.dtype \
+        and x.flags.c_contiguous and x.flags.aligned and y.flags.c_contiguous \
+        and y.flags.aligned
+
+
 def row_op(fn: np.ufunc, x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None
-           ) -> np.ndarray | None:
-    """fn(x, y) (add, subtract, multiply or divide; into ``out`` if given: x itself, or a
-    C-contiguous array of x's shape and dtype that does not overlap it)
-    when y holds one number per row of x: y's shape is x's with the last dim 1 (a keepdim
-    reduction over it), x aligned and C-contiguous, of float32 or float64 as y, rows of at
-    least _SHORT (shorter ones are widen's). None where that does not hold: numpy's then."""
-    op = _ROW_OPS.get(fn)
-    if op is None or x.ndim == 0 or x.shape[-1] < _SHORT or x.size < _FROM \
-            or y.shape != x.shape[:-1] + (1,) or x.dtype not in _ROW_FLOATS \
-            or y.dtype != x.dtype or not (x.flags.c_contiguous and x.flags.aligned) \
-            or not (y.flags.c_contiguous and y.flags.aligned):
-        return None
+           ) -> np.ndarray:
+    """fn(x, y, out=out) for fn add, subtract, multiply or divide, ``out`` None, x itself,
+    or a C-contiguous array of x's shape and dtype apart from it: by the row kernel where
+    one_per_row holds (numpy's bits), else by numpy."""
+    if not one_per_row(fn, x, y):
+        return fn(x, y, out=out)
     if out is None:
         out = np.empty_like(x)
     c = x.shape[-1]
-    getattr(kernels("small"), _ROW_KERNELS[x.dtype.char])(
-        x.reshape(-1, c), y.reshape(-1), out.reshape(-1, c), op, out is x)
+    pass_kernel("rowop", x.dtype)(x.reshape(-1, c), y.reshape(-1), out.reshape(-1, c),
+                                  _ROW_OPS[fn], out is x)
     return out
 
 
@@ -122,9 +127,8 @@ def binary(fn: np.ufunc, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     widened operand (a fresh array of the result's shape and dtype) takes the result in
     place, one array less to allocate and to pull through the cache (X - X.mean(1, True)
     of (256, 100, 3): 1.5x); one number per row of x (x - x.max(-1, True)) is row_op's."""
-    out = row_op(fn, x, y)
-    if out is not None:
-        return out
+    if one_per_row(fn, x, y):
+        return row_op(fn, x, y)
     wx, wy = long_loops(x, y)
     if wx.shape == wy.shape and wx.dtype == wy.dtype:
         if wy is not y:

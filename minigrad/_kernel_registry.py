@@ -103,6 +103,12 @@ _chosen: dict[str, Any] = {}  # family -> its entry points in use, chosen once
 _choosing = threading.Lock()
 
 
+def pass_kernel(kind: str, dtype: np.dtype) -> Any:
+    """The "small" family's one-pass kernel ``kind`` (relu, sigmoid, leaky, cumsum, rowop,
+    addrows: ops/_layout_kernels.py) for float32 or float64 ``dtype``."""
+    return getattr(kernels("small"), f"{kind}_{dtype.name}")
+
+
 def kernels(name: str) -> Any:
     """Family `name`'s entry points: its compiled module's (no numba import) when
     compiled(name) finds one and MINIGRAD_NO_AOT is unset, else numba's JIT kernels

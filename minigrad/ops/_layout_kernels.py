@@ -372,7 +372,7 @@ def _out(dt, ndim: int):
     return types.Array(dt, ndim, "C")
 
 
-def pass_kernel(kind: str, dtype: np.dtype):
+def compile_pass(kind: str, dtype: np.dtype):
     """The kernel of one of _PASSES' kinds for ``dtype`` (float32 or float64)."""
     name = f"{kind}_{np.dtype(dtype)}"
     if name in jitted:
@@ -413,5 +413,5 @@ def __getattr__(name: str):
     if kind in ("maxrows", "maxmid") and dtype in ("float32", "float64"):
         return max_kernel(np.dtype(dtype), kind == "maxmid")
     if kind in _PASSES and dtype in ("float32", "float64"):
-        return pass_kernel(kind, np.dtype(dtype))
+        return compile_pass(kind, np.dtype(dtype))
     raise AttributeError(name)

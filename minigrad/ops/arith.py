@@ -125,9 +125,9 @@ class Div(Function):
         na, nb = ctx.needs_input_grad
         save_operands(ctx, a, b, nb, na or nb)
         x, y = float_operands(a, b)
-        out = row_op(np.divide, x, y) if type(x) is np.ndarray and type(y) is np.ndarray \
-            else None
-        return np.divide(x, y) if out is None else out
+        if type(x) is np.ndarray and type(y) is np.ndarray:
+            return row_op(np.divide, x, y)
+        return np.divide(x, y)
 
     @staticmethod
     def backward(ctx: Context, g: Any) -> tuple:

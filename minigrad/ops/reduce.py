@@ -9,7 +9,7 @@ import numpy as np
 
 from .._broadcast import binary, row_op
 from .._dims import count_over, inverse_permutation, norm_dims
-from .._kernel_registry import KERNEL_FLOATS, kernels
+from .._kernel_registry import KERNEL_FLOATS, pass_kernel
 from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
 from ._base import as_float, conj, float_operands, refuse_complex
@@ -145,11 +145,9 @@ class SumBackward(Function):
         return gg.sum(ctx.dims, keepdim=True).reshape(ctx.gshape), None, None
 
 
-def shifted(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
-    """a - max(a) over ``dims``: the shift softmax and logsumexp are exact under, so it
-    never overflows; an infinite maximum shifts by 0 instead (no inf - inf)."""
-    if a.size == 0:
-        return a - np.zeros((), a.dtype)
+def max_shift(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """max(a) over ``dims`` (kept) of a non-empty a, the shift softmax and logsumexp are
+    exact under; an infinite maximum (or NaN) shifts by 0 instead (no inf - inf)."""
     # fast_max (the same maximum, in long loops: numpy's reduce over rows of (32, 256, 256)
     # took 3.6x longer), or the ufunc's reduce itself (np.max's Python layer doubles the cost
     # on small arrays); a 0-d array is its own maximum (dim 0 is it)
@@ -157,8 +155,15 @@ def shifted(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
         a, axis=dims if a.ndim else None, keepdims=True)
     if not np.isfinite(m).all():
         m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
-    out = row_op(np.subtract, a, m) if a.ndim else None  # rows: the kernel, numpy's bits
-    return a - m if out is None else out
+    return m
+
+
+def shifted(a: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """a - max(a) over ``dims`` (max_shift's), so that exp never overflows."""
+    if a.size == 0:
+        return a - np.zeros((), a.dtype)
+    m = max_shift(a, dims)
+    return row_op(np.subtract, a, m) if a.ndim else a - m  # (rows: the kernel's)
 
 
 class Softmax(Function):
@@ -176,9 +181,7 @@ class Softmax(Function):
             # array, numpy's difference is a scalar)
             probs = _asarray(shifted(a, dims))
             np.exp(probs, out=probs)
-            total = fast_sum(probs, dims, True)  # (as Tensor.sum sums)
-            if row_op(np.divide, probs, total, out=probs) is None:
-                probs /= total
+            row_op(np.divide, probs, fast_sum(probs, dims, True), out=probs)  # (as Tensor.sum)
         out = make_tensor(probs)
         ctx.save_for_backward(out)  # the output: its backward differentiates again
         return out
@@ -202,9 +205,7 @@ class LogSumExp(Function):
     @staticmethod
     def forward(ctx: Context, x: Any, dim: int) -> Any:
         a = x._array
-        m = fast_max(a, (dim,), True, True)
-        if not np.isfinite(m).all():  # no inf - inf: an infinite maximum shifts by 0
-            m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
+        m = max_shift(a, (dim,))
         z = binary(np.subtract, a, m)
         e = np.exp(z)
         first = np.argmax(z, axis=dim, keepdims=True)  # one maximum: z is 0 there, or inf
@@ -229,9 +230,7 @@ class LogSoftmax(Function):
         a = x._array if x._array.dtype.kind == "f" else as_float(x._array, "log_softmax")
         z = _asarray(shifted(a, dims))  # a new array (asarray: of a 0-d one, a scalar)
         if z.size:
-            lse = np.log(fast_sum(np.exp(z), dims, True))  # (as Tensor.sum sums)
-            if row_op(np.subtract, z, lse, out=z) is None:
-                z -= lse
+            row_op(np.subtract, z, np.log(fast_sum(np.exp(z), dims, True)), out=z)
         out = make_tensor(z)
         ctx.save_for_backward(out)
         return out
@@ -250,9 +249,7 @@ def _softmax_vjp(g: np.ndarray, s: np.ndarray, dims: tuple[int, ...]) -> np.ndar
     if s.flags.c_contiguous and not g.flags.c_contiguous and 0 not in g.strides:
         g = np.ascontiguousarray(g)
     out = _multiply(g, s)
-    total = fast_sum(out, dims, True)
-    if row_op(np.subtract, g, total, out=out) is None:
-        np.subtract(g, total, out=out)
+    row_op(np.subtract, g, fast_sum(out, dims, True), out=out)
     return _multiply(out, s, out=out)
 
 
@@ -494,7 +491,6 @@ class _Pow(Function):
 
 # From this many elements cumsum's kernel beats np.cumsum (a kernel call's fixed cost).
 _CUMSUM_FROM = 2048
-_CUMSUM = {"f": "cumsum_float32", "d": "cumsum_float64"}  # the kernels, by dtype char
 
 
 class Cumsum(Function):
@@ -506,8 +502,7 @@ class Cumsum(Function):
             # the kernel: numpy's sums in numpy's order, over (before, dim, after)
             shape = (math.prod(x.shape[:dim]), x.shape[dim], math.prod(x.shape[dim + 1:]))
             out = np.empty(x.shape, x.dtype)
-            getattr(kernels("small"), _CUMSUM[x.dtype.char])(x.reshape(shape),
-                                                              out.reshape(shape))
+            pass_kernel("cumsum", x.dtype)(x.reshape(shape), out.reshape(shape))
             return out
         dt = np.int64 if x.dtype.kind in "biu" else x.dtype
         return np.cumsum(x, axis=dim, dtype=dt)

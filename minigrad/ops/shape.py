@@ -14,7 +14,7 @@ from .._dims import (
     inverse_permutation,
     wrap_dim,  # noqa: F401  (still importable from here)
 )
-from .._kernel_registry import KERNEL_FLOATS, kernels
+from .._kernel_registry import KERNEL_FLOATS, pass_kernel
 from ..autograd import function
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Context, Function, is_tensor, make_tensor
@@ -170,7 +170,6 @@ class IndexAdd(Function):
 
 # From this many elements of g the row kernel beats np.add.at's fixed cost.
 _ADD_ROWS_FROM = 2048
-_ADD_ROWS = {"f": "addrows_float32", "d": "addrows_float64"}  # the kernels, by dtype char
 
 
 def add_rows(out: np.ndarray, index: Any, g: np.ndarray) -> bool:
@@ -191,8 +190,8 @@ def add_rows(out: np.ndarray, index: Any, g: np.ndarray) -> bool:
     if flat.size and (flat.min() < -m or flat.max() >= m):
         return False  # np.add.at raises numpy's IndexError
     flat[flat < 0] += m
-    getattr(kernels("small"), _ADD_ROWS[out.dtype.char])(
-        out.reshape(m, -1), flat, np.ascontiguousarray(g).reshape(flat.size, -1))
+    pass_kernel("addrows", out.dtype)(out.reshape(m, -1), flat,
+                                      np.ascontiguousarray(g).reshape(flat.size, -1))
     return True
 
 

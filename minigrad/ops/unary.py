@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._kernel_registry import KERNEL_FLOATS, kernels
+from .._kernel_registry import KERNEL_FLOATS, kernels, pass_kernel
 from ..autograd.function import Context, Function, make_tensor, once_differentiable
 from ._base import _Unary
 from .arith import Where
@@ -26,8 +26,6 @@ _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 # From this many elements relu's and sigmoid's kernels beat numpy (a kernel call's fixed cost).
 _KERNEL_FROM = 2048
-_RELU = {"f": "relu_float32", "d": "relu_float64"}  # the kernels, by dtype char
-_SIGMOID = {"f": "sigmoid_float32", "d": "sigmoid_float64"}
 
 
 
@@ -159,8 +157,7 @@ def _sigmoid_kernel(x: np.ndarray, slope: bool) -> np.ndarray:
     e = np.abs(x)
     np.negative(e, out=e)
     np.exp(e, out=e)
-    getattr(kernels("small"), _SIGMOID[x.dtype.char])(x.reshape(-1), e.reshape(-1),
-                                                       x.dtype.type(1), slope)
+    pass_kernel("sigmoid", x.dtype)(x.reshape(-1), e.reshape(-1), x.dtype.type(1), slope)
     return e
 
 
@@ -366,8 +363,7 @@ class Relu(Function):
             raise NotImplementedError("clamp is not supported for complex types")
         if _by_kernel(x):  # the kernel: np.maximum's numbers, and the mask
             out, mask = np.empty_like(x), np.empty(x.shape, bool)
-            getattr(kernels("small"), _RELU[x.dtype.char])(x.reshape(-1), out.reshape(-1),
-                                                            mask.reshape(-1))
+            pass_kernel("relu", x.dtype)(x.reshape(-1), out.reshape(-1), mask.reshape(-1))
             ctx.mask = make_tensor(mask) if ctx.needs_input_grad[0] else None
             return out
         # the gradient passes where not x <= 0, at a NaN too (torch tests its output so)

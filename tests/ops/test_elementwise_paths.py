@@ -279,16 +279,22 @@ def test_a_row_operand_is_numpys_broadcast_bit_for_bit(dtype) -> None:
         m = _data(int(np.prod(size[:-1])), dtype, 21).reshape(size[:-1] + (1,))
         for fn in (np.add, np.subtract, np.multiply, np.divide):
             with np.errstate(all="ignore"):
+                assert _broadcast.one_per_row(fn, x, m)  # the kernel's
                 got, want = _broadcast.row_op(fn, x, m), fn(x, m)
-                assert got is not None and _same(got, want)
+                assert _same(got, want)
                 inplace = x.copy()  # into x itself, as softmax divides
                 assert _broadcast.row_op(fn, inplace, m, out=inplace) is inplace
                 assert _same(inplace, want)
     x = rng.standard_normal((300, 20)).astype(dtype)
     for y in (x[:, :1].copy().T, x[:1], x[:, :1]):  # a transposed column, a row, a strided column
-        assert _broadcast.row_op(np.subtract, x, y) is None
-    assert _broadcast.row_op(np.subtract, x[:, :8].copy(), x[:, :1].copy()) is None  # short
-    assert _broadcast.row_op(np.power, x, x[:, :1].copy()) is None
+        assert not _broadcast.one_per_row(np.subtract, x, y)
+    assert not _broadcast.one_per_row(np.subtract, x[:, :8].copy(), x[:, :1].copy())  # short
+    assert not _broadcast.one_per_row(np.power, x, x[:, :1].copy())
+    column = x[:, :1]  # numpy's route gives the same, in place too
+    assert _same(_broadcast.row_op(np.subtract, x, column), x - column)
+    inplace = x.copy()
+    assert _broadcast.row_op(np.divide, inplace, column, out=inplace) is inplace
+    assert _same(inplace, x / column)
     t = mg.tensor(x, requires_grad=True)  # through Tensor ops, with their gradients
     total = t.abs().sum(1, keepdim=True)
     y = (t - t.amax(1, keepdim=True)) / total

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..._dims import wrap_dim
-from ..._kernel_registry import kernels
+from ..._kernel_registry import pass_kernel
 from ...autograd import views
 from ...autograd.function import make_tensor
 from ...functions import where
@@ -132,16 +132,13 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _maybe_inplace(input, inplace, fn)
 
 
-_LEAKY = {"f": "leaky_float32", "d": "leaky_float64"}  # the kernels, by dtype char
-
-
 def _leaky(a: np.ndarray, slope: float, slope_only: bool) -> np.ndarray:
     """leaky_relu of a (x where x > 0, else slope x), or its derivative (1 or slope): large
     aligned C-contiguous float32/64 arrays in one kernel pass, others by select."""
     if _by_kernel(a):
         out = np.empty_like(a)
-        getattr(kernels("small"), _LEAKY[a.dtype.char])(a.reshape(-1), out.reshape(-1),
-                                                         a.dtype.type(slope), slope_only)
+        pass_kernel("leaky", a.dtype)(a.reshape(-1), out.reshape(-1), a.dtype.type(slope),
+                                      slope_only)
         return out
     if slope_only:
         return select(a > 0, np.ones_like(a), np.full_like(a, slope))

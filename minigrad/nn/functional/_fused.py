@@ -143,8 +143,7 @@ class _LayerNorm(Function):
         var /= n
         var += eps
         r = 1 / np.sqrt(var)
-        if row_op(np.multiply, c, r, out=c) is None:
-            c *= r
+        row_op(np.multiply, c, r, out=c)
         out = make_tensor(c)
         ctx.dims, ctx.eps, ctx.count, ctx.r = dims, eps, n, r
         ctx.save_for_backward(x, out)
@@ -158,8 +157,7 @@ class _LayerNorm(Function):
             ga, ya = g._array, y._array
             out = binary(np.subtract, ga, np.divide(fast_sum(ga, dims, True), ctx.count))
             out -= binary(np.multiply, ya, np.divide(fast_sum(ga * ya, dims, True), ctx.count))
-            if row_op(np.multiply, out, ctx.r, out=out) is None:
-                out *= ctx.r
+            row_op(np.multiply, out, ctx.r, out=out)
             return make_tensor(out), None, None
         c = x - x.mean(dims, keepdim=True)
         r = ((c * c).mean(dims, keepdim=True) + ctx.eps).rsqrt()
