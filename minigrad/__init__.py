@@ -2,6 +2,7 @@
 
 from math import e, inf, nan, pi  # torch's mg.pi, mg.inf ...
 
+from . import _malloc  # noqa: F401  (malloc keeps freed temporaries: minigrad/_malloc.py)
 from . import accelerator, autograd, cuda, functions, linalg, nn, optim, special, utils
 from ._device import device
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
