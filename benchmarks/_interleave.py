@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ONE_THREAD = os.environ.get("BENCH_THREADS", "1") != "default"
 ENVIRON = dict(os.environ)  # as given (a child process for another setting starts from it)
@@ -94,3 +95,102 @@ def each_setting(threads: list[str], script: str) -> bool:
         subprocess.run([sys.executable, script, *argv, "--threads", t], check=True,
                        env={**ENVIRON, "BENCH_THREADS": t})
     return True
+
+
+class Side:
+    """One library's steps in a process of its own (``script --side LIB``, which calls
+    serve_side), told over a pipe to build a step or to time a turn of it. In one process
+    the two libraries shared malloc's state: minigrad's import sets glibc's thresholds
+    (minigrad/_malloc.py), and torch's frees had moved glibc's adaptive ones for minigrad
+    (Deep Closest Point's minigrad step took 37 ms beside torch, 44-46 ms alone). Apart,
+    each library's steps run in a process whose allocations are its own (both processes
+    import both libraries, through this module; the torch side with MINIGRAD_MALLOC=system,
+    so that malloc is the system's there, as in a torch user's process). The cores are
+    still shared: each library's turn follows the other's, as before."""
+
+    def __init__(self, script: str, lib: str, *args: str):
+        env = {**ENVIRON, "BENCH_THREADS": "1" if ONE_THREAD else "default"}
+        if lib == "torch":
+            env["MINIGRAD_MALLOC"] = "system"
+        self.proc = subprocess.Popen([sys.executable, script, *args, "--side", lib], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def _ask(self, *words: object) -> float:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(" ".join(map(str, words)) + "\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline()
+        if not reply:
+            raise RuntimeError(f"the side process ended at {words}")
+        return float(reply)
+
+    def setup(self, key: str, out: str = "-") -> float:
+        """Build step ``key`` and run it (its outputs to ``out``, an .npz, unless "-" or it
+        returns none) and again: microseconds of a third call."""
+        return self._ask("setup", key, out)
+
+    def turn(self, key: str, calls: int) -> float:
+        """Microseconds per call of ``calls`` calls of step ``key``."""
+        return self._ask("turn", key, calls)
+
+    def close(self) -> None:
+        """End the process (it ends when its input does; killed if it has not in 60 s)."""
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:  # a side that died mid-request: its pipe is broken
+                pass
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def serve_side(lib_name: str, make_step: Callable[[Any, str], Callable[[], object]],
+               arrays: Callable[[object], list] | None = None) -> None:
+    """The --side process: steps made by ``make_step(lib, key)``, set up and timed as the
+    parent asks (a line per request: command, key, then the rest; a number per reply, on
+    the process's stdout as it was; what anything else prints goes to stderr); ``arrays``
+    turns a step's result into the arrays an .npz holds. One step is kept at a time."""
+    import numpy as np
+
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # stray prints (a library's, a C runtime's) to stderr, not the replies
+    sys.stdout = sys.stderr
+    lib = mg if lib_name == "minigrad" else torch
+    steps: dict[str, Callable[[], object]] = {}
+    for line in sys.stdin:
+        cmd, key, arg = line.rstrip("\n").split(" ", 2)  # arg: a path may hold spaces
+        if cmd == "setup":
+            steps.clear()  # the last key's arrays freed, as one process's rows were
+            step = steps[key] = make_step(lib, key)
+            out = step()
+            if arg != "-" and out is not None and arrays is not None:
+                np.savez(arg, *arrays(out))
+            step()
+            print(per_call_us(step, 1), file=replies, flush=True)
+        else:
+            print(per_call_us(steps[key], int(arg)), file=replies, flush=True)
+
+
+def interleaved_sides(sides: dict[str, Side], key: str, repeats: int,
+                      budget_us: float = 20_000, outs: dict[str, str] | None = None
+                      ) -> tuple[dict[str, float], float]:
+    """interleaved's medians and spread, each contender a Side (built on ``key``, its
+    outputs to ``outs``' file for it)."""
+    calls = {name: max(1, int(budget_us / max(side.setup(key, (outs or {}).get(name, "-")),
+                                              1.0)))
+             for name, side in sides.items()}
+    times: dict[str, list[float]] = {k: [] for k in sides}
+    for _ in range(repeats):
+        for name, side in sides.items():
+            times[name].append(side.turn(key, calls[name]))
+    spread = max(max(v) / min(v) for v in times.values())
+    return {k: statistics.median(v) for k, v in times.items()}, spread
+
+
+def sides(script: str, *args: str) -> dict[str, Side]:
+    """A Side per library, minigrad's and torch's, of ``script`` (given ``args``)."""
+    return {lib: Side(script, lib, *args) for lib in ("minigrad", "torch")}

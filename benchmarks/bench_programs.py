@@ -32,8 +32,8 @@ one step, with the largest relative difference of the outputs (issue 25: within 
 
 One thread each (benchmarks/_interleave.py), or with ``--threads default`` each library's
 own thread count (wall-clock; each setting in its own process, as issue 29 asks for both);
-each library runs in a process of its own (they would share malloc's state: _Side), the
-two driven in turns; medians of interleaved repeats; the spread is
+each library runs in a process of its own (in one they share malloc's state:
+_interleave.Side), the two driven in turns; medians of interleaved repeats; the spread is
 the largest max/min over one program's repeats; diff is the largest difference of the two
 libraries' outputs (values and gradients; dcp's networks start differently: none), relative
 to each output's size. Target (issue 29): <= 1.0x torch, the alignment <= 0.5x.
@@ -44,15 +44,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
-import subprocess
-import sys
 import tempfile
 import tracemalloc
 
 # isort: off
-from _interleave import (ENVIRON, ONE_THREAD, each_setting, interleaved, mg,  # first:
-                         per_call_us, threads_label, torch)
+from _interleave import (each_setting, interleaved, interleaved_sides, mg,  # first:
+                         serve_side, sides, threads_label, torch)
 import numpy as np  # BLAS threads are set at numpy's import
 from bench_tensor_networks import torch_lorentzian
 # isort: on
@@ -361,89 +358,34 @@ def _peak_mb(step) -> float:
 
 def ratios(names: list[str], repeats: int) -> None:
     """minigrad / torch per program (issue 29), the values beside: each library in a process
-    of its own (_Side), as a user runs one of them, their turns interleaved."""
+    of its own (_interleave.Side), as a user runs one of them, their turns interleaved."""
     print(f"median of {repeats} interleaved repeats, {threads_label()}, each library in its "
           "own process; ratio = minigrad / torch; diff = the outputs' largest relative "
           "difference")
     print(f"{'program':<13}{'mg ms':>9}{'torch ms':>10}{'ratio':>7}{'target':>8}{'spread':>8}"
           f"{'diff':>9}")
-    with tempfile.TemporaryDirectory() as tmp:
-        sides = {lib: _Side(lib) for lib in ("minigrad", "torch")}
-        try:
+    contenders = sides(__file__)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
             for name in names:
-                outs = {lib: os.path.join(tmp, f"{name}-{lib}.npz") for lib in sides}
-                calls = {lib: side.setup(name, outs[lib]) for lib, side in sides.items()}
+                outs = {lib: os.path.join(tmp, f"{name}-{lib}.npz") for lib in contenders}
+                res, spread = interleaved_sides(contenders, name, repeats, 200_000, outs)
                 both = all(os.path.exists(o) for o in outs.values())
                 diff = f"{_disagreement_of(*outs.values()):.1e}" if both else "-"
-                times: dict[str, list[float]] = {lib: [] for lib in sides}
-                for _ in range(repeats):
-                    for lib, side in sides.items():
-                        times[lib].append(side.turn(name, calls[lib]))
-                spread = max(max(v) / min(v) for v in times.values())
-                mg_us, torch_us = (statistics.median(times[k]) for k in ("minigrad", "torch"))
-                ratio = mg_us / torch_us
+                ratio = res["minigrad"] / res["torch"]
                 verdict = "PASS" if ratio <= TARGETS[name] else "MISS"
-                print(f"{name:<13}{mg_us / 1e3:>9.2f}{torch_us / 1e3:>10.2f}{ratio:>7.2f}"
-                      f"{TARGETS[name]:>8.2f}{spread:>8.2f}{diff:>9}  {verdict}", flush=True)
-        finally:
-            for side in sides.values():
-                side.close()
+                print(f"{name:<13}{res['minigrad'] / 1e3:>9.2f}{res['torch'] / 1e3:>10.2f}"
+                      f"{ratio:>7.2f}{TARGETS[name]:>8.2f}{spread:>8.2f}{diff:>9}  {verdict}",
+                      flush=True)
+    finally:
+        for side in contenders.values():
+            side.close()
 
 
-class _Side:
-    """One library's steps in a process of its own (this script with --side LIB), told over
-    a pipe to set a program up or to time a turn of it. In one process the libraries share
-    malloc's state: minigrad's import sets glibc's thresholds (minigrad/_malloc.py) for
-    torch too, and torch's frees had moved glibc's adaptive ones for minigrad (Deep Closest
-    Point's minigrad step: 37 ms beside torch, 44-46 alone). The torch side runs with
-    MINIGRAD_MALLOC=system (the examples' code it imports imports minigrad)."""
-
-    def __init__(self, lib: str):
-        env = {**ENVIRON, "BENCH_THREADS": "1" if ONE_THREAD else "default"}
-        if lib == "torch":
-            env["MINIGRAD_MALLOC"] = "system"
-        self.proc = subprocess.Popen([sys.executable, __file__, "--side", lib], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def _ask(self, *words: object) -> float:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(" ".join(map(str, words)) + "\n")
-        self.proc.stdin.flush()
-        reply = self.proc.stdout.readline()
-        if not reply:
-            raise RuntimeError(f"the {words[0]} of {words[1]} ended its process")
-        return float(reply)
-
-    def setup(self, name: str, out: str) -> int:
-        """Build program ``name``, run it once (its outputs to ``out``, an .npz, unless it has
-        none), and say how many calls a turn of ~0.2 s makes."""
-        return max(1, int(200_000 / max(self._ask("setup", name, out), 1.0)))
-
-    def turn(self, name: str, calls: int) -> float:
-        return self._ask("turn", name, calls)
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        self.proc.wait(60)
-
-
-def _side(lib_name: str) -> None:
-    """The --side process: a library's steps, set up and timed as its parent asks (one line
-    per request, one number per reply: microseconds per call)."""
-    lib = mg if lib_name == "minigrad" else torch
-    steps = {}
-    for line in sys.stdin:
-        cmd, name, arg = line.split()
-        if cmd == "setup":
-            step = PROGRAMS[name](lib)
-            steps[name] = step = _under(POLICY.get(name), step) if lib is mg else step
-            out = step()
-            if out is not None:
-                np.savez(arg, *_arrays(out))
-            print(per_call_us(step, 1), flush=True)
-        else:
-            print(per_call_us(steps[name], int(arg)), flush=True)
+def _step_of(lib, name: str):
+    """Program ``name``'s step for ``lib`` (minigrad's under its tie policy): a side's."""
+    step = PROGRAMS[name](lib)
+    return _under(POLICY.get(name), step) if lib is mg else step
 
 
 def _disagreement_of(path_a: str, path_b: str) -> float:
@@ -482,7 +424,7 @@ def main() -> None:
     ap.add_argument("--side", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side:
-        _side(args.side)
+        serve_side(args.side, _step_of, _arrays)
         return
     if each_setting(args.threads, __file__):
         return

@@ -10,10 +10,12 @@ then takes its pages from the kernel again, a page fault per 4 KiB (~1 us in a V
 Closest Point's step (benchmarks/bench_programs.py, minigrad alone in the process) went
 from 44-46 ms to 36-39 ms.
 
-The settings are glibc's own ceilings for its adaptive thresholds (what it reaches after
-freeing a 32 MiB block): blocks below 32 MiB come from the heap, and up to 64 MiB of free
-memory stays at its top. A process may so hold up to 64 MiB more than it uses, which
-``top`` shows. Cost: two calls when minigrad is imported, nothing per operation.
+The settings are glibc's own ceilings for its adaptive thresholds on 64-bit systems (what
+it reaches after freeing a 32 MiB block): blocks below 32 MiB come from the heap, and up to
+64 MiB of free memory stays at the top of each of malloc's arenas (one per thread that
+allocates, up to a limit). A process may so hold 64 MiB per arena more than it uses, and
+more where freed blocks lie below live ones, which ``top`` shows. Cost: two calls when
+minigrad is imported, nothing per operation.
 
 Left as the system has it: off glibc (musl's, macOS's and Windows's allocators), when the
 process sets glibc's own (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_, MALLOC_TOP_PAD_,
@@ -44,11 +46,11 @@ def tune() -> bool:
     """Set the two thresholds (once per process, at import): whether they were set."""
     if not applies():
         return False
-    import ctypes
-
     try:
+        import ctypes
+
         mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):  # a Python built without ctypes, too
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     # the mmap threshold first: setting either one ends glibc's adapting of both
