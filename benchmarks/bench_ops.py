@@ -6,8 +6,9 @@ feels numpy's slow loops.
     python benchmarks/bench_ops.py [--quick] [--ops relu,gelu,...] [--threads 1 default]
 
 Rows over ``FLAG`` (minigrad / torch, forward + backward) are marked: the places to look
-next, not a target each (issue 29's targets are the programs and the reductions). Medians
-of interleaved repeats (benchmarks/_interleave.py), one thread each unless asked.
+next, not a target each (issue 29's targets are the programs and the reductions). Each
+library in a process of its own (benchmarks/_interleave.Side: in one they share malloc's
+state); medians of interleaved repeats, one thread each unless asked.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 import argparse
 
 # isort: off
-from _interleave import each_setting, interleaved, mg, threads_label, torch  # first:
+from _interleave import (each_setting, interleaved_sides, serve_side, sides,  # first:
+                         threads_label, torch)
 import numpy as np  # BLAS threads are set at numpy's import
 # isort: on
 
@@ -66,32 +68,49 @@ def _steps(lib, make, a: np.ndarray):
     return forward, both
 
 
+def _step_of(lib, key: str):
+    """A side's step ``key``: "op,f" (the forward) or "op,b" (forward and backward)."""
+    name, part = key.split(",")
+    a, make = OPS[name]
+    forward, both = _steps(lib, make, a)
+    return forward if part == "f" else both
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--threads", nargs="+", choices=("1", "default"), default=["1"])
+    ap.add_argument("--side", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.side:
+        serve_side(args.side, _step_of)
+        return
     if each_setting(args.threads, __file__):
         return
     if torch is None:
         raise SystemExit("torch is not installed: no ratio to report")
     repeats = 3 if args.quick else 7
-    print(f"median of {repeats} interleaved repeats, {threads_label()}; "
-          f"ratio = minigrad / torch, flagged over {FLAG} (forward + backward)")
+    print(f"median of {repeats} interleaved repeats, {threads_label()}, each library in its "
+          f"own process; ratio = minigrad / torch, flagged over {FLAG} (forward + backward)")
     print(f"{'op':<15}{'fwd mg us':>11}{'torch':>9}{'ratio':>7}{'f+b mg us':>12}{'torch':>9}"
           f"{'ratio':>7}{'spread':>8}")
     flagged = []
-    for name in args.ops.split(","):
-        a, make = OPS[name]
-        (mf, mb), (tf, tb) = _steps(mg, make, a), _steps(torch, make, a)
-        t, spread = interleaved({"mf": mf, "tf": tf, "mb": mb, "tb": tb}, repeats)
-        ratio = t["mb"] / t["tb"]
-        if ratio > FLAG:
-            flagged.append(name)
-        print(f"{name:<15}{t['mf']:>11.1f}{t['tf']:>9.1f}{t['mf'] / t['tf']:>7.2f}"
-              f"{t['mb']:>12.1f}{t['tb']:>9.1f}{ratio:>7.2f}{spread:>8.2f}"
-              f"{'  FLAG' if ratio > FLAG else ''}", flush=True)
+    contenders = sides(__file__)
+    try:
+        for name in args.ops.split(","):
+            f, spread_f = interleaved_sides(contenders, f"{name},f", repeats)
+            b, spread_b = interleaved_sides(contenders, f"{name},b", repeats)
+            ratio = b["minigrad"] / b["torch"]
+            if ratio > FLAG:
+                flagged.append(name)
+            print(f"{name:<15}{f['minigrad']:>11.1f}{f['torch']:>9.1f}"
+                  f"{f['minigrad'] / f['torch']:>7.2f}{b['minigrad']:>12.1f}{b['torch']:>9.1f}"
+                  f"{ratio:>7.2f}{max(spread_f, spread_b):>8.2f}"
+                  f"{'  FLAG' if ratio > FLAG else ''}", flush=True)
+    finally:
+        for side in contenders.values():
+            side.close()
     print(f"{len(flagged)} op(s) over {FLAG}: {', '.join(flagged) or 'none'}")
 
 
