@@ -1,11 +1,13 @@
 """erf, erfc, erfinv and erfcx in numba (numpy has none; scipy is not a runtime dependency).
 
 ndarrays in, ndarrays out; compiled lazily on first call and cached on disk. erf and erfc
-are libm's (``math.erf``); erfinv starts from Giles' single-precision polynomial and takes
-two Newton steps on erf (on erfc near +-1, where 1 - x is exact), which bring it to
-float64 accuracy. erfcx(x) = exp(x^2) erfc(x) multiplies libm's erfc by exp(x^2) taken
-with x^2 split exactly in two, up to x = 26 (erfc is still normal there), and beyond sums
-its asymptotic series.
+are libm's (``math.erf``), except float32's erf: a rational function evaluated in float64
+and rounded once (_erf_float32), which vectorises where libm's runs one element at a time
+(~10 ns each: GELU's float32 forward took 18x torch's time, now 2.6x). erfinv starts from
+Giles' single-precision polynomial and takes two Newton steps on erf (on erfc near +-1,
+where 1 - x is exact), which bring it to float64 accuracy. erfcx(x) = exp(x^2) erfc(x)
+multiplies libm's erfc by exp(x^2) taken with x^2 split exactly in two, up to x = 26 (erfc
+is still normal there), and beyond sums its asymptotic series.
 """
 
 import math
@@ -59,8 +61,42 @@ def _erfinv(x: np.ndarray) -> np.ndarray:
     return out
 
 
+# erf(x) = x P(x^2) / Q(x^2) on |x| <= 4, fitted here (iteratively reweighted least squares
+# of erf(x) / x in t = x^2 at 4000 Chebyshev nodes of [0, 4]): relative error at most
+# 2.5e-9 on 2,000,000 points of (0, 4], 0.04 of a float32 ulp; Q >= 1 there (no pole).
+# Past 4, 1 - erf(x) < 1.6e-8 is under half a float32 ulp of 1: erf rounds to +-1.
+_P = (1.1283791680795086, 0.18528004756226432, 0.0543540390340027, 0.0038564838614414433,
+      0.0003808602794508521, 4.715143150767401e-06, -1.3360412293241527e-08)
+_Q = (1.0, 0.4975335645502695, 0.11401405955052958, 0.015479859210890025,
+      0.001310694014754501, 6.340380391231405e-05)
+
+
+@njit(cache=True, error_model="numpy")  # (python's model tests q for 0: a branch, scalar)
+def _erf_float32(x: np.ndarray, out: np.ndarray) -> None:
+    """out = erf(x) for flat float32 arrays: x P(x^2) / Q(x^2) in float64 (x clamped to
+    [-4, 4]; a NaN stays one), rounded once to float32: within an ulp of libm's erf rounded
+    so, and equal to it but where the exact value lies within 0.04 ulp of a rounding tie.
+    One select and no call per element, so the loop vectorises."""
+    p0, p1, p2, p3, p4, p5, p6 = _P
+    q1, q2, q3, q4, q5 = _Q[1:]
+    for i in range(x.shape[0]):
+        v = np.float64(x[i])
+        a = abs(v)
+        a = 4.0 if a > 4.0 else a
+        t = a * a
+        p = p0 + t * (p1 + t * (p2 + t * (p3 + t * (p4 + t * (p5 + t * p6)))))
+        q = 1.0 + t * (q1 + t * (q2 + t * (q3 + t * (q4 + t * q5))))
+        out[i] = np.float32(math.copysign(a * p / q, v))
+
+
 def erf(x: np.ndarray) -> np.ndarray:
-    """libm's erf in float64, rounded to x's dtype (one compiled signature)."""
+    """erf rounded to x's dtype: float32's by _erf_float32, any other's by libm's erf in
+    float64 (one compiled signature each)."""
+    if x.dtype == np.float32:
+        flat = np.ascontiguousarray(x).reshape(-1)
+        out = np.empty_like(flat)
+        _erf_float32(flat, out)
+        return out.reshape(x.shape)
     return _erf(_float64(x), False).reshape(x.shape).astype(x.dtype, copy=False)
 
 
