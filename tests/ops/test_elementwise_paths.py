@@ -340,3 +340,23 @@ def test_a_row_operand_is_numpys_broadcast_bit_for_bit(dtype) -> None:
 def test_layer_norm_refuses_an_empty_normalized_shape_as_torch() -> None:
     with pytest.raises(RuntimeError, match="at least 1-dimensional"):
         F.layer_norm(mg.tensor(np.ones((3, 4))), ())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelus_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype) -> None:
+    """The first-order walk takes df's steps on arrays (_Pointwise's dnp); with
+    create_graph it records them: the same numbers, and the recorded one differentiates
+    again (gelu'' = phi(x) (2 - x^2))."""
+    a = _data(4096, dtype, 8)
+    g = np.random.default_rng(9).standard_normal(a.shape).astype(dtype)
+    x = mg.tensor(a, requires_grad=True)
+    F.gelu(x).backward(mg.tensor(g))
+    y = mg.tensor(a, requires_grad=True)
+    (d,) = mg.autograd.grad(F.gelu(y), y, mg.tensor(g), create_graph=True)
+    assert _same(x.grad.numpy(), d.detach().numpy())
+    (dd,) = mg.autograd.grad(d.sum(), y)
+    ok = np.isfinite(a) & (np.abs(a) < 8)
+    phi = np.exp(-0.5 * a[ok].astype(np.float64) ** 2) / math.sqrt(2 * math.pi)
+    want = g[ok] * phi * (2 - a[ok].astype(np.float64) ** 2)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert np.allclose(dd.numpy()[ok], want, rtol=tol, atol=tol)
