@@ -108,8 +108,9 @@ class _PickSum(Function):
 class _Pointwise(Function):
     """y = f(x) elementwise, f on ndarrays; dy/dx = df(x) written with minigrad ops, so the
     backward is itself differentiable. Lets a branchy or stabilised formula be one node.
-    ``dnp``, where given, is df's steps on ndarrays (the same numbers): a first-order walk
-    (nothing records) takes it, without a node per step (GELU's df records ten)."""
+    ``dnp``, where given, is df's steps on ndarrays: a first-order walk (nothing records)
+    takes it, without a node per step (GELU's df records ten). It must give df's bits: a
+    walk that replays (hooks, retained graphs) may take df where its first pass took dnp."""
 
     @staticmethod
     def forward(ctx: Context, x: Any, f: Callable, df: Callable,
