@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..._dims import wrap_dim
-from ..._kernel_registry import pass_kernel
+from ..._kernel_registry import kernels, pass_kernel
 from ...autograd import views
 from ...autograd.function import make_tensor
 from ...functions import where
@@ -100,8 +100,15 @@ def _gelu_exact(x: Tensor) -> Tensor:
     def dnp(a: np.ndarray) -> np.ndarray:  # df's steps on arrays: its numbers
         phi = np.exp(a * a * -0.5) * (1 / math.sqrt(2 * math.pi))
         return (_erf_array(a * math.sqrt(0.5)) + 1) * 0.5 + a * phi
-    return _pointwise("gelu", x, lambda a: a * 0.5 * (1 + _erf_array(a * math.sqrt(0.5))), df,
-                      dnp)
+    return _pointwise("gelu", x, _gelu_array, df, dnp)
+
+
+def _gelu_array(a: np.ndarray) -> np.ndarray:
+    """x * 0.5 * (1 + erf(x sqrt(0.5))) in x's dtype: float32's in one kernel pass (the same
+    bits), others in numpy around their erf."""
+    if a.dtype == np.float32:
+        return kernels("erf").gelu(a)
+    return a * 0.5 * (1 + _erf_array(a * math.sqrt(0.5)))
 
 
 def _gelu_tanh(x: Tensor) -> Tensor:
