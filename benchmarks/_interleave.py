@@ -12,12 +12,14 @@ which counts the helper threads' work, and the machine's load with it.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +193,30 @@ def interleaved_sides(sides: dict[str, Side], key: str, repeats: int,
     return {k: statistics.median(v) for k, v in times.items()}, spread
 
 
-def sides(script: str, *args: str) -> dict[str, Side]:
-    """A Side per library, minigrad's and torch's, of ``script`` (given ``args``)."""
-    return {lib: Side(script, lib, *args) for lib in ("minigrad", "torch")}
+@contextmanager
+def sides(script: str, *args: str) -> Iterator[dict[str, Side]]:
+    """A Side per library, minigrad's and torch's, of ``script`` (given ``args``), each
+    closed on leaving the block."""
+    made = {lib: Side(script, lib, *args) for lib in ("minigrad", "torch")}
+    try:
+        yield made
+    finally:
+        for side in made.values():
+            side.close()
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """--threads (the settings to run) and the hidden --side (a side process's library)."""
+    ap.add_argument("--threads", nargs="+", choices=("1", "default"), default=["1"])
+    ap.add_argument("--side", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
+
+
+def delegated(args: argparse.Namespace, script: str,
+              make_step: Callable[[Any, str], Callable[[], object]],
+              arrays: Callable[[object], list] | None = None) -> bool:
+    """Whether this process's part is done: it is a side (it has served ``make_step``'s
+    steps) or the parent of one process per --threads setting (each_setting)."""
+    if args.side:
+        serve_side(args.side, make_step, arrays)
+        return True
+    return each_setting(args.threads, script)

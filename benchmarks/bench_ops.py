@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 
 # isort: off
-from _interleave import (each_setting, interleaved_sides, serve_side, sides,  # first:
-                         threads_label, torch)
+from _interleave import add_arguments, delegated, interleaved_sides, sides  # first:
+from _interleave import threads_label, torch
 import numpy as np  # BLAS threads are set at numpy's import
 # isort: on
 
@@ -80,13 +80,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     ap.add_argument("--ops", default=",".join(OPS))
-    ap.add_argument("--threads", nargs="+", choices=("1", "default"), default=["1"])
-    ap.add_argument("--side", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
+    add_arguments(ap)
     args = ap.parse_args()
-    if args.side:
-        serve_side(args.side, _step_of)
-        return
-    if each_setting(args.threads, __file__):
+    if delegated(args, __file__, _step_of):
         return
     if torch is None:
         raise SystemExit("torch is not installed: no ratio to report")
@@ -96,8 +92,7 @@ def main() -> None:
     print(f"{'op':<15}{'fwd mg us':>11}{'torch':>9}{'ratio':>7}{'f+b mg us':>12}{'torch':>9}"
           f"{'ratio':>7}{'spread':>8}")
     flagged = []
-    contenders = sides(__file__)
-    try:
+    with sides(__file__) as contenders:
         for name in args.ops.split(","):
             f, spread_f = interleaved_sides(contenders, f"{name},f", repeats)
             b, spread_b = interleaved_sides(contenders, f"{name},b", repeats)
@@ -108,9 +103,6 @@ def main() -> None:
                   f"{f['minigrad'] / f['torch']:>7.2f}{b['minigrad']:>12.1f}{b['torch']:>9.1f}"
                   f"{ratio:>7.2f}{max(spread_f, spread_b):>8.2f}"
                   f"{'  FLAG' if ratio > FLAG else ''}", flush=True)
-    finally:
-        for side in contenders.values():
-            side.close()
     print(f"{len(flagged)} op(s) over {FLAG}: {', '.join(flagged) or 'none'}")
 
 

@@ -48,8 +48,8 @@ import tempfile
 import tracemalloc
 
 # isort: off
-from _interleave import (each_setting, interleaved, interleaved_sides, mg,  # first:
-                         serve_side, sides, threads_label, torch)
+from _interleave import (add_arguments, delegated, interleaved, interleaved_sides,  # first:
+                         mg, sides, threads_label, torch)
 import numpy as np  # BLAS threads are set at numpy's import
 from bench_tensor_networks import torch_lorentzian
 # isort: on
@@ -364,22 +364,17 @@ def ratios(names: list[str], repeats: int) -> None:
           "difference")
     print(f"{'program':<13}{'mg ms':>9}{'torch ms':>10}{'ratio':>7}{'target':>8}{'spread':>8}"
           f"{'diff':>9}")
-    contenders = sides(__file__)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for name in names:
-                outs = {lib: os.path.join(tmp, f"{name}-{lib}.npz") for lib in contenders}
-                res, spread = interleaved_sides(contenders, name, repeats, 200_000, outs)
-                both = all(os.path.exists(o) for o in outs.values())
-                diff = f"{_disagreement_of(*outs.values()):.1e}" if both else "-"
-                ratio = res["minigrad"] / res["torch"]
-                verdict = "PASS" if ratio <= TARGETS[name] else "MISS"
-                print(f"{name:<13}{res['minigrad'] / 1e3:>9.2f}{res['torch'] / 1e3:>10.2f}"
-                      f"{ratio:>7.2f}{TARGETS[name]:>8.2f}{spread:>8.2f}{diff:>9}  {verdict}",
-                      flush=True)
-    finally:
-        for side in contenders.values():
-            side.close()
+    with sides(__file__) as contenders, tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            outs = {lib: os.path.join(tmp, f"{name}-{lib}.npz") for lib in contenders}
+            res, spread = interleaved_sides(contenders, name, repeats, 200_000, outs)
+            both = all(os.path.exists(o) for o in outs.values())
+            diff = f"{_disagreement_of(*outs.values()):.1e}" if both else "-"
+            ratio = res["minigrad"] / res["torch"]
+            verdict = "PASS" if ratio <= TARGETS[name] else "MISS"
+            print(f"{name:<13}{res['minigrad'] / 1e3:>9.2f}{res['torch'] / 1e3:>10.2f}"
+                  f"{ratio:>7.2f}{TARGETS[name]:>8.2f}{spread:>8.2f}{diff:>9}  {verdict}",
+                  flush=True)
 
 
 def _step_of(lib, name: str):
@@ -420,13 +415,9 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(PROGRAMS))
     ap.add_argument("--ties", action="store_true",
                     help='minigrad\'s default tie policy against "zero" instead of torch')
-    ap.add_argument("--threads", nargs="+", choices=("1", "default"), default=["1"])
-    ap.add_argument("--side", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
+    add_arguments(ap)
     args = ap.parse_args()
-    if args.side:
-        serve_side(args.side, _step_of, _arrays)
-        return
-    if each_setting(args.threads, __file__):
+    if delegated(args, __file__, _step_of, _arrays):
         return
     repeats = 3 if args.quick else 9
     names = args.only.split(",")

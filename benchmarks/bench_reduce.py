@@ -18,8 +18,8 @@ import argparse
 import zlib
 
 # isort: off
-from _interleave import (each_setting, interleaved_sides, serve_side, sides,  # first:
-                         threads_label, torch)
+from _interleave import add_arguments, delegated, interleaved_sides, sides  # first:
+from _interleave import threads_label, torch
 import numpy as np  # BLAS threads are set at numpy's import
 # isort: on
 
@@ -60,24 +60,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     ap.add_argument("--ops", default=",".join(OPS + ("centre",)))
-    ap.add_argument("--threads", nargs="+", choices=("1", "default"), default=["1"])
-    ap.add_argument("--side", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
+    add_arguments(ap)
     args = ap.parse_args()
-    if args.side:
-        serve_side(args.side, _step_of)
+    if delegated(args, __file__, _step_of):
         return
-    if each_setting(args.threads, __file__):
-        return
-    repeats = 3 if args.quick else 7
     if torch is None:
         raise SystemExit("torch is not installed: no ratio to report")
+    repeats = 3 if args.quick else 7
     print(f"median of {repeats} interleaved repeats, {threads_label()}, each library in its "
           f"own process; ratio = minigrad / torch, target <= {TARGET}")
     print(f"{'op':<7}{'dtype':<9}{'shape':<16}{'dim':<6}{'mg us':>9}{'torch us':>10}"
           f"{'ratio':>7}{'spread':>8}")
     worst, misses = 0.0, 0
-    contenders = sides(__file__)
-    try:
+    with sides(__file__) as contenders:
         for op in args.ops.split(","):
             for dtype in ("float32", "float64"):
                 for index, shape in enumerate(SHAPES):
@@ -91,9 +86,6 @@ def main() -> None:
                               f"{res['minigrad']:>9.1f}{res['torch']:>10.1f}{ratio:>7.2f}"
                               f"{spread:>8.2f}{'  MISS' if ratio > TARGET else ''}",
                               flush=True)
-    finally:
-        for side in contenders.values():
-            side.close()
     print(f"worst ratio {worst:.2f}; {misses} row(s) over {TARGET}")
 
 

@@ -109,30 +109,28 @@ def _gelu_float32(x: np.ndarray, out: np.ndarray) -> None:
         out[i] = v * _HALF * (_ONE + _erf32_one(np.float64(v * _ROOT_HALF)))
 
 
-def _flat32(x: np.ndarray) -> np.ndarray:
-    """x as a flat, writable float32 array (numba types a read-only one apart: another
-    signature)."""
+def _by_float32_kernel(kernel, x: np.ndarray) -> np.ndarray:
+    """kernel(flat x, out) over a float32 array of any layout, in x's shape (a read-only
+    input is copied: numba types it apart, another signature to compile)."""
     flat = np.ascontiguousarray(x).reshape(-1)
-    return flat if flat.flags.writeable else flat.copy()
+    if not flat.flags.writeable:
+        flat = flat.copy()
+    out = np.empty_like(flat)
+    kernel(flat, out)
+    return out.reshape(x.shape)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
     """erf rounded to x's dtype: float32's by _erf_float32, any other's by libm's erf in
     float64 (one compiled signature each)."""
     if x.dtype == np.float32:
-        flat = _flat32(x)
-        out = np.empty_like(flat)
-        _erf_float32(flat, out)
-        return out.reshape(x.shape)
+        return _by_float32_kernel(_erf_float32, x)
     return _erf(_float64(x), False).reshape(x.shape).astype(x.dtype, copy=False)
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
     """The exact GELU of a float32 array, x * 0.5 * (1 + erf(x sqrt(0.5))), in one pass."""
-    flat = _flat32(x)
-    out = np.empty_like(flat)
-    _gelu_float32(flat, out)
-    return out.reshape(x.shape)
+    return _by_float32_kernel(_gelu_float32, x)
 
 
 def erfc(x: np.ndarray) -> np.ndarray:
