@@ -5,11 +5,12 @@ numba compiles each kernel on its first call and caches it on disk; on a fresh i
 that first call takes seconds per kind of SVD. This runs every family's warm-up once, so
 that numba's cache holds every kernel, and shows progress on stderr. With a warm cache it
 only loads them (well under a second each). Last, it compiles the families marked ``aot``
-into extension modules (minigrad/_aot.py), each checked to give the JIT's results bit for
-bit, so that a later process's first SVD, eigh, small matmul or SVD backward imports no
-numba at all. That step is optional: where the modules cannot be built (no C compiler, no
-numba.pycc, a build that fails) or MINIGRAD_NO_AOT=1, one line says so and numba's cached
-JIT serves every kernel.
+into extension modules (minigrad/_aot.py), in second processes, each checked to give the
+results of numba's cached code (what a later process's JIT runs) bit for bit, so that a
+later process's first SVD, eigh, small matmul or SVD backward imports no numba at all.
+That step is optional: where the modules cannot be built (no C compiler, no numba.pycc, a
+build that fails) or MINIGRAD_NO_AOT=1, one line says so and numba's cached JIT serves
+every kernel.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from minigrad._kernel_registry import FAMILIES, Family, compiled, jit, use
 
 _BUILD = sum(len(f.runs) for f in FAMILIES.values()) + 1  # the ahead-of-time build's step
 TOTAL = _BUILD + sum(len(f.jit_only) for f in FAMILIES.values())  # then the jit_only runs
-_CHILD = next(f.name for f in FAMILIES.values() if f.aot)  # built in a second process
+_FIRST = next(f.name for f in FAMILIES.values() if f.aot)  # its build starts first
 
 
 def _step(n: int, label: str) -> float:
@@ -113,15 +114,28 @@ def _why_no_build() -> str | None:
     return _aot_build.unavailable()
 
 
-def _child_build() -> subprocess.Popen | None:
-    """`python -m minigrad.warmup --aot`: the first family's module (the SVD's, a third of
-    the warm-up's time) built in a second process, on the other core, while this one
-    compiles the rest."""
+def _child_build(names: list[str]) -> subprocess.Popen | None:
+    """`python -m minigrad.warmup --aot NAME...`: those families' modules built in a second
+    process, which loads their kernels from the cache this one filled and checks each
+    module against them. That cached code is what every later process runs; the code
+    numba has just compiled in this process can differ from it in the last bit (eigh's
+    lanes kernel on an AMD EPYC: 22-46 of 288 values one ulp apart), so a module checked
+    here was refused on every fresh install. The first child (the SVD's, a third of the
+    warm-up's time) runs on the other core while this process compiles the rest."""
     try:
-        return subprocess.Popen([sys.executable, "-m", "minigrad.warmup", "--aot"],
+        return subprocess.Popen([sys.executable, "-m", "minigrad.warmup", "--aot", *names],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except OSError:
         return None
+
+
+def _child_said(child: subprocess.Popen, names: list[str]) -> str:
+    """What a _child_build process did, in the warm-up's words."""
+    out = child.communicate()[0].strip().splitlines() or ["no output"]
+    if child.returncode == 0:
+        return out[-1]
+    return ", ".join(f"{name} skipped (its build process failed: {out[-1]}); numba's JIT "
+                     "serves" for name in names)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,28 +157,28 @@ def main(argv: list[str] | None = None) -> int:
     # modules are built from.
     for name in FAMILIES:
         use(name, jit(name))
-    if argv == ["--aot"]:  # the child: the kernels load from the cache just filled
-        print(_build({_CHILD: warm(FAMILIES[_CHILD])}), flush=True)
+    if argv and argv[0] == "--aot":  # a child: the kernels load from the cache just filled
+        print(_build({name: warm(FAMILIES[name]) for name in argv[1:]}), flush=True)
         return 0
     why_not = _why_no_build()
-    results, n, child, child_said = {}, 0, None, ""
+    # Each family's module is built in a child process (_child_build): the SVD's as soon
+    # as its kernels are cached, the others' once all are.
+    first, rest = [_FIRST], [f.name for f in FAMILIES.values() if f.aot and f.name != _FIRST]
+    results, n, child = {}, 0, None
     for family in FAMILIES.values():
         results[family.name] = warm(family, first=n)
         n += len(family.runs)
-        if family.name == _CHILD and why_not is None:
-            child = _child_build()
-            mine = results.pop(_CHILD)
-            child_said = _build({_CHILD: mine}) if child is None else ""
+        if family.name == _FIRST and why_not is None:
+            child = _child_build(first)
     t = _step(_BUILD, "the same kernels compiled ahead of time")
     if why_not is not None:  # the one notice: everything works without the modules
         _done(t, f"not built ({why_not}); numba's cached JIT serves every kernel")
     else:
-        done = _build(results)
-        if child is not None:
-            out = child.communicate()[0].strip().splitlines() or ["no output"]
-            child_said = out[-1] if child.returncode == 0 else \
-                f"{_CHILD} skipped (its build process failed: {out[-1]}); numba's JIT serves"
-        _done(t, ", ".join(s for s in (child_said, done) if s))
+        builds = [(first, child), (rest, _child_build(rest))]  # both running, then waited
+        # No second process to be had: built in this one, checked against its own compile.
+        said = [_build({k: results[k] for k in names}) if proc is None
+                else _child_said(proc, names) for names, proc in builds]
+        _done(t, ", ".join(s for s in said if s))
     n = _BUILD
     for family in FAMILIES.values():  # after the build: numba's cache only
         warm(family, first=n, jit_only=True)
