@@ -278,7 +278,8 @@ def _erfs() -> list:
     e = kernels("erf")
     return [(e.erf(_X),), (e.erf(_X.astype(np.float32)),), (e.erfc(_X),),
             (e.erfinv(_X / 4),), (e.erfcx(_X),), (e.erfcx_slope(_X),),
-            (e.exp_square(_X, -0.5),), (e.gelu(_X.astype(np.float32)),)]
+            (e.exp_square(_X, -0.5),), (e.gelu(_X.astype(np.float32)),),
+            (e.gelu_slope(_X.astype(np.float32)),)]
 
 
 def _gammas() -> list:
@@ -328,7 +329,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     # The special functions' entry points are Python wrappers (they flatten to float64
     # vectors) around their kernels: numba's cache only.
     Family("erf", ("minigrad.ops._erf_kernels",),
-           ("erf", "erfc", "erfinv", "erfcx", "erfcx_slope", "exp_square", "gelu"),
+           ("erf", "erfc", "erfinv", "erfcx", "erfcx_slope", "exp_square", "gelu",
+            "gelu_slope"),
            (("erf and its kin", _erfs),), aot=False),
     Family("gamma", ("minigrad.ops._gamma_kernels",), ("lgamma", "polygamma"),
            (("lgamma and polygamma", _gammas),), aot=False),

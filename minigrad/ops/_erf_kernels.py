@@ -109,6 +109,43 @@ def _gelu_float32(x: np.ndarray, out: np.ndarray) -> None:
         out[i] = v * _HALF * (_ONE + _erf32_one(np.float64(v * _ROOT_HALF)))
 
 
+_MINUS_HALF = np.float32(-0.5)
+_INV_ROOT_TWO_PI = np.float32(1 / math.sqrt(2 * math.pi))  # numpy's float32 product takes
+
+
+@njit(cache=True, error_model="numpy")
+def _gelu_square_float32(x: np.ndarray, out: np.ndarray) -> None:
+    """out = x * x * -0.5 for flat float32 arrays (the argument of GELU's phi), in float32."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = v * v * _MINUS_HALF
+
+
+@njit(cache=True, error_model="numpy")
+def _gelu_slope_float32(x: np.ndarray, e: np.ndarray) -> None:
+    """e = (erf(x sqrt(0.5)) + 1) * 0.5 + x * (e / sqrt(2 pi)) in place, e = exp(-x^2 / 2)
+    by numpy's SIMD exp (numba's scalar exp is ~10x slower): GELU's derivative Phi(x) +
+    x phi(x), each step in float32 as numpy takes it, in one pass where numpy took eight."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        phi = e[i] * _INV_ROOT_TWO_PI
+        e[i] = (_erf32_one(np.float64(v * _ROOT_HALF)) + _ONE) * _HALF + v * phi
+
+
+def gelu_slope(x: np.ndarray) -> np.ndarray:
+    """GELU's derivative of a float32 array in three passes: x * x * -0.5 (a kernel),
+    numpy's exp in place, and the rest (a kernel); the same bits as those steps in numpy
+    with this module's float32 erf."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    if not flat.flags.writeable:
+        flat = flat.copy()
+    e = np.empty_like(flat)
+    _gelu_square_float32(flat, e)
+    np.exp(e, out=e)
+    _gelu_slope_float32(flat, e)
+    return e.reshape(x.shape)
+
+
 def _by_float32_kernel(kernel, x: np.ndarray) -> np.ndarray:
     """kernel(flat x, out) over a float32 array of any layout, in x's shape (a read-only
     input is copied: numba types it apart, another signature to compile)."""

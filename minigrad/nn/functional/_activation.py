@@ -98,6 +98,8 @@ def _gelu_exact(x: Tensor) -> Tensor:
         return ((t * math.sqrt(0.5)).erf() + 1) * 0.5 + t * phi
 
     def dnp(a: np.ndarray) -> np.ndarray:  # df's steps on arrays: its numbers
+        if a.dtype == np.float32:  # the same steps fused around numpy's exp: 3 passes, not 11
+            return kernels("erf").gelu_slope(a)
         phi = np.exp(a * a * -0.5) * (1 / math.sqrt(2 * math.pi))
         return (_erf_array(a * math.sqrt(0.5)) + 1) * 0.5 + a * phi
     return _pointwise("gelu", x, _gelu_array, df, dnp)
