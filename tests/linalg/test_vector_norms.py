@@ -127,6 +127,37 @@ def test_cross_broadcasts_and_differentiates():
         L.cross(mg.ones(3), mg.ones(2, 3))
 
 
+def test_cross_is_one_node_with_the_composites_numbers():
+    """cross's own node: np.cross's values (broadcast, any dim, complex), bit for bit the
+    components x_i y_j - x_j y_i as separate ops rounded them, its gradients by finite
+    differences (broadcast dims summed back; complex by torch's convention, checked on a
+    real loss), and torch's refusal of mixed dtypes (it promotes nothing)."""
+    rng = np.random.default_rng(9)
+    for sa, sb, dim in [((6, 3), (6, 3), -1), ((2, 1, 3), (1, 4, 3), -1), ((3, 5), (3, 1), 0),
+                        ((2, 3, 4), (1, 3, 4), 1), ((0, 3), (1, 3), 1)]:
+        a = rng.standard_normal(sa).astype(np.float32)
+        b = rng.standard_normal(sb).astype(np.float32)
+        got = L.cross(mg.tensor(a), mg.tensor(b), dim=dim).numpy()
+        assert got.dtype == np.float32 and got.flags.c_contiguous
+        x, y = np.moveaxis(a, dim, -1), np.moveaxis(b, dim, -1)
+        want = np.stack([x[..., i] * y[..., j] - x[..., j] * y[..., i]
+                         for i, j in ((1, 2), (2, 0), (0, 1))], -1)
+        assert np.array_equal(got, np.moveaxis(want, -1, dim))
+        np.testing.assert_allclose(got, np.cross(a, b, axis=dim), rtol=1e-6, atol=1e-6)
+    x, y = rand(4, 1, 3, seed=1), rand(1, 2, 3, seed=2)
+    assert gradcheck(L.cross, (x, y)) and gradgradcheck(L.cross, (x, y))
+    assert gradcheck(lambda u, v: L.cross(u, v, dim=0), (rand(3, 2, seed=3), rand(3, 1, seed=4)))
+    z = mg.tensor(rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3)),
+                  requires_grad=True)
+    w = mg.tensor(rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3)),
+                  requires_grad=True)
+    assert np.allclose(L.cross(z, w).detach().numpy(),
+                       np.cross(z.detach().numpy(), w.detach().numpy()))
+    assert gradcheck(lambda u, v: (L.cross(u, v).abs() ** 2).sum(), (z, w))
+    with pytest.raises(RuntimeError, match="one dtype"):
+        L.cross(mg.ones(3), mg.ones(3, dtype=mg.float64))
+
+
 def test_multi_dot_order_shapes_and_gradients():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(8)
