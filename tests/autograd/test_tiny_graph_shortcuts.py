@@ -273,6 +273,8 @@ def _numpy_forward_args(cls):
         return (f64(np.ones((2, 2))),)
     if cls is _conv._Unfold:  # windows of 2 over a length 3 padded by one on the left
         return (f64(np.ones((1, 1, 3))), (2,), (1,), (1,), ((1, 0),), 0.0)
+    if cls.__name__ == "_Cross":  # along dim 1 of two (2, 3)s
+        return (f64(np.ones((2, 3))), f64(np.arange(6.0).reshape(2, 3)), 1)
     if cls is _conv._Fold:  # and back
         return (f64(np.ones((1, 1, 2, 3))), (1, 1, 3), (2,), (1,), (1,), ((1, 0),))
     raise AssertionError(f"{cls.__name__} claims a numpy-only forward: add a case here")
