@@ -361,3 +361,27 @@ def test_gelus_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype) -> N
     want = g[ok] * phi * (2 - a[ok].astype(np.float64) ** 2)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     assert np.allclose(dd.numpy()[ok], want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dim", [-1, 1, (0, 2)])
+def test_log_softmaxs_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype, dim) -> None:
+    """A first-order walk takes the rule's steps on arrays (one new array, no node per step);
+    with create_graph it records them: the same bits, a gradient laid out transposed too,
+    and the recorded one differentiates again (checked against finite differences)."""
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal((6, 5, 7)) * 3).astype(dtype)
+    g = rng.standard_normal((7, 5, 6)).astype(dtype).transpose(2, 1, 0)  # not C-contiguous
+    from minigrad.ops.reduce import LogSoftmax
+
+    def f(t):  # (log_softmax takes one dim; its node takes several)
+        return mg.log_softmax(t, dim) if isinstance(dim, int) else LogSoftmax.apply(t, dim)
+
+    x = mg.tensor(a, requires_grad=True)
+    f(x).backward(mg.tensor(g))
+    y = mg.tensor(a, requires_grad=True)
+    (d,) = mg.autograd.grad(f(y), y, mg.tensor(g), create_graph=True)
+    assert _same(x.grad.numpy(), d.detach().numpy())
+    if dtype == np.float64:
+        z = mg.tensor(a[:2, :3, :4].copy(), requires_grad=True)
+        assert mg.autograd.gradgradcheck(f, (z,))
