@@ -58,8 +58,22 @@ def check_distinct(dims: Sequence[int]) -> None:
         raise RuntimeError(f"dim {twice} appears multiple times in the list of dims")
 
 
-def shape_arg(args: tuple) -> tuple[int, ...]:
-    """Accept both ``f(2, 3)`` and ``f((2, 3))``."""
+def legacy_unbiased(dim: Any, unbiased: bool | None) -> tuple[Any, bool | None]:
+    """(dim, unbiased) for var / std, reading torch's old ``x.var(False)``: a bool where the
+    dim goes is ``unbiased``, over all dims (it is no dim: False would otherwise be dim 0)."""
+    if isinstance(dim, bool):
+        return None, dim
+    return dim, unbiased
+
+
+def shape_arg(args: tuple, by_name: Any = None, name: str = "size",
+              fn: str = "") -> tuple[int, ...]:
+    """Accept ``f(2, 3)``, ``f((2, 3))`` and, given the keyword's value ``by_name``, torch's
+    ``f(size=(2, 3))`` (``name`` and ``fn`` for the error when both are given)."""
+    if by_name is not None:
+        if args:
+            raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+        args = (by_name,)
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return tuple([int(n) for n in args[0]])
     return tuple([int(n) for n in args])

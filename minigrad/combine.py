@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
-from ._dims import numpy_dims
+from ._dims import legacy_unbiased, numpy_dims
 from .autograd import function
 from .autograd.function import make_tensor
 from .ops import shape
@@ -209,7 +209,6 @@ def std_mean(input: Tensor, dim: Any = None, *, correction: int = 1, keepdim: bo
 def var_mean(input: Tensor, dim: Any = None, *, correction: int = 1, keepdim: bool = False,
              unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
     """(var, mean) over ``dim`` in one call, as torch.var_mean."""
-    if isinstance(dim, bool):  # torch's old var_mean(input, unbiased)
-        dim, unbiased = None, dim
+    dim, unbiased = legacy_unbiased(dim, unbiased)
     return input.var(dim, correction, keepdim, unbiased), input.mean(dim, keepdim)
 

@@ -52,19 +52,24 @@ def from_numpy(a: np.ndarray) -> Tensor:
     return Tensor(a)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None,
+# The creation functions take their size as torch's do: zeros(2, 3), zeros((2, 3)) or
+# zeros(size=(2, 3)).
+def zeros(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(shape_arg(size), _float_dtype(dtype)), requires_grad, device)
+    shape = shape_arg(sizes, size, "size", "zeros")
+    return _new(np.zeros(shape, _float_dtype(dtype)), requires_grad, device)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None,
+def ones(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(shape_arg(size), _float_dtype(dtype)), requires_grad, device)
+    shape = shape_arg(sizes, size, "size", "ones")
+    return _new(np.ones(shape, _float_dtype(dtype)), requires_grad, device)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None,
+def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    shape = shape_arg(sizes, size, "size", "empty")
+    return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full(size: Sequence[int], fill_value: Any, dtype: Any = None,
@@ -79,9 +84,14 @@ def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
     return _new(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device)
 
 
-def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
+def arange(start: float = 0, end: float | None = None, step: float = 1, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
-    """[start, end) by ``step``; int64 when all three are integers, else float32 (torch)."""
+    """[start, end) by ``step``; int64 when all three are integers, else float32 (torch).
+    One number is the end, as is ``end=`` alone.
+
+    >>> mg.arange(end=3)
+    tensor([0, 1, 2])
+    """
     if end is None:
         start, end = 0, start
     if dtype is None:
@@ -107,24 +117,24 @@ def _like(t: Tensor, dtype: Any) -> np.dtype:
     return t.dtype if dtype is None else dtypes.to_dtype(dtype)
 
 
-def zeros_like(t: Tensor, dtype: Any = None, device: Any = None,
+def zeros_like(input: Tensor, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(t.shape, _like(t, dtype)), requires_grad, device)
+    return _new(np.zeros(input.shape, _like(input, dtype)), requires_grad, device)
 
 
-def ones_like(t: Tensor, dtype: Any = None, device: Any = None,
+def ones_like(input: Tensor, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(t.shape, _like(t, dtype)), requires_grad, device)
+    return _new(np.ones(input.shape, _like(input, dtype)), requires_grad, device)
 
 
-def full_like(t: Tensor, fill_value: Any, dtype: Any = None,
+def full_like(input: Tensor, fill_value: Any, dtype: Any = None,
               device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.full(t.shape, fill_value, _like(t, dtype)), requires_grad, device)
+    return _new(np.full(input.shape, fill_value, _like(input, dtype)), requires_grad, device)
 
 
-def empty_like(t: Tensor, dtype: Any = None, device: Any = None,
+def empty_like(input: Tensor, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
-    return zeros_like(t, dtype, device, requires_grad)
+    return zeros_like(input, dtype, device, requires_grad)
 
 
 # ---- random ---------------------------------------------------------------------------------
@@ -161,24 +171,24 @@ def rng_of(generator: Generator | None) -> np.random.Generator:
     return (generator or default_generator).rng
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(*sizes: Any, size: Any = None, generator: Generator | None = None,
+         dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform on [0, 1) (a complex dtype: its real and imaginary parts each, as torch)."""
-    dt, shape = _float_dtype(dtype), shape_arg(size)
+    dt, shape = _float_dtype(dtype), shape_arg(sizes, size, "size", "rand")
     rng = rng_of(generator)
     arr = rng.random(shape) if dt.kind != "c" else rng.random(shape) + 1j * rng.random(shape)
     return _new(arr.astype(dt), requires_grad, device)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
-          device: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(*sizes: Any, size: Any = None, generator: Generator | None = None,
+          dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal; a complex dtype's has E|z|^2 = 1, its parts each variance 1/2
     (torch's).
 
     >>> mg.randn(2, dtype=mg.cfloat).dtype
     dtype('complex64')
     """
-    dt, shape = _float_dtype(dtype), shape_arg(size)
+    dt, shape = _float_dtype(dtype), shape_arg(sizes, size, "size", "randn")
     rng = rng_of(generator)
     arr = rng.standard_normal(shape)
     if dt.kind == "c":
@@ -186,12 +196,17 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
     return _new(arr.astype(dt), requires_grad, device)
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), *,
+def randint(low: int = 0, high: Any = None, size: Sequence[int] = (), *,
             generator: Generator | None = None, dtype: Any = None, device: Any = None,
             requires_grad: bool = False) -> Tensor:
-    """Integers in [low, high) (int64)."""
-    if high is None:
-        low, high = 0, low
+    """Integers in [low, high) (int64): ``randint(low, high, size)``, or torch's
+    ``randint(high, size)`` with low 0.
+
+    >>> mg.randint(1, (3,)).tolist()
+    [0, 0, 0]
+    """
+    if high is None or not isinstance(high, (int, np.integer)):  # randint(high[, size])
+        low, high, size = 0, low, size if high is None else high
     dt = np.int64 if dtype is None else dtypes.to_dtype(dtype)
     return _new(rng_of(generator).integers(low, high, tuple(size)).astype(dt), requires_grad,
                 device)
@@ -204,11 +219,13 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     return _new(rng_of(generator).permutation(n).astype(dt), requires_grad, device)
 
 
-def rand_like(t: Tensor, dtype: Any = None, device: Any = None,
+def rand_like(input: Tensor, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
-    return rand(*t.shape, dtype=_like(t, dtype), device=device, requires_grad=requires_grad)
+    return rand(input.shape, dtype=_like(input, dtype), device=device,
+                requires_grad=requires_grad)
 
 
-def randn_like(t: Tensor, dtype: Any = None, device: Any = None,
+def randn_like(input: Tensor, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
-    return randn(*t.shape, dtype=_like(t, dtype), device=device, requires_grad=requires_grad)
+    return randn(input.shape, dtype=_like(input, dtype), device=device,
+                 requires_grad=requires_grad)

@@ -76,33 +76,51 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat([t.unsqueeze(d) for t in ts], d)
 
 
-def where(condition: Any, input: Any, other: Any) -> Tensor:
-    """``input`` where ``condition`` holds, else ``other``; the condition gets no gradient."""
+def where(condition: Any, input: Any = None, other: Any = None) -> Any:
+    """``input`` where ``condition`` holds, else ``other``; the condition gets no gradient.
+    With the condition alone, its non-zero indices, one tensor per dim (torch's
+    ``where(condition)``, ``nonzero(as_tuple=True)``).
+
+    >>> mg.where(mg.tensor([0.0, 2.0]) > 1)
+    (tensor([1]),)
+    """
+    if input is None and other is None:
+        return tensor_like(condition, condition).nonzero(as_tuple=True)
     return arith.Where.apply(bool_mask(condition), input, other)
 
 
-def matmul(a: Tensor, b: Any) -> Tensor:
-    return a.matmul(b)
+def matmul(input: Tensor, other: Any) -> Tensor:
+    return input.matmul(other)
 
 
-def pow(a: Any, b: Any) -> Tensor:
-    return arith.Pow.apply(a, b)
+def pow(input: Any, exponent: Any) -> Tensor:
+    """input ** exponent; either may be a number (torch.pow's ``self`` number first)."""
+    return arith.Pow.apply(input, exponent)
 
 
-def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
-    return arith.Add.apply(a, b if alpha == 1 else b * alpha)
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    return arith.Add.apply(input, other if alpha == 1 else other * alpha)
 
 
-def sub(a: Any, b: Any, alpha: Any = 1) -> Tensor:
-    return arith.Sub.apply(a, b if alpha == 1 else b * alpha)
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    return arith.Sub.apply(input, other if alpha == 1 else other * alpha)
 
 
-def mul(a: Any, b: Any) -> Tensor:
-    return arith.Mul.apply(a, b)
+def mul(input: Any, other: Any) -> Tensor:
+    return arith.Mul.apply(input, other)
 
 
-def div(a: Any, b: Any) -> Tensor:
-    return arith.Div.apply(a, b)
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """input / other, rounded as Tensor.divide rounds when ``rounding_mode`` is given; either
+    may be a number.
+
+    >>> mg.div(mg.tensor([7, -7]), 2, rounding_mode="floor")
+    tensor([ 3, -4])
+    """
+    if rounding_mode is None:
+        return arith.Div.apply(input, other)
+    x = input if is_tensor(input) else Tensor(input)  # a number as torch wraps it (0-d)
+    return x.divide(other, rounding_mode=rounding_mode)
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
@@ -140,8 +158,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
 
 
-def broadcast_to(x: Tensor, shape_: Sequence[int]) -> Tensor:
-    return tensor_like(x, x).expand(tuple(shape_))
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    return tensor_like(input, input).expand(tuple(size))
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:

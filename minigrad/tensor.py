@@ -209,8 +209,11 @@ class Tensor(ArithMethods, ElementwiseMethods, SpecialMethods, ReduceMethods, Sh
         return f"tensor({body}{extra})"
 
     # ---- conversion -----------------------------------------------------------------------
-    def numpy(self) -> np.ndarray:
-        """The underlying ndarray (shared memory); like torch, refused while it requires grad."""
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The underlying ndarray (shared memory); like torch, refused while it requires grad,
+        unless ``force``, which gives a copy of the values then (torch's detach first)."""
+        if force:
+            return self._array.copy() if self.requires_grad else self._array
         if self.requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on a Tensor that requires grad. Use tensor.detach().numpy()."

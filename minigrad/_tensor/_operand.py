@@ -39,6 +39,18 @@ def real_only(method: F) -> F:
     return cast(F, checked)
 
 
+def floating(x: Any, dtype: Any, fn: str, takes_dtype: bool = True) -> Any:
+    """``x`` cast to ``dtype`` when given; an integer or bool result is torch's error for the
+    ops it has no integer kernel for (the softmaxes, logcumsumexp), saying what to do."""
+    if dtype is not None:
+        x = x.to(dtype)
+    if x._array.dtype.kind not in "fc":
+        fix = "pass dtype=mg.float32 or convert" if takes_dtype else "convert it"
+        raise NotImplementedError(f'"{fn}" not implemented for {x.dtype} tensors: {fix} '
+                                  "with .float() first")
+    return x
+
+
 def int_array(x: Any, fn: str) -> np.ndarray:
     """An integer operand's values, or torch's error naming ``fn`` for any other dtype."""
     a = np.asarray(x._array if is_tensor(x) else x)

@@ -45,20 +45,20 @@ class ArithMethods:
     def __rsub__(self: Tensor, o: Any) -> Tensor:
         return _sub(o, self)
 
-    def __mul__(self: Tensor, o: Any) -> Tensor:
-        return _mul(self, o)
+    def __mul__(self: Tensor, other: Any) -> Tensor:
+        return _mul(self, other)
 
     def __rmul__(self: Tensor, o: Any) -> Tensor:
         return _mul(o, self)
 
-    def __truediv__(self: Tensor, o: Any) -> Tensor:
-        return _div(self, o)
+    def __truediv__(self: Tensor, other: Any) -> Tensor:
+        return _div(self, other)
 
     def __rtruediv__(self: Tensor, o: Any) -> Tensor:
         return _div(o, self)
 
-    def __pow__(self: Tensor, o: Any) -> Tensor:
-        return arith.Pow.apply(self, o)
+    def __pow__(self: Tensor, exponent: Any) -> Tensor:
+        return arith.Pow.apply(self, exponent)
 
     def __rpow__(self: Tensor, o: Any) -> Tensor:
         return arith.Pow.apply(o, self)
@@ -87,21 +87,21 @@ class ArithMethods:
         return arith.Sub.apply(self, other if alpha == 1 else other * alpha)
 
     mul = __mul__
-    div = __truediv__
     pow = __pow__
     neg = __neg__
     abs = __abs__
 
-    def __floordiv__(self: Tensor, o: Any) -> Tensor:
-        """floor(self / o); like torch, backward through it raises (it has no derivative)."""
-        return arith.FloorDivide.apply(self, o)
+    def __floordiv__(self: Tensor, other: Any) -> Tensor:
+        """floor(self / other); like torch, backward through it raises (it has no derivative)."""
+        return arith.FloorDivide.apply(self, other)
 
     def __rfloordiv__(self: Tensor, o: Any) -> Tensor:
         return arith.FloorDivide.apply(o, self)
 
-    def __mod__(self: Tensor, o: Any) -> Tensor:
-        """self - o * floor(self / o), with the sign of ``o`` (torch.remainder, Python's %)."""
-        return arith.Remainder.apply(self, o)
+    def __mod__(self: Tensor, other: Any) -> Tensor:
+        """self - other * floor(self / other), with the sign of ``other`` (torch.remainder,
+        Python's %)."""
+        return arith.Remainder.apply(self, other)
 
     def __rmod__(self: Tensor, o: Any) -> Tensor:
         return arith.Remainder.apply(o, self)
@@ -109,23 +109,23 @@ class ArithMethods:
     floor_divide = __floordiv__
     remainder = __mod__
 
-    def __eq__(self: Tensor, o: Any) -> Tensor:  # type: ignore[override]
-        return _constant(np.equal, self, o)
+    def __eq__(self: Tensor, other: Any) -> Tensor:  # type: ignore[override]
+        return _constant(np.equal, self, other)
 
-    def __ne__(self: Tensor, o: Any) -> Tensor:  # type: ignore[override]
-        return _constant(np.not_equal, self, o)
+    def __ne__(self: Tensor, other: Any) -> Tensor:  # type: ignore[override]
+        return _constant(np.not_equal, self, other)
 
-    def __lt__(self: Tensor, o: Any) -> Tensor:
-        return _constant(np.less, self, o, "lt_cpu")
+    def __lt__(self: Tensor, other: Any) -> Tensor:
+        return _constant(np.less, self, other, "lt_cpu")
 
-    def __le__(self: Tensor, o: Any) -> Tensor:
-        return _constant(np.less_equal, self, o, "le_cpu")
+    def __le__(self: Tensor, other: Any) -> Tensor:
+        return _constant(np.less_equal, self, other, "le_cpu")
 
-    def __gt__(self: Tensor, o: Any) -> Tensor:
-        return _constant(np.greater, self, o, "gt_cpu")
+    def __gt__(self: Tensor, other: Any) -> Tensor:
+        return _constant(np.greater, self, other, "gt_cpu")
 
-    def __ge__(self: Tensor, o: Any) -> Tensor:
-        return _constant(np.greater_equal, self, o, "ge_cpu")
+    def __ge__(self: Tensor, other: Any) -> Tensor:
+        return _constant(np.greater_equal, self, other, "ge_cpu")
 
     def __and__(self: Tensor, o: Any) -> Tensor:
         return _constant(np.bitwise_and, self, o)
@@ -141,9 +141,11 @@ class ArithMethods:
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
-    def allclose(self: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
-        other = other._array if is_tensor(other) else np.asarray(other)
-        return bool(np.allclose(self._array, other, rtol, atol))
+    def allclose(self: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
+                 equal_nan: bool = False) -> bool:
+        """Whether |self - other| <= atol + rtol |other| everywhere (nan equal to nan only
+        with ``equal_nan``)."""
+        return bool(np.allclose(self._array, arr(other), rtol, atol, equal_nan))
 
     def equal(self: Tensor, other: Tensor) -> bool:
         return self.shape == other.shape and bool(np.array_equal(self._array, other._array))
@@ -162,8 +164,8 @@ class ArithMethods:
             out = out.squeeze(-1)
         return out
 
-    def mm(self: Tensor, other: Tensor) -> Tensor:
-        return self.matmul(other)
+    def mm(self: Tensor, mat2: Tensor) -> Tensor:
+        return self.matmul(mat2)
 
     def bmm(self: Tensor, mat2: Tensor) -> Tensor:
         """Batched matrix product of (b, n, m) and (b, m, p) tensors; no broadcasting."""
@@ -202,8 +204,12 @@ class ArithMethods:
         x, y = float_operands(self, other)
         with np.errstate(divide="ignore", invalid="ignore"):
             q = (np.trunc if rounding_mode == "trunc" else np.floor)(np.divide(x, y))
+        if not self.is_floating_point():  # an integer self by a float other: nothing to
+            return make_tensor(q)  # differentiate (Rounding would hand self back unchanged)
         # Piecewise constant: a zero gradient (not 0 / other, which is nan where other is)
         return unary.Rounding.apply(self, lambda _: q)
+
+    div = divide
 
     def true_divide(self: Tensor, other: Any) -> Tensor:
         return arith.Div.apply(self, other)

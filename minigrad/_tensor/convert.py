@@ -133,17 +133,20 @@ class ConvertMethods:
         return function.tensor_class(np.full(shape_arg((size,)), fill_value, dt),
                                      requires_grad=requires_grad)
 
-    def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: builtins.bool = False) -> Tensor:
-        return self.new_full(shape_arg(size), 0, dtype, device, requires_grad)
+    def new_zeros(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
+                  device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+        return self.new_full(shape_arg(sizes, size, "size", "new_zeros"), 0, dtype, device,
+                             requires_grad)
 
-    def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: builtins.bool = False) -> Tensor:
-        return self.new_full(shape_arg(size), 1, dtype, device, requires_grad)
+    def new_ones(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
+                 device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+        return self.new_full(shape_arg(sizes, size, "size", "new_ones"), 1, dtype, device,
+                             requires_grad)
 
-    def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: builtins.bool = False) -> Tensor:
-        return self.new_full(shape_arg(size), 0, dtype, device, requires_grad)
+    def new_empty(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
+                  device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+        return self.new_full(shape_arg(sizes, size, "size", "new_empty"), 0, dtype, device,
+                             requires_grad)
 
 
 def to_args(args: Sequence[Any], dtype: Any = None, device: Any = None) -> np.dtype | None:

@@ -105,7 +105,8 @@ class ElementwiseMethods:
         return unary.Rounding.apply(self, lambda x: np.round(x, decimals))
 
     def square(self: Tensor) -> Tensor:
-        return self * self
+        """x * x; of a bool x, int64 (torch's square is its pow(x, 2))."""
+        return self * self if self._array.dtype != np.bool_ else self.long()
 
     def reciprocal(self: Tensor) -> Tensor:
         return 1 / self

@@ -109,16 +109,23 @@ class IndexingMethods:
         raise RuntimeError(f"diag expects a 1-D or 2-D tensor, got {self.ndim}-D")
 
     def tril(self: Tensor, diagonal: int = 0) -> Tensor:
+        """The entries on and below the ``diagonal``-th diagonal, zeros above, in self's dtype
+        (a bool mask stays bool: the causal mask ``ones(n, n, dtype=bool).tril()``).
+
+        >>> mg.ones(2, 2, dtype=mg.bool).tril()
+        tensor([[ True, False],
+                [ True,  True]])
+        """
         _check_matrix(self, "tril")
         rows, cols = self.shape[-2:]
         mask = np.tri(rows, cols, k=diagonal, dtype=bool)
-        return arith.Where.apply(make_tensor(mask), self, 0)
+        return arith.Where.apply(make_tensor(mask), self, _zero(self))
 
     def triu(self: Tensor, diagonal: int = 0) -> Tensor:
         _check_matrix(self, "triu")
         rows, cols = self.shape[-2:]
         mask = ~np.tri(rows, cols, k=diagonal - 1, dtype=bool)
-        return arith.Where.apply(make_tensor(mask), self, 0)
+        return arith.Where.apply(make_tensor(mask), self, _zero(self))
 
     def trace(self: Tensor) -> Tensor:
         if self.ndim != 2:
@@ -126,11 +133,24 @@ class IndexingMethods:
         return self.diagonal().sum()
 
     def scatter(self: Tensor, dim: int, index: Tensor, src: Any = None, *,
-                value: Number | None = None) -> Tensor:
+                value: Number | None = None, reduce: str | None = None) -> Tensor:
         """A copy with ``src[i][j]`` written at ``[index[i][j]][j]`` (for dim 0, and so on);
-        ``src`` may be a number. Duplicate indices keep one of the values."""
+        ``src`` may be a number. Duplicate indices keep one of the values; torch's older
+        ``reduce="add"`` / ``"multiply"`` folds them in instead (scatter_reduce's sum / prod).
+
+        >>> mg.zeros(3).scatter(0, mg.tensor([0, 0]), 1.0, reduce="add")
+        tensor([2., 0., 0.])
+        """
         if src is None:
             src = value
+        if reduce is not None:
+            how = {"add": "sum", "multiply": "prod"}.get(reduce)
+            if how is None:
+                raise RuntimeError(f"reduce argument must be either add or multiply, got "
+                                   f"{reduce}")
+            if not is_tensor(src):  # a number, at every index
+                src = self.new_full(tuple(index.shape), src)
+            return self.scatter_reduce(dim, index, src, how)
         d, idx, tup = _scatter_index(self, dim, index, src, "scatter")
         part = _src_part(self, src, idx.shape)
         return shape.SetItem.apply(self, part, tup)
@@ -179,8 +199,9 @@ class IndexingMethods:
         return shape.SetItem.apply(self, source.to(self.dtype), tup)
 
     def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *,
-                 value: Number | None = None) -> Tensor:
-        return views.inplace(self, lambda s: s.scatter(dim, index, src, value=value), (src,))
+                 value: Number | None = None, reduce: str | None = None) -> Tensor:
+        return views.inplace(self, lambda s: s.scatter(dim, index, src, value=value,
+                                                       reduce=reduce), (src,))
 
     def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         return views.inplace(self, lambda s: s.scatter_add(dim, index, src), (src,))
@@ -264,6 +285,11 @@ class IndexingMethods:
         xs[d], ys[d] = self.shape[d], idx.shape[d]
         x = self.expand(tuple(xs)) if tuple(xs) != self.shape else self
         return x.gather(d, make_tensor(np.broadcast_to(idx, tuple(ys))))
+
+
+def _zero(x: Tensor) -> Any:
+    """A zero that keeps x's dtype beside it in where (a Python 0 would make bool int64)."""
+    return False if x._array.dtype == np.bool_ else 0
 
 
 def _check_matrix(x: Tensor, fn: str) -> None:

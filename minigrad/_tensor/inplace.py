@@ -35,8 +35,9 @@ class InplaceMethods:
     def mul_(self: Tensor, other: Any) -> Tensor:
         return views.inplace(self, lambda s: s * other, (other,))
 
-    def div_(self: Tensor, other: Any) -> Tensor:
-        return views.inplace(self, lambda s: s / other, (other,))
+    def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return views.inplace(self, lambda s: s.div(other, rounding_mode=rounding_mode),
+                             (other,))
 
     def clamp_(self: Tensor, min: Number | None = None, max: Number | None = None) -> Tensor:
         return views.inplace(self, lambda s: s.clamp(min, max))

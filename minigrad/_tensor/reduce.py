@@ -19,9 +19,11 @@ import numpy as np
 # time, as torch's Tensor.norm does (the package is in sys.modules before this file runs).
 import minigrad
 
+from .. import dtypes
 from .._dims import (
     count_over,
     inverse_permutation,
+    legacy_unbiased,
     norm_dims,
     numpy_dims,
     numpy_kwargs,
@@ -32,7 +34,7 @@ from ..autograd.function import Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
 from ..autograd.quiet import unrecorded
 from ..ops import arith, reduce
-from ._operand import real_only
+from ._operand import floating, real_only
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -156,10 +158,16 @@ class ReduceMethods:
 
     @numpy_dims
     def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """The index of the largest entry along ``dim``; with no dim, into the flattened
+        tensor (kept as a 1 in every dim when ``keepdim``, as in torch).
+
+        >>> mg.tensor([[1.0, 5.0], [3.0, 2.0]]).argmax(keepdim=True)
+        tensor([[1]])
+        """
         if self._array.dtype.kind == "c":
             raise RuntimeError("argmax(): does not support complex input")
         if dim is None:
-            return make_tensor(np.asarray(np.argmax(self._array), dtype=np.int64))
+            return _flat_index(np.argmax(self._array), self.ndim, keepdim)
         return self.max(dim, keepdim).indices
 
     @numpy_dims
@@ -167,18 +175,26 @@ class ReduceMethods:
         if self._array.dtype.kind == "c":
             raise RuntimeError("argmin(): does not support complex input")
         if dim is None:
-            return make_tensor(np.asarray(np.argmin(self._array), dtype=np.int64))
+            return _flat_index(np.argmin(self._array), self.ndim, keepdim)
         return self.min(dim, keepdim).indices
 
     @numpy_dims
-    def prod(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return reduce.Prod.apply(self, dim, keepdim)
+    def prod(self: Tensor, dim: int | None = None, keepdim: bool = False, *,
+             dtype: Any = None) -> Tensor:
+        """The product over ``dim`` (all entries when None); integer and bool products are
+        int64, as in torch; ``dtype`` casts the input first.
+
+        >>> mg.tensor([[1, 2], [3, 4]]).prod(1, dtype=mg.float64)
+        tensor([ 2., 12.], dtype=minigrad.float64)
+        """
+        return reduce.Prod.apply(self if dtype is None else self.to(dtype), dim, keepdim)
 
     @numpy_dims
     def var(self: Tensor, dim: int | Sequence[int] | None = None, correction: int = 1,
             keepdim: bool = False, unbiased: bool | None = None) -> Tensor:
         """Variance with Bessel's correction by default (``correction=1``), as in torch; of
         a complex tensor, the real mean of |x - mean|^2 (torch's)."""
+        dim, unbiased = legacy_unbiased(dim, unbiased)
         if unbiased is not None:
             correction = int(unbiased)
         if self._array.dtype.kind not in "fc":
@@ -207,12 +223,16 @@ class ReduceMethods:
         (sum |x|^p)^(1/p) over ``dim`` (all dims when None; 0 counts non-zeros, +-inf the
         max / min |x|); ``'fro'`` over at most two dims is the 2-norm of the entries; any
         other string (``'nuc'``, ``'fro'`` over more dims) is linalg.matrix_norm over ``dim``
-        (all dims when None), which refuses what is not two dims.
+        (all dims when None), which refuses what is not two dims. ``dtype`` casts the input
+        first, under linalg's rules (a float input, not narrowed), as torch's.
 
         >>> mg.tensor([3.0, -4.0]).norm(), mg.tensor([3.0, -4.0]).norm(1)
         (tensor(5.), tensor(7.))
         """
-        x = self if dtype is None else self.to(dtype)
+        x = self
+        if dtype is not None:
+            fn = "linalg.matrix_norm" if p == "nuc" else "linalg.vector_norm"
+            x = minigrad.linalg._checks.norm_input(self, dtype, fn)
         if isinstance(p, str):
             if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
                 return x.norm(2, dim, keepdim)
@@ -236,36 +256,57 @@ class ReduceMethods:
 
         As m + log1p(sum(exp(x - m)) - 1), with one maximum's term entering the sum as
         expm1(0) = 0: the small terms then keep their digits (logsumexp([0, -40]) is
-        4.2e-18, as in scipy; torch rounds it to 0)."""
-        dims = norm_dims(dim, self.ndim)
-        if len(dims) == 1 and self._array.dtype.kind == "f" and self._array.size:
-            out = reduce.LogSumExp.apply(self, dims[0])
+        4.2e-18, as in scipy; torch rounds it to 0). Integer and bool x is taken as the
+        default float, as torch takes it."""
+        x = self if self._array.dtype.kind in "fc" else self.to(dtypes.DEFAULT_FLOAT)
+        dims = norm_dims(dim, x.ndim)
+        if len(dims) == 1 and x._array.dtype.kind == "f" and x._array.size:
+            out = reduce.LogSumExp.apply(x, dims[0])
             return out if keepdim else out.squeeze(dims)
-        m = _max_shift(self, dims)
-        z = self - m
-        if self._array.size == 0:
+        m = _max_shift(x, dims)
+        z = x - m
+        if x._array.size == 0:
             out = z.exp().sum(dims, keepdim=True).log() + m
         else:
-            one_max = make_tensor(_one_max(self._array, dims))
+            one_max = make_tensor(_one_max(x._array, dims))
             out = arith.Where.apply(one_max, z.expm1(), z.exp()).sum(dims, keepdim=True)
             out = out.log1p() + m
         return out if keepdim else out.squeeze(dims)
 
     @numpy_dims
-    def softmax(self: Tensor, dim: int) -> Tensor:
-        """exp(x) / sum(exp(x)) over ``dim``, computed from x - max(x) so it never overflows."""
+    def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+        """exp(x) / sum(exp(x)) over ``dim``, computed from x - max(x) so it never overflows;
+        ``dtype`` casts x first, the one way to take an integer x (as in torch).
+
+        >>> mg.tensor([0, 0]).softmax(0, dtype=mg.float64)
+        tensor([0.5, 0.5], dtype=minigrad.float64)
+        """
+        x = floating(self, dtype, "softmax")
         # Not exp(x - logsumexp(x)): at |x| ~ 1000 rounding logsumexp costs float32 digits.
-        return reduce.Softmax.apply(self, norm_dims(dim, self.ndim), None)
+        return reduce.Softmax.apply(x, norm_dims(dim, x.ndim), None)
 
     @numpy_dims
     @real_only
-    def log_softmax(self: Tensor, dim: int) -> Tensor:
-        """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max)))."""
-        return reduce.LogSoftmax.apply(self, norm_dims(dim, self.ndim))
+    def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+        """x - logsumexp(x) over ``dim``, as (x - max) - log(sum(exp(x - max))); ``dtype``
+        casts x first, the one way to take an integer x (as in torch).
+
+        >>> mg.tensor([0, 0]).log_softmax(0, dtype=mg.float64).exp()
+        tensor([0.5, 0.5], dtype=minigrad.float64)
+        """
+        x = floating(self, dtype, "log_softmax")
+        return reduce.LogSoftmax.apply(x, norm_dims(dim, x.ndim))
 
     @numpy_dims
-    def cumsum(self: Tensor, dim: int) -> Tensor:
-        return reduce.Cumsum.apply(self, wrap_dim(dim, self.ndim))
+    def cumsum(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+        """The running sum along ``dim``; integer and bool sums are int64, as in torch;
+        ``dtype`` casts the input first.
+
+        >>> mg.tensor([1, 2, 3]).cumsum(0, dtype=mg.float32)
+        tensor([1., 3., 6.])
+        """
+        x = self if dtype is None else self.to(dtype)
+        return reduce.Cumsum.apply(x, wrap_dim(dim, x.ndim))
 
     @numpy_dims
     def aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AMinMax:
@@ -302,6 +343,11 @@ class ReduceMethods:
         dims = norm_dims(dim, self.ndim)
         return make_tensor(np.asarray(np.count_nonzero(self._array, axis=dims),
                                                np.int64))
+
+
+def _flat_index(i: Any, ndim: int, keepdim: bool) -> Tensor:
+    """argmax / argmin over all dims: 0-d, or with every dim kept as 1."""
+    return make_tensor(np.full((1,) * ndim if keepdim else (), i, np.int64))
 
 
 def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:

@@ -44,13 +44,17 @@ class ShapeMethods:
                                f"Got {n}-D tensor.")
         return _permuted(self, _SWAP_LAST[n] if n < len(_SWAP_LAST) else _swap_last(n))
 
-    def reshape(self: Tensor, *shape_: Any) -> Tensor:
-        s = infer_shape(shape_arg(shape_), self._array.size)
-        out = shape.Reshape.apply(self, s) if self.requires_grad and _state.enabled else \
-            forward_only(shape.Reshape, self, s)
-        return views.view(self, out, lambda b: shape.Reshape.apply(b, s))
+    # The methods taking sizes or dims as varargs take them by torch's keyword too
+    # (x.reshape(shape=...), x.permute(dims=...)): shape_arg reads both.
+    def reshape(self: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
+        s = infer_shape(shape_arg(sizes, shape, "shape", "reshape"), self._array.size)
+        out = _Reshape.apply(self, s) if self.requires_grad and _state.enabled else \
+            forward_only(_Reshape, self, s)
+        return views.view(self, out, lambda b: _Reshape.apply(b, s))
 
-    view = reshape  # as reshape: a copy where torch's view would refuse the layout
+    def view(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
+        """As reshape: a copy where torch's view would refuse the layout."""
+        return self.reshape(shape_arg(sizes, size, "size", "view"))
 
     def view_as(self: Tensor, other: Tensor) -> Tensor:
         return self.reshape(other.shape)
@@ -70,9 +74,9 @@ class ShapeMethods:
         d = wrap_dim(dim, self.ndim)
         return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
 
-    def permute(self: Tensor, *dims: Any) -> Tensor:
+    def permute(self: Tensor, *order: Any, dims: Any = None) -> Tensor:
         n = self._array.ndim
-        dims_ = shape_arg(dims)
+        dims_ = shape_arg(order, dims, "dims", "permute")
         if sorted(dims_) == list(range(n)):  # non-negative already (the usual call)
             return _permuted(self, dims_)
         dims_ = tuple([wrap_dim(d, n) for d in dims_])
@@ -111,9 +115,9 @@ class ShapeMethods:
             dims = {d for d in dims if self.ndim and self.shape[d] == 1}
         return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in dims))
 
-    def expand(self: Tensor, *sizes: Any) -> Tensor:
+    def expand(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
         """Broadcast to ``sizes`` without copying; -1 keeps a dim."""
-        sizes_ = shape_arg(sizes)
+        sizes_ = shape_arg(sizes, size, "size", "expand")
         lead = len(sizes_) - self.ndim
         if lead < 0:
             raise RuntimeError(f"expand: cannot expand shape {self.shape} to {sizes_}")
@@ -127,17 +131,17 @@ class ShapeMethods:
     def expand_as(self: Tensor, other: Tensor) -> Tensor:
         return self.expand(other.shape)
 
-    def broadcast_to(self: Tensor, shape_: Sequence[int]) -> Tensor:
-        return self.expand(tuple(shape_))
+    def broadcast_to(self: Tensor, size: Sequence[int]) -> Tensor:
+        return self.expand(tuple(size))
 
-    def repeat(self: Tensor, *sizes: Any) -> Tensor:
+    def repeat(self: Tensor, *sizes: Any, repeats: Any = None) -> Tensor:
         """This tensor tiled ``sizes[i]`` times along dim i (new leading dims as needed): a
         copy, as in torch, so the result can be written to.
 
         >>> mg.tensor([1, 2]).repeat(2, 2).tolist()
         [[1, 2, 1, 2], [1, 2, 1, 2]]
         """
-        reps = shape_arg(sizes)
+        reps = shape_arg(sizes, repeats, "repeats", "repeat")
         if len(reps) < self.ndim:
             raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
                                "number of dimensions of tensor")
@@ -145,9 +149,10 @@ class ShapeMethods:
             raise RuntimeError(f"Trying to create tensor with negative dimension: {list(reps)}")
         return shape.Repeat.apply(self, reps)
 
-    def flip(self: Tensor, *dims: Any) -> Tensor:
+    def flip(self: Tensor, *which: Any, dims: Any = None) -> Tensor:
         """Reverse the order of elements along ``dims`` (a copy, as in torch)."""
-        return shape.Flip.apply(self, tuple(wrap_dim(d, self.ndim) for d in shape_arg(dims)))
+        dims_ = shape_arg(which, dims, "dims", "flip")
+        return shape.Flip.apply(self, tuple(wrap_dim(d, self.ndim) for d in dims_))
 
     def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         size = -(-self.shape[wrap_dim(dim, self.ndim)] // chunks)
@@ -239,9 +244,9 @@ class ShapeMethods:
             return self.flip(d0).transpose(d0, d1)
         return self.clone()
 
-    def tile(self: Tensor, *dims: Any) -> Tensor:
+    def tile(self: Tensor, *counts: Any, dims: Any = None) -> Tensor:
         """``repeat``, with missing leading counts taken as 1 (numpy's tile)."""
-        reps = shape_arg(dims)
+        reps = shape_arg(counts, dims, "dims", "tile")
         return self.repeat(*((1,) * (self.ndim - len(reps)) + reps))
 
     def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -325,7 +330,11 @@ class ShapeMethods:
     def tensor_split(self: Tensor, indices_or_sections: int | Sequence[int], dim: int = 0
                      ) -> tuple[Tensor, ...]:
         """Views splitting ``dim`` into n near-equal parts (the first n % size one longer),
-        or at the given indices."""
+        or at the given indices (negative ones counted from the end, as slices'; torch's).
+
+        >>> [t.tolist() for t in mg.arange(5).tensor_split([1, -1])]
+        [[0], [1, 2, 3], [4]]
+        """
         d = wrap_dim(dim, self.ndim)
         n = self.shape[d]
         if isinstance(indices_or_sections, int):
@@ -335,7 +344,8 @@ class ShapeMethods:
             sizes = [n // k + (i < n % k) for i in range(k)]
             cuts = list(np.cumsum([0] + sizes))
         else:
-            cuts = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+            cuts = [0] + [min(max(int(i) + n * (i < 0), 0), n) for i in indices_or_sections]
+            cuts.append(n)
         return tuple(self[_cut(d, a, max(a, b))] for a, b in zip(cuts[:-1], cuts[1:]))
 
     def hsplit(self: Tensor, sections: int | Sequence[int]) -> tuple[Tensor, ...]:
@@ -347,9 +357,9 @@ class ShapeMethods:
     def dsplit(self: Tensor, sections: int | Sequence[int]) -> tuple[Tensor, ...]:
         return _numpy_split(self, sections, 2, "dsplit", 3)
 
-    def sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    def sum_to_size(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
         """Summed down to ``size``, which this tensor's shape must broadcast from."""
-        target = shape_arg(size)
+        target = shape_arg(sizes, size, "size", "sum_to_size")
         try:
             np.broadcast_shapes(target, self.shape)
             ok = np.broadcast_shapes(target, self.shape) == self.shape
@@ -361,6 +371,9 @@ class ShapeMethods:
         from ..autograd.engine import sum_to_shape
 
         return sum_to_shape(self, target)
+
+
+_Reshape = shape.Reshape  # (in reshape, the name shape is its argument, as in torch)
 
 
 def _permuted(t: Tensor, dims: tuple[int, ...]) -> Tensor:

@@ -20,7 +20,7 @@ from .._dims import numpy_dims, wrap_dim
 from ..autograd.function import is_tensor, make_tensor
 from ..ops import arith, binary, shape
 from ..ops._base import NotDifferentiable, refuse_complex
-from ._operand import long_index, real_only
+from ._operand import floating, long_index, real_only
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -201,10 +201,12 @@ class SortMethods:
         at a time (each step ``logaddexp``'s branch); the scan's values can differ from it
         by 2 pi i k, which is added as a constant (no effect on the derivatives).
 
+        Integer and bool x is refused, as torch refuses it (convert it first).
+
         >>> mg.tensor([0.0, 0.0, 0.0]).logcumsumexp(0).exp()
         tensor([1., 2., 3.])
         """
-        x = self if self.is_floating_point() or self.is_complex() else self.float()
+        x = floating(self, None, "logcumsumexp", takes_dtype=False)
         d = wrap_dim(dim, x.ndim)
         out = _scan(x, d, binary.LogAddExp.apply)
         if not x.is_complex():

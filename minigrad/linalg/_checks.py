@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..dtypes import to_dtype
 from ..tensor import Tensor
 from .errors import LinAlgError
 
@@ -38,6 +39,22 @@ def check_float(x: Tensor, fn: str, complex_ok: bool = False) -> None:
         raise NotImplementedError(f"{fn}: complex input ({x.dtype}) is not supported here yet")
     raise RuntimeError(f"{fn}: Expected a floating point tensor as input. Got "
                        f"{_dtype_name(x.dtype)}; convert it with .float() or .double()")
+
+
+def norm_input(x: Tensor, dtype: Any, fn: str) -> Tensor:
+    """A norm's input ``x``, cast to ``dtype`` when given, after torch's checks: x float or
+    complex, dtype of x's kind (real or complex) and not narrower than x's."""
+    check_float(x, fn, complex_ok=True)
+    if dtype is None:
+        return x
+    dt, complex_in = to_dtype(dtype), x._array.dtype.kind == "c"
+    if complex_in != (dt.kind == "c"):
+        kind = "complex" if complex_in else "real"
+        raise RuntimeError(f"{fn}: dtype should be {kind} for {kind} inputs, but got {dt}")
+    if np.result_type(x.dtype, dt) != dt:
+        raise RuntimeError(f"{fn}: the dtype of the input ({x.dtype}) should be convertible "
+                           f"without narrowing to the specified dtype ({dt})")
+    return x.to(dt)
 
 
 def adjoint(X: Tensor) -> Tensor:

@@ -6,7 +6,7 @@ from typing import Any
 
 from .._dims import wrap_dim
 from ..tensor import Tensor
-from ._checks import check_float
+from ._checks import norm_input
 from .svd import svdvals
 
 
@@ -55,12 +55,13 @@ _ORDS = ("fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf"))
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
-                keepdim: bool = False) -> Tensor:
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """A matrix norm over ``dim``, batched over the rest: ``'fro'`` sqrt(sum a_ij^2),
     ``'nuc'`` sum of singular values, ``2`` / ``-2`` largest / smallest singular value,
     ``1`` / ``-1`` max / min column abs-sum, ``inf`` / ``-inf`` max / min row abs-sum.
 
-    The SVD-based ones are differentiable: d||A||_* = U Vh, d||A||_2 = u_1 v_1^T.
+    The SVD-based ones are differentiable: d||A||_* = U Vh, d||A||_2 = u_1 v_1^T. ``dtype``
+    casts A first (no narrower than A's, as in torch).
 
     >>> mg.linalg.matrix_norm(mg.tensor([[3.0, 0.0], [0.0, -4.0]]), "nuc")
     tensor(7.)
@@ -69,8 +70,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported; use 'fro', 'nuc', "
                            "2, -2, 1, -1, inf or -inf")
     dims = _matrix_dims(A, dim)
-    check_float(A, "linalg.matrix_norm", complex_ok=True)
-    M = _matrix_dims_last(A, dims)
+    M = _matrix_dims_last(norm_input(A, dtype, "linalg.matrix_norm"), dims)
     if ord == "fro":
         out = M.norm("fro", dim=(-2, -1))
     elif ord == "nuc":

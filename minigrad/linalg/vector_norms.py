@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import make_tensor
-from ..dtypes import to_dtype
 from ..ops.reduce import norm_dims
 from ..tensor import Tensor
-from ._checks import check_float, check_tensor
+from ._checks import check_tensor, norm_input
 from .norms import matrix_norm
 
 _INF = float("inf")
@@ -30,19 +29,8 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     if isinstance(ord, (str, bool)) or not isinstance(ord, (int, float, np.number)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
                         f"{type(ord).__name__}")
-    complex_in = x._array.dtype.kind == "c"
-    check_float(x, "linalg.vector_norm", complex_ok=True)
-    if dtype is not None:
-        dt = to_dtype(dtype)
-        if complex_in != (dt.kind == "c"):
-            raise RuntimeError(f"linalg.vector_norm: dtype should be "
-                               f"{'complex' if complex_in else 'real'} for "
-                               f"{'complex' if complex_in else 'real'} inputs, but got {dt}")
-        if np.result_type(x.dtype, dt) != dt:
-            raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({x.dtype}) should "
-                               f"be convertible without narrowing to the specified dtype ({dt})")
-        x = x.to(dt)
-    if complex_in:  # the norm of the moduli, real
+    x = norm_input(x, dtype, "linalg.vector_norm")
+    if x._array.dtype.kind == "c":  # the norm of the moduli, real
         return vector_norm(x.abs(), ord, dim, keepdim)
     ord = float(ord)
     dims = norm_dims(dim, x.ndim)
@@ -81,24 +69,21 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
     tensor(5.)
     """
     check_tensor(A, "linalg.norm")
-    if dtype is not None:
-        check_float(A, "linalg.norm", complex_ok=True)
-        A = A.to(to_dtype(dtype))
     if dim is None and ord is not None and A.ndim > 2:
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
                            f"be 1D or 2D. Got {A.ndim}D.")
     if isinstance(ord, str):  # torch: a string order always means a matrix norm
-        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim)
+        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
     if dim is not None:
         dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
         if len(dims) == 1 or (len(dims) == 2 and ord is None):  # 'fro' is the entries' 2-norm
-            return vector_norm(A, 2 if ord is None else ord, dims, keepdim)
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
         if len(dims) == 2:
-            return matrix_norm(A, ord, dims, keepdim)
+            return matrix_norm(A, ord, dims, keepdim, dtype=dtype)
         raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
                            f"Got {list(dims)}")
     if ord is None:
-        return vector_norm(A, 2, None, keepdim)
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
     if A.ndim == 1:
-        return vector_norm(A, ord, None, keepdim)
-    return matrix_norm(A, ord, (-2, -1), keepdim)
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)

@@ -351,8 +351,9 @@ def select(cond: np.ndarray, x: Any, y: Any) -> np.ndarray:
 
 
 class Clamp(Function):
-    """clip(a, lo, hi); the gradient passes where lo <= a <= hi, else to the tensor bound
-    that was taken, as in torch."""
+    """clip(a, lo, hi) in the dtype a and the bounds promote to (an integer a clamped at 1.5
+    is float, as in torch); the gradient passes where lo <= a <= hi, else to the tensor
+    bound that was taken, as in torch."""
 
     _numpy_forward = True  # numpy alone: nothing in forward records
 
@@ -362,6 +363,9 @@ class Clamp(Function):
         if x.dtype.kind == "c":
             raise NotImplementedError("clamp is not supported for complex types")
         lo_, hi_ = _arr(lo), _arr(hi)
+        dt = dtypes.result_dtype(x, *[b for b in (lo_, hi_) if b is not None])
+        if dt != x.dtype:
+            x = x.astype(dt)
         out = x
         if lo_ is not None:
             out = np.maximum(out, np.asarray(lo_, dtype=x.dtype))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.autograd import gradcheck
 
 INF = float("inf")
 ORDS = ["fro", "nuc", INF, -INF, 0, 1, 2, 3, 0.5, -1, -2, None]
@@ -97,3 +98,66 @@ def test_norm_refusals_say_why() -> None:
         mg.ones(2, 3).norm("nuc", 0)
     with pytest.raises(RuntimeError, match="floating point"):
         mg.arange(3).norm()
+
+
+# dtype=: each norm spelling (Tensor.norm, mg.norm, linalg.norm, vector_norm, matrix_norm)
+# casts the input first, under linalg's rules: a float input, a cast that does not narrow it.
+DTYPE_CALLS = [  # (id, call on (library, x, dtype), numpy's answer on float64 values)
+    ("Tensor.norm", lambda m, x, dt: x.norm(dtype=dt), lambda a: np.linalg.norm(a)),
+    ("Tensor.norm_p_dim", lambda m, x, dt: x.norm(1, 1, True, dtype=dt),
+     lambda a: np.abs(a).sum(1, keepdims=True)),
+    ("Tensor.norm_nuc", lambda m, x, dt: x.norm("nuc", dtype=dt),
+     lambda a: np.linalg.norm(a, "nuc")),
+    ("mg.norm_fro_dims", lambda m, x, dt: m.norm(x, "fro", (0, 1), dtype=dt),
+     lambda a: np.linalg.norm(a)),
+    ("linalg.norm", lambda m, x, dt: m.linalg.norm(x, dtype=dt), lambda a: np.linalg.norm(a)),
+    ("linalg.norm_inf_dim", lambda m, x, dt: m.linalg.norm(x, INF, -1, dtype=dt),
+     lambda a: np.abs(a).max(-1)),
+    ("linalg.norm_matrix", lambda m, x, dt: m.linalg.norm(x, -2, dtype=dt),
+     lambda a: np.linalg.norm(a, -2)),
+    ("vector_norm", lambda m, x, dt: m.linalg.vector_norm(x, 3, 0, dtype=dt),
+     lambda a: (np.abs(a) ** 3).sum(0) ** (1 / 3)),
+    ("matrix_norm", lambda m, x, dt: m.linalg.matrix_norm(x, dtype=dt),
+     lambda a: np.linalg.norm(a)),
+    ("matrix_norm_ord_keepdim", lambda m, x, dt: m.linalg.matrix_norm(x, 1, (1, 0), True,
+                                                                       dtype=dt),
+     lambda a: np.abs(a).sum(1).max().reshape(1, 1)),
+    ("matrix_norm_nuc", lambda m, x, dt: m.linalg.matrix_norm(x, "nuc", dtype=dt),
+     lambda a: np.linalg.norm(a, "nuc")),
+]
+DTYPE_IDS = [c[0] for c in DTYPE_CALLS]
+MATRIX = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
+
+
+@pytest.mark.parametrize("name, call, ref", DTYPE_CALLS, ids=DTYPE_IDS)
+def test_norm_dtype_casts_first_and_refuses_what_torch_refuses(name, call, ref) -> None:
+    out = call(mg, mg.tensor(MATRIX), mg.float64)
+    assert out.dtype == np.float64
+    # float64 digits: the norm of the cast values, not a float32 norm widened after
+    np.testing.assert_allclose(out.numpy(), ref(MATRIX.astype(np.float64)), rtol=1e-13)
+    x = mg.tensor(MATRIX, requires_grad=True)
+    call(mg, x, mg.float64).sum().backward()
+    assert x.grad.dtype == np.float32
+    wide = mg.tensor(MATRIX.astype(np.float64), requires_grad=True)
+    assert gradcheck(lambda t: call(mg, t, mg.float64), (wide,))
+    with pytest.raises(RuntimeError, match="without narrowing"):
+        call(mg, wide, mg.float32)
+    with pytest.raises(RuntimeError, match="floating point"):
+        call(mg, mg.tensor(MATRIX).long(), mg.float64)
+    with pytest.raises(RuntimeError, match="dtype should be real"):
+        call(mg, mg.tensor(MATRIX), mg.complex128)
+
+
+@pytest.mark.parametrize("name, call, ref", DTYPE_CALLS, ids=DTYPE_IDS)
+def test_norm_dtype_matches_torch(name, call, ref) -> None:
+    torch = pytest.importorskip("torch")
+    out = call(mg, mg.tensor(MATRIX), mg.float64)
+    theirs = call(torch, torch.tensor(MATRIX), torch.float64)
+    assert out.shape == tuple(theirs.shape) and str(theirs.dtype) == "torch.float64"
+    np.testing.assert_allclose(out.numpy(), theirs.numpy(), rtol=1e-12)
+    for x, dt in [(MATRIX.astype(np.float64), "float32"), (MATRIX.astype(np.int64), "float64"),
+                  (MATRIX, "complex128")]:
+        with pytest.raises(RuntimeError):
+            call(torch, torch.tensor(x), getattr(torch, dt))
+        with pytest.raises(RuntimeError):
+            call(mg, mg.tensor(x), getattr(mg, dt))

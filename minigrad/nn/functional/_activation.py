@@ -263,20 +263,18 @@ def _softmax_dim(name: str, ndim: int, dim: int | None) -> int:
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
     """exp(x_i) / sum_j exp(x_j) along ``dim`` (shifted by the max, so it never overflows);
-    ``dtype`` casts the input first."""
-    x = input if dtype is None else input.to(dtype)
-    return x.softmax(_softmax_dim("softmax", x.ndim, dim))
+    ``dtype`` casts the input first (Tensor.softmax)."""
+    return input.softmax(_softmax_dim("softmax", input.ndim, dim), dtype)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
-    """softmax(-x) along ``dim``."""
-    x = input if dtype is None else input.to(dtype)
-    return (-x).softmax(_softmax_dim("softmin", x.ndim, dim))
+    """softmax(-x) along ``dim``; as in torch, x is negated before the cast to ``dtype``."""
+    return (-input).softmax(_softmax_dim("softmin", input.ndim, dim), dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Tensor:
-    """x_i - log sum_j exp(x_j) along ``dim``, computed stably (never log of an underflow)."""
-    x = input if dtype is None else input.to(dtype)
-    return x.log_softmax(_softmax_dim("log_softmax", x.ndim, dim))
+    """x_i - log sum_j exp(x_j) along ``dim``, computed stably (never log of an underflow);
+    ``dtype`` casts the input first (Tensor.log_softmax)."""
+    return input.log_softmax(_softmax_dim("log_softmax", input.ndim, dim), dtype)
