@@ -205,8 +205,9 @@ def randint(low: int = 0, high: Any = None, size: Sequence[int] = (), *,
     >>> mg.randint(1, (3,)).tolist()
     [0, 0, 0]
     """
-    if high is None or not isinstance(high, (int, np.integer)):  # randint(high[, size])
-        low, high, size = 0, low, size if high is None else high
+    if high is None or isinstance(high, (tuple, list)):  # randint(high[, size]): a size
+        low, high, size = 0, low, size if high is None else high  # is a sequence (Size too)
+    low, high = int(low), int(high)  # (0-d tensors too, as torch takes them)
     dt = np.int64 if dtype is None else dtypes.to_dtype(dtype)
     return _new(rng_of(generator).integers(low, high, tuple(size)).astype(dt), requires_grad,
                 device)

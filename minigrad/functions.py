@@ -28,7 +28,7 @@ WHOLE_FAMILIES = (ElementwiseMethods, SpecialMethods, ReduceMethods, SortMethods
 # those families also hold methods torch has no function for (view, expand, scatter_ ...).
 METHOD_FORMS = (
     "abs", "absolute", "adjoint", "allclose", "angle", "argwhere", "bmm", "chunk", "clone", "conj",
-    "conj_physical", "detach", "diag", "diag_embed", "diagonal", "divide", "dot", "dsplit", "eq",
+    "conj_physical", "detach", "diag", "diag_embed", "diagonal", "dot", "dsplit", "eq",
     "equal", "flatten", "flip", "fliplr", "flipud", "float_power", "floor_divide", "gather", "ge",
     "gt", "hsplit", "index_add", "index_copy", "index_fill", "index_select", "is_conj",
     "is_floating_point", "isclose", "le", "logical_and", "logical_not", "logical_or", "logical_xor",
@@ -123,6 +123,9 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     return x.divide(other, rounding_mode=rounding_mode)
 
 
+divide = div  # torch's alias (a number first too, which Tensor.divide cannot take)
+
+
 def polygamma(n: int, input: Tensor) -> Tensor:
     """psi^(n)(input), number first as in torch.
 
@@ -173,6 +176,6 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 
 __all__ = sorted({*_FORMS, "add", "broadcast_shapes", "broadcast_tensors", "broadcast_to", "cat",
-                   "complex", "concat", "concatenate", "div", "imag", "is_complex", "is_tensor",
-                   "matmul", "mul", "polar", "polygamma", "pow", "real", "stack", "sub",
-                   "view_as_complex", "view_as_real", "where"})
+                   "complex", "concat", "concatenate", "div", "divide", "imag", "is_complex",
+                   "is_tensor", "matmul", "mul", "polar", "polygamma", "pow", "real", "stack",
+                   "sub", "view_as_complex", "view_as_real", "where"})

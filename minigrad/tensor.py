@@ -211,10 +211,8 @@ class Tensor(ArithMethods, ElementwiseMethods, SpecialMethods, ReduceMethods, Sh
     # ---- conversion -----------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The underlying ndarray (shared memory); like torch, refused while it requires grad,
-        unless ``force``, which gives a copy of the values then (torch's detach first)."""
-        if force:
-            return self._array.copy() if self.requires_grad else self._array
-        if self.requires_grad:
+        unless ``force`` (torch's detach().numpy(): the same memory still)."""
+        if self.requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on a Tensor that requires grad. Use tensor.detach().numpy()."
             )

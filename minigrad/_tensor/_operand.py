@@ -1,5 +1,6 @@
 """What the method families share: an operand's values as numpy sees them, an index
-operand checked to be integer, and the refusal of complex tensors where torch refuses."""
+operand checked to be integer, the refusal of complex tensors where torch refuses, and a
+result in the dtype= asked for."""
 
 from __future__ import annotations
 
@@ -64,3 +65,10 @@ def long_index(index: Any, fn: str) -> np.ndarray:
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got {idx.dtype}")
     return idx
+
+
+def as_asked(out: Any, dtype: Any) -> Any:
+    """out in ``dtype`` where one was asked for: integer sums and products accumulate in
+    int64 (torch's default), but torch's dtype= names the result's own (int32 wraps as its
+    int32 sums do: the same modulo 2^32)."""
+    return out if dtype is None or out.dtype == dtype else out.to(dtype)

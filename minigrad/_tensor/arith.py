@@ -199,7 +199,7 @@ class ArithMethods:
             q = arith.FloorDivide.apply(self, other)  # exact for integers, no float detour
             if rounding_mode == "trunc":  # floor + 1 where the exact quotient is negative
                 x, y = self._array, arr(other)
-                q = q + make_tensor(((x % y) != 0) & ((x < 0) != (y < 0))).long()
+                q = q + make_tensor(((x % y) != 0) & ((x < 0) != (y < 0))).to(q.dtype)
             return q
         x, y = float_operands(self, other)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -106,7 +106,7 @@ class ElementwiseMethods:
 
     def square(self: Tensor) -> Tensor:
         """x * x; of a bool x, int64 (torch's square is its pow(x, 2))."""
-        return self * self if self._array.dtype != np.bool_ else self.long()
+        return self * self if self._array.dtype.kind != "b" else self.long()
 
     def reciprocal(self: Tensor) -> Tensor:
         return 1 / self

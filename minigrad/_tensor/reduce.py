@@ -34,7 +34,7 @@ from ..autograd.function import Function, is_tensor, make_tensor
 from ..autograd.grad_mode import _state
 from ..autograd.quiet import unrecorded
 from ..ops import arith, reduce
-from ._operand import floating, real_only
+from ._operand import as_asked, floating, real_only
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -101,7 +101,7 @@ class ReduceMethods:
         dims = norm_dims(dim, x._array.ndim)
         if x.requires_grad and _state.enabled:
             return _sum(x, dims, keepdim)
-        return _unrecorded(reduce.Sum, x, dims, keepdim)
+        return as_asked(_unrecorded(reduce.Sum, x, dims, keepdim), dtype)
 
     def mean(self: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,
              dtype: Any = None, **numpy: Any) -> Tensor:
@@ -187,7 +187,8 @@ class ReduceMethods:
         >>> mg.tensor([[1, 2], [3, 4]]).prod(1, dtype=mg.float64)
         tensor([ 2., 12.], dtype=minigrad.float64)
         """
-        return reduce.Prod.apply(self if dtype is None else self.to(dtype), dim, keepdim)
+        return as_asked(reduce.Prod.apply(self if dtype is None else self.to(dtype), dim,
+                                          keepdim), dtype)
 
     @numpy_dims
     def var(self: Tensor, dim: int | Sequence[int] | None = None, correction: int = 1,
@@ -306,7 +307,7 @@ class ReduceMethods:
         tensor([1., 3., 6.])
         """
         x = self if dtype is None else self.to(dtype)
-        return reduce.Cumsum.apply(x, wrap_dim(dim, x.ndim))
+        return as_asked(reduce.Cumsum.apply(x, wrap_dim(dim, x.ndim)), dtype)
 
     @numpy_dims
     def aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AMinMax:
@@ -347,7 +348,8 @@ class ReduceMethods:
 
 def _flat_index(i: Any, ndim: int, keepdim: bool) -> Tensor:
     """argmax / argmin over all dims: 0-d, or with every dim kept as 1."""
-    return make_tensor(np.full((1,) * ndim if keepdim else (), i, np.int64))
+    out = np.asarray(i, np.int64)
+    return make_tensor(out.reshape((1,) * ndim) if keepdim else out)
 
 
 def _max_shift(x: Tensor, dims: tuple[int, ...]) -> Tensor:

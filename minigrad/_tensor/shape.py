@@ -54,6 +54,8 @@ class ShapeMethods:
 
     def view(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
         """As reshape: a copy where torch's view would refuse the layout."""
+        if size is None:  # the usual call: reshape parses the sizes, once
+            return self.reshape(*sizes)
         return self.reshape(shape_arg(sizes, size, "size", "view"))
 
     def view_as(self: Tensor, other: Tensor) -> Tensor:

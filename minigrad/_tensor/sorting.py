@@ -20,7 +20,7 @@ from .._dims import numpy_dims, wrap_dim
 from ..autograd.function import is_tensor, make_tensor
 from ..ops import arith, binary, shape
 from ..ops._base import NotDifferentiable, refuse_complex
-from ._operand import floating, long_index, real_only
+from ._operand import as_asked, floating, long_index, real_only
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -189,8 +189,8 @@ class SortMethods:
         x = self if dtype is None else self.to(dtype)
         d = wrap_dim(dim, x.ndim)
         if not x.is_floating_point() and not x.is_complex():
-            return make_tensor(np.cumprod(x._array.reshape(x.shape or (1,)), axis=d,
-                                                   dtype=np.int64).reshape(x.shape))
+            return as_asked(make_tensor(np.cumprod(x._array.reshape(x.shape or (1,)), axis=d,
+                                                   dtype=np.int64).reshape(x.shape)), dtype)
         return _scan(x, d, lambda a, b: a * b)
 
     @numpy_dims

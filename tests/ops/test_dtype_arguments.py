@@ -219,5 +219,44 @@ def test_logsumexp_clamp_tril_and_square_dtypes_match_torch() -> None:
     ]
     for call in calls:
         _same(call(mg), call(torch), 1e-6)
-    with pytest.raises(NotImplementedError):
-        torch.tensor(INTS).logcumsumexp(0)
+
+
+NARROW = np.array([[7, -3, 2], [40000, 2, -1]], np.int32)  # 40000 * 40000 wraps in int32
+
+
+@pytest.mark.parametrize("name, call, ref", [
+    ("sum", lambda m, x: x.sum(1, dtype=m.int32), lambda a: a.sum(1, dtype=np.int32)),
+    ("prod", lambda m, x: x.prod(0, dtype=m.int32), lambda a: np.prod(a, 0, dtype=np.int32)),
+    ("prod_all", lambda m, x: (x * x).prod(dtype=m.int32),
+     lambda a: np.prod(a.astype(np.int64) ** 2).astype(np.int32)),
+    ("prod_bool", lambda m, x: x.prod(dtype=m.bool), lambda a: np.asarray(a.all())),
+    ("sum_bool", lambda m, x: x.sum(dtype=m.bool), lambda a: np.asarray(a.any())),
+    ("cumsum", lambda m, x: x.cumsum(1, dtype=m.int32), lambda a: np.cumsum(a, 1, np.int32)),
+    ("cumprod", lambda m, x: x.cumprod(0, dtype=m.int32), lambda a: np.cumprod(a, 0, np.int32)),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_a_narrow_integer_dtype_is_the_results(name, call, ref) -> None:
+    """Integer sums and products accumulate in int64 unless dtype= names another, which is
+    then the result's (int32 wrapping as int32 arithmetic does, as torch's)."""
+    got = call(mg, mg.tensor(NARROW))
+    want = ref(NARROW)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want)
+    try:
+        import torch
+    except ImportError:  # numpy's answer above decides without it
+        return
+    t = call(torch, torch.tensor(NARROW))
+    assert str(t.dtype).replace("torch.", "") == str(got.dtype)
+    np.testing.assert_array_equal(t.numpy(), got.numpy())
+
+
+def test_integer_division_with_a_rounding_mode_keeps_the_dividends_dtype() -> None:
+    """int32 // int stays int32 with 'trunc' too (its correction once came back int64), and
+    mg.divide is mg.div (a number first too)."""
+    x = mg.tensor(np.array([7, -7, 6, -6], np.int32))
+    for mode, want in (("trunc", [3, -3, 3, -3]), ("floor", [3, -4, 3, -3])):
+        for q in (x.div(2, rounding_mode=mode), mg.div(x, 2, rounding_mode=mode),
+                  x.divide(2, rounding_mode=mode)):
+            assert q.dtype == np.int32 and q.tolist() == want
+    assert mg.divide is mg.div
+    assert mg.divide(7, mg.tensor([2, -2]), rounding_mode="floor").tolist() == [3, -4]

@@ -201,3 +201,18 @@ def test_torchs_call_forms_match_torch(name, call, want) -> None:
         return r if isinstance(r, (bool, np.ndarray)) else r.detach().numpy()
 
     _check(call(mg), as_numpy(call(torch)), values=name not in RANDOM)
+
+
+def test_numpy_force_shares_memory_as_torchs_detach_numpy() -> None:
+    t = mg.ones(2, requires_grad=True)
+    t.numpy(force=True)[0] = 5.0
+    assert t.tolist() == [5.0, 1.0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        t.numpy()
+
+
+def test_randint_reads_a_0d_tensor_bound_and_a_size() -> None:
+    assert mg.randint(3, mg.tensor(5), (4,)).shape == (4,)
+    assert mg.randint(5, (2, 3)).shape == (2, 3) and mg.randint(2, 5).shape == ()
+    v = mg.randint(3, mg.tensor(5), (200,)).numpy()
+    assert v.min() >= 3 and v.max() <= 4
