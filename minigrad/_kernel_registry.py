@@ -267,7 +267,9 @@ def _small() -> list:
         out += [((grid - grid.amax(1, keepdim=True)).numpy(),)]
         leaky = mg.tensor(long.reshape(50, 100), requires_grad=True)
         mg.nn.functional.leaky_relu(leaky).sum().backward()
-        out += [(leaky.grad.numpy(),)]
+        smooth = mg.tensor(long.reshape(50, 100), requires_grad=True)
+        smooth.sigmoid().backward(grid)
+        out += [(leaky.grad.numpy(), smooth.grad.numpy())]
     return out
 
 
@@ -315,7 +317,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                                                           "zero_poles", "closed", "sum", "sumsq",
                                                           "rows", "maxrows", "maxmid",
                                                           "addrows", "relu", "cumsum",
-                                                          "sigmoid", "leaky", "rowop")
+                                                          "sigmoid", "sigmoid_grad", "leaky",
+                                                          "rowop")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
            (("batched small matmul and point clouds, SVD backward, det, inv and solve, "
              "sums, max, repeat, row ops, relu, leaky_relu, sigmoid, cumsum",

@@ -264,6 +264,15 @@ def _sigmoid_finish(x, e, one, slope):
             e[i] = (one if x[i] >= 0 else v) / (one + v)
 
 
+def _sigmoid_grad(g, e, one):
+    """e[i] = g[i] * (e[i] / ((1 + e[i]) (1 + e[i]))) in place, e = exp(-|x|): sigmoid's
+    first-order backward in one pass, the derivative (_sigmoid_finish's slope) times g with
+    the roundings of the two passes it replaces; flat C-contiguous arrays of one dtype."""
+    for i in range(g.shape[0]):
+        v = e[i]
+        e[i] = g[i] * (v / ((one + v) * (one + v)))
+
+
 def _leaky(x, out, slope, slope_only):
     """out = x where x > 0 else slope * x (leaky_relu), or with ``slope_only`` its
     derivative, 1 where x > 0 else slope; flat C-contiguous arrays of x's dtype (slope too:
@@ -350,6 +359,9 @@ _PASSES = {
     # sigmoid(x, e, one, slope), one = 1 of the dtype
     "sigmoid": (_sigmoid_finish, "sigmoid",
                 lambda dt: (_in(dt, 1), _out(dt, 1), dt, types.boolean)),
+    # sigmoid_grad(g, e, one), one = 1 of the dtype
+    "sigmoid_grad": (_sigmoid_grad, "sigmoid's gradient",
+                     lambda dt: (_in(dt, 1), _out(dt, 1), dt)),
     # leaky(x, out, slope, slope_only)
     "leaky": (_leaky, "leaky_relu", lambda dt: (_in(dt, 1), _out(dt, 1), dt, types.boolean)),
     # cumsum(x, out): x (b, r, k) of any strides, r >= 1, out C-contiguous
@@ -403,11 +415,11 @@ def sum_kernel(dtype: np.dtype, kind: str = "sum"):
 
 def __getattr__(name: str):
     """repeat_<4|8>, sum_<dtype>, sumsq_<dtype>, rows_<dtype>, maxrows_<dtype>,
-    maxmid_<dtype> and the passes (relu_, sigmoid_, leaky_, cumsum_, rowop_, addrows_<dtype>),
-    by their entry points' names (the registry's)."""
+    maxmid_<dtype> and the passes (relu_, sigmoid_, sigmoid_grad_, leaky_, cumsum_, rowop_,
+    addrows_<dtype>), by their entry points' names (the registry's)."""
     if name in ("repeat_4", "repeat_8"):
         return repeat_kernel(int(name[7:]))
-    kind, _, dtype = name.partition("_")
+    kind, _, dtype = name.rpartition("_")  # (a kind may hold "_": sigmoid_grad)
     if kind in _SUMS and dtype in ("float32", "float64"):
         return sum_kernel(np.dtype(dtype), kind)
     if kind in ("maxrows", "maxmid") and dtype in ("float32", "float64"):

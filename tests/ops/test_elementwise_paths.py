@@ -101,6 +101,23 @@ def test_sigmoid_is_the_by_sign_form_bit_for_bit(dtype) -> None:
     assert s[(x > 0) & np.isfinite(x)].min() >= 0.5 and s[x == -1e4][0] == 0
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoids_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype) -> None:
+    """A first-order walk multiplies g into the derivative's kernel pass; with create_graph
+    the derivative and the product are recorded ops: the same bits (infinities, NaN and
+    large |x| included); a gradient laid out otherwise takes the recorded route."""
+    a = _data(20000, dtype, 6)
+    g = np.random.default_rng(7).standard_normal(a.shape).astype(dtype)
+    e = np.exp(-np.abs(a))
+    for gg in (g, g.reshape(100, 200).T.copy().T.reshape(-1)):
+        x = mg.tensor(a, requires_grad=True)
+        x.sigmoid().backward(mg.tensor(gg))
+        y = mg.tensor(a, requires_grad=True)
+        (d,) = mg.autograd.grad(y.sigmoid(), y, mg.tensor(gg), create_graph=True)
+        assert _same(x.grad.numpy(), d.detach().numpy())
+        assert _same(x.grad.numpy(), gg * (e / ((1 + e) * (1 + e))))
+
+
 def _erf_float32_in_numpy(x: np.ndarray) -> np.ndarray:
     """float32's erf route in numpy's float64 operations: x P(x^2) / Q(x^2), x clamped to
     [-4, 4], in the kernel's order."""
