@@ -122,16 +122,21 @@ FIRST_SVD = textwrap.dedent("""
 """)
 
 
-def test_a_warm_process_runs_its_first_svds_without_numba(compiled):
-    """Importing numba and loading a cached kernel cost ~1 s; with the module built, the
-    first SVDs of every kind never import it."""
+def _runs_without_numba(script: str) -> None:
+    """script, in a fresh process with the compiled modules allowed, imports no numba."""
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "MINIGRAD_NO_AOT": ""}
-    out = subprocess.run([sys.executable, "-c", FIRST_SVD], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=300, cwd=ROOT, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "numba imported: False", out.stdout + out.stderr
     assert "compiling" not in out.stderr
+
+
+def test_a_warm_process_runs_its_first_svds_without_numba(compiled):
+    """Importing numba and loading a cached kernel cost ~1 s; with the module built, the
+    first SVDs of every kind never import it."""
+    _runs_without_numba(FIRST_SVD)
 
 
 FIRST_EIGH = textwrap.dedent("""
@@ -156,12 +161,7 @@ def test_a_warm_process_runs_its_first_eighs_without_numba(compiled):
     later process imported numba (~1 s)."""
     if registry.compiled("eigh") is None:
         pytest.fail("the warm-up built the SVD's module but not eigh's")
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "MINIGRAD_NO_AOT": ""}
-    out = subprocess.run([sys.executable, "-c", FIRST_EIGH], capture_output=True, text=True,
-                         timeout=300, cwd=ROOT, env=env)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "numba imported: False", out.stdout + out.stderr
+    _runs_without_numba(FIRST_EIGH)
 
 
 def _ndarrays():
