@@ -104,8 +104,8 @@ _choosing = threading.Lock()
 
 
 def pass_kernel(kind: str, dtype: np.dtype) -> Any:
-    """The "small" family's one-pass kernel ``kind`` (relu, sigmoid, leaky, cumsum, rowop,
-    addrows: ops/_layout_kernels.py) for float32 or float64 ``dtype``."""
+    """The "small" family's one-pass kernel ``kind`` (relu, sigmoid, sigmoid_grad, leaky,
+    cumsum, rowop, addrows: ops/_layout_kernels.py) for float32 or float64 ``dtype``."""
     return getattr(kernels("small"), f"{kind}_{dtype.name}")
 
 
@@ -231,7 +231,8 @@ def _small() -> list:
     """The small-batch matmul (point clouds through 3x3s, and their cross-covariances), the
     fused SVD backward, the closed forms of det, inv and solve (each size), the blocked sum
     and sum of squares, the row and middle-axis max, the broadcast repeat, the row
-    scatter-add, relu, leaky_relu, sigmoid, cumsum and the row operand, once per dtype."""
+    scatter-add, relu, leaky_relu, sigmoid and its gradient, cumsum and the row operand,
+    once per dtype."""
     import minigrad as mg
     from minigrad._broadcast import widen
     from minigrad.linalg import _small
@@ -321,7 +322,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                                                           "rowop")
                  for d in DTYPES) + ("repeat_4", "repeat_8"),
            (("batched small matmul and point clouds, SVD backward, det, inv and solve, "
-             "sums, max, repeat, row ops, relu, leaky_relu, sigmoid, cumsum",
+             "sums, max, repeat, row ops, relu, leaky_relu, sigmoid and its gradient, cumsum",
              _small),),
            checked=False),
     # (eigh_range_hermitian, the jit_only run's, is left out of the entry points: they are
@@ -330,7 +331,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            ("eigh_range", "eigh_load_range", "eigh_polish_range"), (("eigh", _eighs),),
            jit_only=(("Hermitian eigh, complex128", _complex_eighs),)),
     # The special functions' entry points are Python wrappers (they flatten to float64
-    # vectors) around their kernels: numba's cache only.
+    # vectors, GELU's to float32 ones) around their kernels: numba's cache only.
     Family("erf", ("minigrad.ops._erf_kernels",),
            ("erf", "erfc", "erfinv", "erfcx", "erfcx_slope", "exp_square", "gelu",
             "gelu_slope"),

@@ -109,6 +109,8 @@ def _why_no_build() -> str | None:
     """Why this warm-up builds no module (switched off, or impossible here), or None."""
     if not _aot.enabled():
         return "MINIGRAD_NO_AOT is set"
+    if _aot._directory() is None:  # (a child would compile every kernel again to learn it)
+        return "no writable cache directory (set NUMBA_CACHE_DIR to one)"
     from minigrad import _aot_build
 
     return _aot_build.unavailable()
@@ -124,18 +126,21 @@ def _child_build(names: list[str]) -> subprocess.Popen | None:
     warm-up's time) runs on the other core while this process compiles the rest."""
     try:
         return subprocess.Popen([sys.executable, "-m", "minigrad.warmup", "--aot", *names],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except OSError:
         return None
 
 
 def _child_said(child: subprocess.Popen, names: list[str]) -> str:
-    """What a _child_build process did, in the warm-up's words."""
-    out = child.communicate()[0].strip().splitlines() or ["no output"]
-    if child.returncode == 0:
-        return out[-1]
-    return ", ".join(f"{name} skipped (its build process failed: {out[-1]}); numba's JIT "
-                     "serves" for name in names)
+    """What a _child_build process did, in the warm-up's words: its result line (stdout
+    holds nothing else), or why there is none."""
+    out, err = child.communicate()
+    if child.returncode == 0 and out.strip():
+        return out.strip().splitlines()[-1]
+    how = f"was killed by signal {-child.returncode}" if child.returncode < 0 else \
+        f"exited with status {child.returncode}"
+    last = (err.strip().splitlines() or ["no message"])[-1]
+    return f"{', '.join(names)} skipped (the build process {how}: {last}); numba's JIT serves"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in FAMILIES:
         use(name, jit(name))
     if argv and argv[0] == "--aot":  # a child: the kernels load from the cache just filled
-        print(_build({name: warm(FAMILIES[name]) for name in argv[1:]}), flush=True)
+        names = argv[1:] or [f.name for f in FAMILIES.values() if f.aot]
+        print(_build({name: warm(FAMILIES[name]) for name in names}), flush=True)
         return 0
     why_not = _why_no_build()
     # Each family's module is built in a child process (_child_build): the SVD's as soon
@@ -172,10 +178,12 @@ def main(argv: list[str] | None = None) -> int:
             child = _child_build(first)
     t = _step(_BUILD, "the same kernels compiled ahead of time")
     if why_not is not None:  # the one notice: everything works without the modules
-        _done(t, f"not built ({why_not}); numba's cached JIT serves every kernel")
+        cached = "cached " if _aot._directory() is not None else ""  # (the same roots)
+        _done(t, f"not built ({why_not}); numba's {cached}JIT serves every kernel")
     else:
-        builds = [(first, child), (rest, _child_build(rest))]  # both running, then waited
-        # No second process to be had: built in this one, checked against its own compile.
+        # All running, then waited; where no process could be started, built in this one
+        # (checked against its own compile).
+        builds = [(first, child)] + ([(rest, _child_build(rest))] if rest else [])
         said = [_build({k: results[k] for k in names}) if proc is None
                 else _child_said(proc, names) for names, proc in builds]
         _done(t, ", ".join(s for s in said if s))

@@ -17,7 +17,8 @@ from .solve import inv
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    """The cross product of 3-vectors along ``dim``; batch dims broadcast.
+    """The cross product of 3-vectors along ``dim``; batch dims broadcast. Both inputs of
+    one dtype, as torch requires (np.cross would promote), and not bool.
 
     >>> mg.linalg.cross(mg.tensor([1.0, 0.0, 0.0]), mg.tensor([0.0, 1.0, 0.0]))
     tensor([0., 0., 1.])
@@ -29,10 +30,16 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if input.dtype != other.dtype:  # torch promotes nothing here
         raise RuntimeError(f"linalg.cross: expected both inputs of one dtype, but found "
                            f"{input.dtype} and {other.dtype}")
+    if input.dtype.kind == "b":
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     d = wrap_dim(dim, input.ndim)
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[d]} and {other.shape[d]}")
+    for i, (p, q) in enumerate(zip(input.shape, other.shape)):
+        if p != q and p != 1 and q != 1:
+            raise RuntimeError(f"The size of tensor a ({p}) must match the size of tensor b "
+                               f"({q}) at non-singleton dimension {i}")
     return _Cross.apply(input, other, d)
 
 
@@ -55,10 +62,9 @@ class _Cross(Function):
     def backward(ctx: Context, g: Any) -> tuple:
         a, b = ctx.saved_tensors
         na, nb = ctx.needs_input_grad[:2]
-        if g.dtype.kind == "c":
-            a, b = a.conj(), b.conj()
-        return (_Cross.apply(b, g, ctx.d) if na else None,
-                _Cross.apply(g, a, ctx.d) if nb else None, None)
+        ga = _Cross.apply(b.conj() if b.dtype.kind == "c" else b, g, ctx.d) if na else None
+        gb = _Cross.apply(g, a.conj() if a.dtype.kind == "c" else a, ctx.d) if nb else None
+        return ga, gb, None
 
 
 def _cross_arrays(x: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:

@@ -136,9 +136,7 @@ def gelu_slope(x: np.ndarray) -> np.ndarray:
     """GELU's derivative of a float32 array in three passes: x * x * -0.5 (a kernel),
     numpy's exp in place, and the rest (a kernel); the same bits as those steps in numpy
     with this module's float32 erf."""
-    flat = np.ascontiguousarray(x).reshape(-1)
-    if not flat.flags.writeable:
-        flat = flat.copy()
+    flat = _flat_float32(x)
     e = np.empty_like(flat)
     _gelu_square_float32(flat, e)
     np.exp(e, out=e)
@@ -149,12 +147,17 @@ def gelu_slope(x: np.ndarray) -> np.ndarray:
 def _by_float32_kernel(kernel, x: np.ndarray) -> np.ndarray:
     """kernel(flat x, out) over a float32 array of any layout, in x's shape (a read-only
     input is copied: numba types it apart, another signature to compile)."""
-    flat = np.ascontiguousarray(x).reshape(-1)
-    if not flat.flags.writeable:
-        flat = flat.copy()
+    flat = _flat_float32(x)
     out = np.empty_like(flat)
     kernel(flat, out)
     return out.reshape(x.shape)
+
+
+def _flat_float32(x: np.ndarray) -> np.ndarray:
+    """x as a flat C-contiguous writeable float32 array (a copy where it must be: numba
+    types a read-only array apart, another signature to compile)."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    return flat if flat.flags.writeable else flat.copy()
 
 
 def erf(x: np.ndarray) -> np.ndarray:

@@ -24,7 +24,8 @@
 - ``relu`` (with its mask) and ``cumsum``: np.maximum(x, 0) runs 4x torch's time (its NaN
   test per element does not vectorise), np.cumsum 3-5x (a strided accumulate per axis);
   the same numbers here in one pass each. ``sigmoid_finish``: sigmoid's select and quotient
-  after numpy's exp, where numpy needed a second exp and four more passes. ``leaky``:
+  after numpy's exp, where numpy needed a second exp and four more passes; ``sigmoid_grad``:
+  its derivative times the gradient, a first-order backward's one pass. ``leaky``:
   leaky_relu and its slope, a select each (numpy's where branched per element).
 - ``row_op``: x (op) m with m one number per row (a keepdim reduction's result: x - max,
   x / sum), at a same-shape op's speed.

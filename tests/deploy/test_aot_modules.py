@@ -158,7 +158,9 @@ def test_a_warm_process_runs_its_first_eighs_without_numba(compiled):
     """eigh's module too is built by the warm-up, also on a fresh install: its check ran
     against the code numba had just compiled, which differed from the cached code (and
     from the module) in the last bit, so it was refused there and the first eigh of every
-    later process imported numba (~1 s)."""
+    later process imported numba (~1 s). (It tells the two warm-ups apart only where the
+    cache was filled by a fresh compile on a CPU that shows that difference: CI's fresh
+    clones on this project's AMD EPYC did.)"""
     if registry.compiled("eigh") is None:
         pytest.fail("the warm-up built the SVD's module but not eigh's")
     _runs_without_numba(FIRST_EIGH)

@@ -152,3 +152,25 @@ def test_a_build_that_raises_leaves_the_jit_serving(tmp_path, monkeypatch):
     assert _aot_files(str(tmp_path)) == []
     for (w1, v1), (w2, v2) in zip(want, got):
         assert np.array_equal(w1, w2) and (v1 is None or np.array_equal(v1, v2))
+
+
+def _said_of(code: str, names: list) -> str:
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    return warmup._child_said(child, names)
+
+
+def test_a_build_process_is_reported_by_its_result_line_or_its_status() -> None:
+    """A child build's report is its stdout's line (a warning on stderr is not taken for
+    it); a failed one is said once for its families, with its exit status or signal and
+    its last message: the JIT serves them."""
+    ok = "import sys; sys.stderr.write('a warning\\n'); print('small built, eigh built')"
+    assert _said_of(ok, ["small", "eigh"]) == "small built, eigh built"
+    failed = "import sys; print('half'); sys.stderr.write('boom\\n'); sys.exit(3)"
+    assert _said_of(failed, ["small", "eigh"]) == (
+        "small, eigh skipped (the build process exited with status 3: boom); numba's JIT "
+        "serves")
+    assert "status 0: no message" in _said_of("pass", ["eigh"])  # no result line at all
+    if hasattr(os, "kill") and sys.platform != "win32":
+        killed = _said_of("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", ["jacobi"])
+        assert killed.startswith("jacobi skipped (the build process was killed by signal 9")

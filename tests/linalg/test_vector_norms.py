@@ -156,6 +156,10 @@ def test_cross_is_one_node_with_the_composites_numbers():
     assert gradcheck(lambda u, v: (L.cross(u, v).abs() ** 2).sum(), (z, w))
     with pytest.raises(RuntimeError, match="one dtype"):
         L.cross(mg.ones(3), mg.ones(3, dtype=mg.float64))
+    with pytest.raises(NotImplementedError, match="Bool"):
+        L.cross(mg.tensor([True, False, True]), mg.tensor([True, True, False]))
+    with pytest.raises(RuntimeError, match=r"tensor a \(2\) must match .* tensor b \(4\)"):
+        L.cross(mg.ones(2, 3), mg.ones(4, 3))
 
 
 def test_multi_dot_order_shapes_and_gradients():

@@ -102,18 +102,24 @@ def test_sigmoid_is_the_by_sign_form_bit_for_bit(dtype) -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_sigmoids_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype) -> None:
+def test_sigmoids_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype,
+                                                                         monkeypatch) -> None:
     """A first-order walk multiplies g into the derivative's kernel pass; with create_graph
     the derivative and the product are recorded ops: the same bits (infinities, NaN and
     large |x| included); a gradient laid out otherwise takes the recorded route."""
-    a = _data(20000, dtype, 6)
-    g = np.random.default_rng(7).standard_normal(a.shape).astype(dtype)
+    a = _data(20000, dtype, 6).reshape(200, 100)
+    g = np.random.default_rng(7).standard_normal((100, 200)).astype(dtype).T  # transposed
     e = np.exp(-np.abs(a))
-    for gg in (g, g.reshape(100, 200).T.copy().T.reshape(-1)):
+    kinds: list = []
+    kernel = unary.pass_kernel
+    monkeypatch.setattr(unary, "pass_kernel", lambda k, dt: kinds.append(k) or kernel(k, dt))
+    for gg, fused in ((np.ascontiguousarray(g), True), (g, False)):
+        kinds.clear()
         x = mg.tensor(a, requires_grad=True)
-        x.sigmoid().backward(mg.tensor(gg))
+        x.sigmoid().backward(mg.from_numpy(gg))
+        assert ("sigmoid_grad" in kinds) == fused
         y = mg.tensor(a, requires_grad=True)
-        (d,) = mg.autograd.grad(y.sigmoid(), y, mg.tensor(gg), create_graph=True)
+        (d,) = mg.autograd.grad(y.sigmoid(), y, mg.from_numpy(gg), create_graph=True)
         assert _same(x.grad.numpy(), d.detach().numpy())
         assert _same(x.grad.numpy(), gg * (e / ((1 + e) * (1 + e))))
 
@@ -361,14 +367,19 @@ def test_layer_norm_refuses_an_empty_normalized_shape_as_torch() -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_gelus_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype) -> None:
-    """The first-order walk takes df's steps on arrays (_Pointwise's dnp); with
-    create_graph it records them: the same numbers, and the recorded one differentiates
-    again (gelu'' = phi(x) (2 - x^2))."""
+def test_gelus_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype,
+                                                                      monkeypatch) -> None:
+    """The first-order walk takes df's steps on arrays (_Pointwise's dnp: float32's by the
+    erf family's gelu_slope kernels); with create_graph it records them: the same numbers,
+    and the recorded one differentiates again (gelu'' = phi(x) (2 - x^2))."""
     a = _data(4096, dtype, 8)
     g = np.random.default_rng(9).standard_normal(a.shape).astype(dtype)
+    calls: list = []
+    slope = _erf_kernels.gelu_slope
+    monkeypatch.setattr(_erf_kernels, "gelu_slope", lambda v: calls.append(1) or slope(v))
     x = mg.tensor(a, requires_grad=True)
     F.gelu(x).backward(mg.tensor(g))
+    assert bool(calls) == (dtype == np.float32)
     y = mg.tensor(a, requires_grad=True)
     (d,) = mg.autograd.grad(F.gelu(y), y, mg.tensor(g), create_graph=True)
     assert _same(x.grad.numpy(), d.detach().numpy())
@@ -382,7 +393,9 @@ def test_gelus_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype) -> N
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("dim", [-1, 1, (0, 2)])
-def test_log_softmaxs_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype, dim) -> None:
+def test_log_softmaxs_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtype, dim,
+                                                                            monkeypatch
+                                                                            ) -> None:
     """A first-order walk takes the rule's steps on arrays (one new array, no node per step);
     with create_graph it records them: the same bits, a gradient laid out transposed too,
     and the recorded one differentiates again (checked against finite differences)."""
@@ -391,14 +404,25 @@ def test_log_softmaxs_first_order_gradient_is_the_recorded_ones_bit_for_bit(dtyp
     g = rng.standard_normal((7, 5, 6)).astype(dtype).transpose(2, 1, 0)  # not C-contiguous
     from minigrad.ops.reduce import LogSoftmax
 
-    def f(t):  # (log_softmax takes one dim; its node takes several)
-        return mg.log_softmax(t, dim) if isinstance(dim, int) else LogSoftmax.apply(t, dim)
+    def f(t, over=dim):  # (log_softmax takes one dim; its node takes several)
+        return mg.log_softmax(t, over) if isinstance(over, int) else LogSoftmax.apply(t, over)
 
-    x = mg.tensor(a, requires_grad=True)
-    f(x).backward(mg.tensor(g))
-    y = mg.tensor(a, requires_grad=True)
-    (d,) = mg.autograd.grad(f(y), y, mg.tensor(g), create_graph=True)
-    assert _same(x.grad.numpy(), d.detach().numpy())
+    from minigrad.ops import reduce
+
+    calls: list = []
+    vjp = reduce._log_softmax_vjp
+    monkeypatch.setattr(reduce, "_log_softmax_vjp", lambda *v: calls.append(1) or vjp(*v))
+    # (the row kernels' route from 4096 elements: 8 rows of 1024, over the last dim)
+    wide = (rng.standard_normal((8, 1024)) * 3).astype(dtype)
+    for arr, grad, over in ((a, g, dim), (wide, rng.standard_normal(wide.shape).astype(dtype),
+                                          -1)):
+        calls.clear()
+        x = mg.tensor(arr, requires_grad=True)
+        f(x, over).backward(mg.from_numpy(grad))
+        assert calls  # the array route was taken
+        y = mg.tensor(arr, requires_grad=True)
+        (d,) = mg.autograd.grad(f(y, over), y, mg.from_numpy(grad), create_graph=True)
+        assert _same(x.grad.numpy(), d.detach().numpy())
     if dtype == np.float64:
         z = mg.tensor(a[:2, :3, :4].copy(), requires_grad=True)
         assert mg.autograd.gradgradcheck(f, (z,))
