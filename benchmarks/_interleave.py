@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,14 +64,23 @@ def interleaved(steps: dict[str, Callable[[], object]], repeats: int,
     """Median microseconds per call of each step, the steps run in turn ``repeats`` times,
     each turn about ``budget_us`` long; also the largest spread (max / min over the repeats)
     of any contender, as a measure of the noise."""
-    calls = {}
+    first = {}
     for name, step in steps.items():  # warm up, and size each turn from one timed call
         step()
-        calls[name] = max(1, int(budget_us / max(per_call_us(step, 1), 1.0)))
-    times: dict[str, list[float]] = {k: [] for k in steps}
+        first[name] = per_call_us(step, 1)
+    return _turns(first, {k: partial(per_call_us, s) for k, s in steps.items()}, repeats,
+                  budget_us)
+
+
+def _turns(first_us: dict[str, float], turn: dict[str, Callable[[int], float]], repeats: int,
+           budget_us: float) -> tuple[dict[str, float], float]:
+    """The interleaving itself: each contender's ``turn(calls)`` (microseconds per call) in
+    turn, ``repeats`` times, its calls sized from ``first_us`` to fill ``budget_us``."""
+    calls = {k: max(1, int(budget_us / max(us, 1.0))) for k, us in first_us.items()}
+    times: dict[str, list[float]] = {k: [] for k in turn}
     for _ in range(repeats):
-        for name, step in steps.items():
-            times[name].append(per_call_us(step, calls[name]))
+        for name, run in turn.items():
+            times[name].append(run(calls[name]))
     spread = max(max(v) / min(v) for v in times.values())
     return {k: statistics.median(v) for k, v in times.items()}, spread
 
@@ -182,15 +192,9 @@ def interleaved_sides(sides: dict[str, Side], key: str, repeats: int,
                       ) -> tuple[dict[str, float], float]:
     """interleaved's medians and spread, each contender a Side (built on ``key``, its
     outputs to ``outs``' file for it)."""
-    calls = {name: max(1, int(budget_us / max(side.setup(key, (outs or {}).get(name, "-")),
-                                              1.0)))
-             for name, side in sides.items()}
-    times: dict[str, list[float]] = {k: [] for k in sides}
-    for _ in range(repeats):
-        for name, side in sides.items():
-            times[name].append(side.turn(key, calls[name]))
-    spread = max(max(v) / min(v) for v in times.values())
-    return {k: statistics.median(v) for k, v in times.items()}, spread
+    first = {name: side.setup(key, (outs or {}).get(name, "-")) for name, side in sides.items()}
+    return _turns(first, {k: partial(side.turn, key) for k, side in sides.items()}, repeats,
+                  budget_us)
 
 
 @contextmanager

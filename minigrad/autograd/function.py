@@ -148,7 +148,7 @@ class Function:
                 raw = _forward_unrecorded(cls, ctx, args)
         except ValueError as e:
             if "broadcast" in str(e):  # numpy's words; torch raises a RuntimeError
-                raise _not_broadcastable(cls, args) from e
+                raise not_broadcastable(cls, args) from e
             raise
         finally:
             _loud(token)
@@ -196,9 +196,20 @@ def _forward_unrecorded(cls: type[Function], ctx: Context, args: tuple) -> Any:
         _state.enabled = True
 
 
-def _not_broadcastable(cls: type[Function], args: tuple) -> RuntimeError:
+def not_broadcastable(cls: type[Function], args: tuple) -> RuntimeError:
+    """torch's error for operands whose shapes do not broadcast (the rightmost dim of the
+    result where tensors a and b differ and neither is 1), the shapes named after it."""
     shapes = [tuple(a.shape) for a in args if isinstance(a, tensor_class)]
-    return RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable")
+    said = f"{cls.__name__}: shapes {shapes} are not broadcastable"
+    if len(shapes) == 2:
+        (a, b), n = shapes, max(map(len, shapes))
+        for k in range(1, min(len(a), len(b)) + 1):
+            p, q = a[-k], b[-k]
+            if p != q and p != 1 and q != 1:
+                return RuntimeError(f"The size of tensor a ({p}) must match the size of "
+                                    f"tensor b ({q}) at non-singleton dimension {n - k} "
+                                    f"({said})")
+    return RuntimeError(said)
 
 
 def _apply_with_setup_context(cls: type[Function], *args: Any, **kwargs: Any) -> Any:

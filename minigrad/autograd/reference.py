@@ -49,8 +49,7 @@ def apply(cls: type[function.Function], *args: Any) -> Any:
     except ValueError as e:
         if "broadcast" not in str(e):
             raise
-        shapes = [tuple(a.shape) for a in args if is_tensor(a)]
-        raise RuntimeError(f"{cls.__name__}: shapes {shapes} are not broadcastable") from e
+        raise function.not_broadcastable(cls, args) from e
     finally:
         quiet.leave(token)
     single = type(raw) is not tuple

@@ -36,11 +36,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[d]} and {other.shape[d]}")
-    for i, (p, q) in enumerate(zip(input.shape, other.shape)):
-        if p != q and p != 1 and q != 1:
-            raise RuntimeError(f"The size of tensor a ({p}) must match the size of tensor b "
-                               f"({q}) at non-singleton dimension {i}")
-    return _Cross.apply(input, other, d)
+    return _Cross.apply(input, other, d)  # (shapes that do not broadcast: apply's error)
 
 
 class _Cross(Function):

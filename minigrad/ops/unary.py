@@ -18,7 +18,6 @@ import numpy as np
 
 from .._kernel_registry import KERNEL_FLOATS, kernels, pass_kernel
 from ..autograd.function import Context, Function, make_tensor, once_differentiable
-from ..autograd.grad_mode import _state
 from ._base import _Unary
 from .arith import Where
 from .complex import Real, sgn
@@ -146,19 +145,16 @@ class Sigmoid(_Unary):
     complex_fn = staticmethod(lambda x: 1 / (1 + np.exp(-x)))
     complex_grad = staticmethod(lambda a, g: g * a.sigmoid() * (1 - a.sigmoid()))
 
-    @classmethod
-    def backward(cls, ctx: Context, g: Any) -> Any:
-        (a,) = ctx.saved_tensors
-        x, dg = a._array, g._array
-        if not _state.enabled and _by_kernel(x) and dg.dtype == x.dtype \
-                and dg.shape == x.shape and dg.flags.c_contiguous and dg.flags.aligned:
-            # Nothing records: g times the derivative in the kernel's pass after numpy's
-            # exp (grad's numbers: the derivative's pass and the product's, in one).
-            e = _exp_minus_abs(x)
-            pass_kernel("sigmoid_grad", x.dtype)(dg.reshape(-1), e.reshape(-1),
-                                                 x.dtype.type(1))
-            return make_tensor(e)
-        return super().backward(ctx, g)
+    @staticmethod
+    def grad_array(x: np.ndarray, g: np.ndarray) -> np.ndarray | None:
+        """g times the derivative in the kernel's pass after numpy's exp (grad's numbers:
+        the derivative's pass and the product's, in one), for a g laid out as x."""
+        if not (_by_kernel(x) and g.dtype == x.dtype and g.shape == x.shape
+                and g.flags.c_contiguous and g.flags.aligned):
+            return None
+        e = _exp_minus_abs(x)
+        pass_kernel("sigmoid_grad", x.dtype)(g.reshape(-1), e.reshape(-1), x.dtype.type(1))
+        return e
 
 
 def _by_kernel(x: np.ndarray) -> bool:

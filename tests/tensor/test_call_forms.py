@@ -8,6 +8,7 @@ installed) the same call must give the same values, dtype and shape."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -216,3 +217,24 @@ def test_randint_reads_a_0d_tensor_bound_and_a_size() -> None:
     assert mg.randint(5, (2, 3)).shape == (2, 3) and mg.randint(2, 5).shape == ()
     v = mg.randint(3, mg.tensor(5), (200,)).numpy()
     assert v.min() >= 3 and v.max() <= 4
+
+
+@pytest.mark.parametrize("a, b, message", [
+    ((2, 3), (4, 5), "tensor a (3) must match the size of tensor b (5) at non-singleton "
+                     "dimension 1"),
+    ((3,), (2, 3, 4), "tensor a (3) must match the size of tensor b (4) at non-singleton "
+                      "dimension 2"),
+    ((5, 2, 3), (4, 1, 3), "tensor a (5) must match the size of tensor b (4) at "
+                           "non-singleton dimension 0"),
+])
+def test_shapes_that_do_not_broadcast_get_torchs_error(a, b, message) -> None:
+    """Every op's (Function.apply's), cross's included: the rightmost clashing dim."""
+    for call in (lambda x, y: x + y, lambda x, y: x * y):
+        with pytest.raises(RuntimeError, match=re.escape(message)):
+            call(mg.ones(*a), mg.ones(*b))
+    try:
+        import torch
+    except ImportError:
+        return
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        torch.ones(*a) + torch.ones(*b)
