@@ -31,6 +31,8 @@ def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
     all of them."""
     if type(dim) is int and -ndim <= dim < ndim:  # one dim, in range: the common call
         return (dim + ndim,) if dim < 0 else (dim,)
+    if dim is None:  # all of them (a loss's sum or mean): the next most common
+        return _ALL[ndim] if ndim < 33 else tuple(range(ndim))
     if type(dim) is tuple and dim:  # already the answer (the engine's broadcast sums)?
         last = -1
         for d in dim:
@@ -41,7 +43,7 @@ def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
             return dim
     if isinstance(dim, (int, np.integer)):
         dims: Sequence[int] = (dim,)
-    elif dim is None or len(dim) == 0:
+    elif len(dim) == 0:
         return _ALL[ndim] if ndim < 33 else tuple(range(ndim))
     else:
         dims = dim

@@ -99,7 +99,7 @@ class ReduceMethods:
             dim, keepdim = numpy_kwargs("sum", numpy, dim, keepdim)
         x = self if dtype is None else self.to(dtype)
         dims = norm_dims(dim, x._array.ndim)
-        if x.requires_grad and _state.enabled:
+        if x.requires_grad:  # (apply records nothing where grad mode is off)
             return _sum(x, dims, keepdim)
         return as_asked(_unrecorded(reduce.Sum, x, dims, keepdim), dtype)
 
@@ -114,7 +114,7 @@ class ReduceMethods:
                 "pass dtype=mg.float32 or call .float() first"
             )
         dims = norm_dims(dim, x._array.ndim)
-        if x.requires_grad and _state.enabled:
+        if x.requires_grad:  # (apply records nothing where grad mode is off)
             return _mean(x, dims, keepdim)
         return _unrecorded(reduce.Mean, x, dims, keepdim)
 

@@ -30,7 +30,7 @@ from .context import _FREED
 from .downstream import current_walk, recorded_output_grads, result_is_differentiated
 from .function import is_tensor, make_tensor
 from .grad_mode import _state
-from .graph import AccumulateGrad, Node, edge_of, required_edge
+from .graph import AccumulateGrad, Node, required_edge, sink
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -98,9 +98,10 @@ def run_backward(
     want (a walk made by a node's backward, which has what it needs; see downstream.py)."""
     buffers: dict[WalkNode, list[Tensor | None]]
     if len(roots) == 1 and not create_graph:  # a loss's backward(): _seed, inlined
-        edge = edge_of(roots[0])
-        assert edge is not None  # a root requires grad (its caller checked)
-        node, nr = edge[:2]
+        root = roots[0]  # edge_of(root) without the call
+        assert root.requires_grad  # (its caller checked)
+        node = root.grad_fn or root._accumulator or sink(root)
+        nr = root._output_nr
         buf: list[Tensor | None] = [None] * len(node._out_meta)
         buf[nr] = grad_roots[0]
         buffers, starts = {node: buf}, [node]
@@ -128,7 +129,8 @@ def run_backward(
 def _drive(walk: _Walk, buffers: dict[WalkNode, list[Tensor | None]],
            starts: list[WalkNode]) -> list[Tensor | None]:
     """Run ``walk`` with grad mode as it records, inside the running walks; its results."""
-    running = downstream.running.stack
+    walks = downstream.running  # (a thread-local: each read of it costs ~50 ns)
+    running = walks.stack
     # The outermost walk holds off the cyclic collector: what a walk makes (gradients, the
     # graph it records) stays alive until it ends, so collections during it rescan a growing
     # heap and free nothing (a second-order TRG pass through tied SVDs spent 3/4 of its time
@@ -142,7 +144,8 @@ def _drive(walk: _Walk, buffers: dict[WalkNode, list[Tensor | None]],
     token = quiet.enter()  # the backward's inf and nan silently too, as torch
     try:
         walk.run(buffers, starts)
-        walk.flush()
+        if walk.deferred:
+            walk.flush()
     except downstream.Restart:
         walk.kept = []  # the walk runs again over the graph: free none of it yet
         raise
@@ -154,7 +157,7 @@ def _drive(walk: _Walk, buffers: dict[WalkNode, list[Tensor | None]],
         _state.enabled = prev
         running.pop()
         if not running:
-            downstream.running.reach = None  # the next walk may meet wanting nodes it lacks
+            walks.reach = None  # the next walk may meet wanting nodes it lacks
         if hold:
             gc.enable()
         for node in walk.kept:  # what a walk that records or may replay kept to its end
@@ -314,7 +317,16 @@ class _Walk:
                     else:
                         accumulate(node._leaf(), grads[0], create_graph)
                 continue
-            in_grads = _call_backward(node, grads)
+            # _call_backward, its one-output case written out (most nodes): a call per node
+            # costs a tiny graph's backward ~4%
+            if len(grads) == 1:
+                in_grads = node._fn.backward(node, grads[0])
+                if type(in_grads) is not tuple:
+                    in_grads = (in_grads,)
+                if len(in_grads) != len(node._next_edges):
+                    _wrong_count(node, in_grads)
+            else:
+                in_grads = _call_backward(node, grads)
             if frees:
                 node._saved = _FREED  # node.free() without the call
             elif keeps:
@@ -377,9 +389,13 @@ def _call_backward(node: Context, grads: list[Tensor | None]) -> tuple:
     if type(in_grads) is not tuple:
         in_grads = (in_grads,)
     if len(in_grads) != len(node._next_edges):  # not zip(strict=True): twice as slow
-        raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
-                           f"expected {len(node._next_edges)}")
+        _wrong_count(node, in_grads)
     return in_grads
+
+
+def _wrong_count(node: Context, in_grads: tuple) -> None:
+    raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
+                       f"expected {len(node._next_edges)}")
 
 
 def _leading_to(targets: AbstractSet[Node], starts: list[WalkNode]) -> set[Node]:

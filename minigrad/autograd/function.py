@@ -166,7 +166,7 @@ class Function:
             ctx._hooks = ctx._retained = None
             out.grad_fn = ctx
             out.requires_grad = True
-            if ctx._saved and kind is not _ndarray:  # forward may have saved raw
+            if kind is not _ndarray and ctx._saved:  # forward may have saved raw
                 ctx._pack_outputs((raw,), (out,))
         return out
 

@@ -14,12 +14,12 @@ from ..autograd.function import Context, Function, make_tensor
 from ..autograd.grad_mode import _state
 from ._base import as_float, conj, float_operands, refuse_complex
 from .arith import Where
-from .reduce_fast import fast_max, fast_sum, fast_sumsq
+from .reduce_fast import _FAST_FROM, fast_max, fast_sum, fast_sumsq
 from .shape import Cat
 
 # numpy's functions as globals: CPython 3.11 does not cache lookups on the numpy module
 # (each np.<name> is a full attribute lookup), and these are read on every op.
-_empty, _asarray, _multiply = np.empty, np.asarray, np.multiply
+_empty, _asarray, _multiply, _add_reduce = np.empty, np.asarray, np.multiply, np.add.reduce
 
 
 def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
@@ -36,6 +36,8 @@ class Sum(Function):
         x = a._array
         ctx.shape, ctx.dims = x.shape, dims
         if x.dtype.kind == "f":
+            if x.size < _FAST_FROM:  # fast_sum's first case, without the call (a small sum)
+                return _asarray(_add_reduce(x, axis=dims, keepdims=keepdim))
             return fast_sum(x, dims, keepdim)
         return x.sum(axis=dims, keepdims=keepdim, dtype=None if x.dtype.kind == "c" else np.int64)
 
