@@ -44,6 +44,10 @@ def _bmm(x, y, out):
         _core(x, y, out, 2, 2, 2)
     elif m == 4 and k == 4 and n == 4:
         _core(x, y, out, 4, 4, 4)
+    elif m == 1 and k == 3 and n == 3:  # a point through 3x3 matrices (a centroid's x R)
+        _core(x, y, out, 1, 3, 3)
+    elif m == 3 and k == 1 and n == 3:  # its backward's outer products (x^T g)
+        _core(x, y, out, 3, 1, 3)
     else:
         _core(x, y, out, m, k, n)
 
