@@ -43,8 +43,8 @@ def norm_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
             return dim
     if isinstance(dim, (int, np.integer)):
         dims: Sequence[int] = (dim,)
-    elif len(dim) == 0:
-        return _ALL[ndim] if ndim < 33 else tuple(range(ndim))
+    elif len(dim) == 0:  # (), as torch reads it: all of them, as None
+        return norm_dims(None, ndim)
     else:
         dims = dim
     wrapped = {wrap_dim(d, ndim) for d in dims}

@@ -317,16 +317,17 @@ class _Walk:
                     else:
                         accumulate(node._leaf(), grads[0], create_graph)
                 continue
-            # _call_backward, its one-output case written out (most nodes): a call per node
-            # costs a tiny graph's backward ~4%
+            # The backward call, written out (a helper's call per node cost a tiny graph's
+            # backward ~4%); a Function's node is its own ctx.
             if len(grads) == 1:
                 in_grads = node._fn.backward(node, grads[0])
-                if type(in_grads) is not tuple:
-                    in_grads = (in_grads,)
-                if len(in_grads) != len(node._next_edges):
-                    _wrong_count(node, in_grads)
             else:
-                in_grads = _call_backward(node, grads)
+                in_grads = node._fn.backward(node, *_materialized(node, grads))
+            if type(in_grads) is not tuple:
+                in_grads = (in_grads,)
+            if len(in_grads) != len(node._next_edges):  # not zip(strict=True): twice as slow
+                raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
+                                   f"expected {len(node._next_edges)}")
             if frees:
                 node._saved = _FREED  # node.free() without the call
             elif keeps:
@@ -377,25 +378,6 @@ class _Walk:
 def _as_tensor(g: Any) -> Tensor:
     """A gradient a backward returned as a Tensor subclass, an ndarray or a number."""
     return g if isinstance(g, function.tensor_class) else function.tensor_class(g)
-
-
-def _call_backward(node: Context, grads: list[Tensor | None]) -> tuple:
-    """``node``'s backward on its outputs' gradients, as a tuple of one per input."""
-    # A Function's node is its own ctx.
-    if len(grads) == 1:
-        in_grads = node._fn.backward(node, grads[0])
-    else:
-        in_grads = node._fn.backward(node, *_materialized(node, grads))
-    if type(in_grads) is not tuple:
-        in_grads = (in_grads,)
-    if len(in_grads) != len(node._next_edges):  # not zip(strict=True): twice as slow
-        _wrong_count(node, in_grads)
-    return in_grads
-
-
-def _wrong_count(node: Context, in_grads: tuple) -> None:
-    raise RuntimeError(f"{node._name} returned {len(in_grads)} gradients, "
-                       f"expected {len(node._next_edges)}")
 
 
 def _leading_to(targets: AbstractSet[Node], starts: list[WalkNode]) -> set[Node]:

@@ -21,6 +21,8 @@ rng = np.random.default_rng(0)
     ((17, 4, 4), (17, 4, 4)),
     ((33, 2, 2), (33, 2, 2)),
     ((20, 5, 1), (20, 1, 5)),  # an outer product: k = 1
+    ((256, 1, 3), (256, 3, 3)),  # a centroid through rotations (constant bounds)
+    ((256, 3, 1), (256, 1, 3)),  # its backward's outer products (constant bounds)
     ((16, 4, 4), (16, 4, 4)),
 ])
 def test_kernel_matches_numpy(sa, sb, dtype, tol):
@@ -36,7 +38,8 @@ def test_kernel_reads_transposed_and_broadcast_operands():
     x = rng.standard_normal((64, 3, 3))
     xt = np.swapaxes(rng.standard_normal((64, 3, 3)), -1, -2)  # a view: not contiguous
     m = np.broadcast_to(rng.standard_normal((3, 3)), (64, 3, 3))  # read-only, stride 0
-    for a, b in ((x, xt), (xt, x), (xt, xt), (m, x), (x, m)):
+    p = rng.standard_normal((64, 1, 3))  # a row through transposed 3x3s (g R^T)
+    for a, b in ((x, xt), (xt, x), (xt, xt), (m, x), (x, m), (p, xt)):
         np.testing.assert_allclose(M._tiny_batched(a, b), np.matmul(a, b), rtol=1e-14,
                                    atol=1e-14)
 
